@@ -1,0 +1,282 @@
+"""The core's event API: what a front end (the TUI, the headless runner) is told and asked.
+
+The agent runs in its own thread. It reports everything a front end draws as an `Event`
+passed to one callable, `emit(event)`, and it never knows who listens. When it needs a
+person (approve a command, type a task, decide what to do at a limit) it emits a
+`Request` carrying a `concurrent.futures.Future` and waits for the front end to resolve
+it. Front ends steer the agent through the `AgentControl` protocol (interrupt, switch mode,
+toggle processors), which is safe to call from any thread.
+
+Events are frozen dataclasses: cheap to make on the streaming hot path, safe to hand
+across threads. See docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from .messages import Message, Usage
+
+
+class AgentState(str, Enum):
+    STARTING = "starting"
+    THINKING = "thinking"
+    """Waiting for / streaming the model's response."""
+    AWAITING_CONFIRMATION = "waiting for you"
+    RUNNING = "running"
+    """A command runs in the environment."""
+    AWAITING_INPUT = "waiting for input"
+    """A task, a follow-up, a human-mode command or a message after an interrupt."""
+    PAUSED = "paused"
+    """At a limit or after an API error, until the person decides."""
+    DONE = "done"
+
+
+Mode = Literal["confirm", "yolo", "human"]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ContextStatus:
+    """What the context-budget meter shows (SPEC §5)."""
+
+    window: int | None
+    prompt_tokens: int | None
+    cached_tokens: int = 0
+    next_estimate: int | None = None
+    """Estimated prompt tokens of the next query after the active processors."""
+    window_source: str = "unknown"
+
+    @property
+    def left_percent(self) -> float | None:
+        if not self.window or self.prompt_tokens is None:
+            return None
+        return max(0.0, min(100.0, 100.0 * (1 - self.prompt_tokens / self.window)))
+
+
+# --- session -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStarted(Event):
+    session_id: str
+    model_name: str
+    environment: str
+    """Short description: `local (host: /path)` or `docker (image)`."""
+    mode: Mode
+    trajectory_path: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged(Event):
+    state: AgentState
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChanged(Event):
+    mode: Mode
+    previous: Mode
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressUpdated(Event):
+    step: int
+    step_limit: int
+    cost: float
+    cost_limit: float
+    turn: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ContextUpdated(Event):
+    status: ContextStatus
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded(Event):
+    exit_status: str
+    submission: str = ""
+    trajectory_path: str | None = None
+    message: str = ""
+
+
+# --- the model ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueryStarted(Event):
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class StreamDelta(Event):
+    """A piece of the response as it arrives. The hot path: keep handlers cheap."""
+
+    step: int
+    kind: Literal["text", "reasoning", "tool_call"]
+    text: str
+    index: int = 0
+    """Tool-call index for `tool_call` deltas (their `text` is an arguments fragment)."""
+    name: str | None = None
+    """The tool's name, on the first delta of a tool call."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRetrying(Event):
+    step: int
+    attempt: int
+    """The attempt that failed, 1-based."""
+    attempts: int
+    wait_s: float
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFinished(Event):
+    step: int
+    message: Message
+    usage: Usage | None
+    cost: float
+    stream_guard_fired: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class QueryCancelled(Event):
+    step: int
+
+
+# --- actions and commands ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ActionProposed(Event):
+    action_id: str
+    step: int
+    command: str
+    needs_confirmation: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ActionDecided(Event):
+    action_id: str
+    decision: str
+    """`approved`, `auto` (yolo / whitelisted / always-allowed), `edited`, `rejected`."""
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandStarted(Event):
+    action_id: str
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandOutput(Event):
+    action_id: str
+    text: str
+    """A chunk of decoded output, as it arrives."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFinished(Event):
+    action_id: str
+    command: str
+    output: str
+    """What the model gets: decoded, ANSI stripped, head+tail truncated."""
+    returncode: int | None
+    duration_s: float
+    timed_out: bool = False
+    interrupted: bool = False
+    truncated: bool = False
+
+
+# --- the history -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded(Event):
+    message: Message
+    index: int
+
+
+# --- requests: the agent waits on `future` -----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The answer to a ConfirmationRequested."""
+
+    kind: Literal["approve", "reject", "edit", "always_allow"]
+    comment: str = ""
+    """The rejection comment sent to the model (reject)."""
+    command: str = ""
+    """The edited command (edit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PauseDecision:
+    kind: Literal["retry", "raise_limits", "enable_processor", "quit"]
+    step_limit: int | None = None
+    cost_limit: float | None = None
+    processor: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Request(Event):
+    future: Future = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationRequested(Request):
+    action_id: str = ""
+    command: str = ""
+    """Resolve `future` with a `Decision`."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequested(Request):
+    kind: Literal["task", "follow_up", "human_command", "after_interrupt"] = "task"
+    prompt: str = ""
+    """Resolve `future` with the text, or None to decline (no follow-up: the session ends)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PauseRequested(Request):
+    reason: Literal["limit", "api_error", "context_exceeded"] = "limit"
+    detail: str = ""
+    """Resolve `future` with a `PauseDecision`."""
+
+
+EventSink = Callable[[Event], None]
+
+
+class AgentControl(Protocol):
+    """What a front end may do to a running agent, from any thread."""
+
+    def interrupt(self) -> None:
+        """Cancel the model stream or the running command (only that command)."""
+
+    def set_mode(self, mode: Mode) -> None:
+        """Switch mode; never runs a pending action by itself. Recorded in the trajectory."""
+
+    def set_processors(self, processors: list[Any]) -> None:
+        """Replace the active history processors (toggles and parameters); recorded."""
+
+    def quit(self) -> None:
+        """End the session as UserQuit after the current operation is cancelled."""

@@ -1,0 +1,144 @@
+"""The `swedeck` command (SPEC §2).
+
+Each subcommand lives in `swedeck/commands/<name>.py` as `run(args) -> exit code` and is
+imported only when it is used, so `swedeck config show` never pays for Textual or litellm.
+
+Exit codes: 0 done, 1 runtime error, 2 usage or config error, 3 a limit was reached,
+130 interrupted. Errors are one message on stderr; `--debug` or `SWEDECK_DEBUG=1` adds the
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from . import __version__
+
+SUBCOMMANDS = ("run", "replay", "prompt", "watch", "demo", "config", "context-window")
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does, but named
+        self.print_usage(sys.stderr)
+        self.exit(2, f"swedeck: error: {message}\n")
+
+
+def _config_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-c", "--config", action="append", default=[], metavar="NAME|PATH|key.path=value",
+        help="a shipped config name, a YAML file, or an override; repeatable, applied in order",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="swedeck",
+        description="A terminal UI for interactive coding-agent sessions: watch, steer, replay.",
+        epilog="Without a subcommand, swedeck starts a live session (`swedeck run`).",
+    )
+    parser.add_argument("--version", action="version", version=f"swedeck {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="start a live session (the default)")
+    run.add_argument("task", nargs="?", help="the task; asked for in the UI when missing")
+    run.add_argument("-t", "--task", dest="task_option", metavar="TEXT", help="the task")
+    run.add_argument("--task-file", metavar="PATH", help="read the task from a file")
+    _config_options(run)
+    run.add_argument("-m", "--model", metavar="NAME", help="litellm model string, or replay:PATH")
+    run.add_argument("--env", choices=["local", "docker"], help="where commands run")
+    run.add_argument("--image", metavar="IMAGE", help="docker image")
+    run.add_argument("--cwd", metavar="DIR", help="working directory of the commands")
+    run.add_argument("--mode", choices=["confirm", "yolo", "human"], help="confirm (default), yolo or human")
+    run.add_argument("-y", "--yolo", action="store_true", help="same as --mode yolo")
+    run.add_argument("-o", "--output", metavar="PATH", help="trajectory path")
+    run.add_argument("--resume", metavar="PATH", help="continue a saved or crashed session")
+    run.add_argument("--step-limit", type=int, metavar="N")
+    run.add_argument("--cost-limit", type=float, metavar="X")
+    run.add_argument("--theme", metavar="NAME")
+    run.add_argument("--headless", action="store_true", help="no UI: progress lines on stdout; implies yolo")
+    run.add_argument("--json", action="store_true", help="with --headless: JSON events, one per line")
+    run.add_argument("--exit-immediately", action="store_true", help="do not ask for a follow-up task")
+    run.add_argument("--replay-actions", action="store_true", help=argparse.SUPPRESS)
+
+    replay = sub.add_parser("replay", help="open a saved trajectory (or a folder of them)")
+    replay.add_argument("path", metavar="PATH")
+    replay.add_argument("--step", type=int, metavar="N", help="start at step N (negative counts from the end)")
+    replay.add_argument("--follow", action="store_true", help="tail a growing .traj.jsonl")
+    replay.add_argument("--play", action="store_true", help="re-animate the recorded stream")
+    replay.add_argument("--print", dest="print_steps", action="store_true", help="print the steps, no UI")
+    replay.add_argument("--json", action="store_true", help="with --print: JSON lines")
+    _config_options(replay)
+    replay.add_argument("--theme", metavar="NAME")
+
+    prompt = sub.add_parser("prompt", help="print what the model gets at a step, after processors")
+    prompt.add_argument("path", metavar="PATH")
+    prompt.add_argument("--step", type=int, required=True, metavar="N")
+    _config_options(prompt)
+    prompt.add_argument("--json", action="store_true")
+
+    watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
+    watch.add_argument("dir", metavar="DIR")
+    watch.add_argument("--theme", metavar="NAME")
+
+    demo = sub.add_parser("demo", help="an offline demo session, no API key needed")
+    demo.add_argument("--model", metavar="NAME", help="run the demo task with a real model instead")
+    demo.add_argument("--theme", metavar="NAME")
+    _config_options(demo)
+
+    config = sub.add_parser("config", help="show the resolved configuration or its path")
+    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
+    show = config_sub.add_parser("show", help="the resolved config as YAML (secrets masked)")
+    _config_options(show)
+    config_sub.add_parser("path", help="where the user config, themes and data live")
+
+    window = sub.add_parser("context-window", help="the context window swedeck assumes for a model")
+    window.add_argument("model", metavar="MODEL")
+    _config_options(window)
+    return parser
+
+
+def _with_default_command(argv: list[str]) -> list[str]:
+    """`swedeck [run options]` means `swedeck run [run options]`."""
+    if argv and (argv[0] in SUBCOMMANDS or argv[0] in ("-h", "--help", "--version")):
+        return argv
+    if argv and argv[0] == "--debug":
+        return ["--debug", *_with_default_command(argv[1:])]
+    return ["run", *argv]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(args_list)
+    debug = args.debug or os.environ.get("SWEDECK_DEBUG", "") not in ("", "0")
+    if args.command == "config" and not args.config_command:
+        build_parser().parse_args(["config", "--help"])
+    module = importlib.import_module(f"swedeck.commands.{args.command.replace('-', '_')}")
+    try:
+        code = module.run(args)
+    except KeyboardInterrupt:
+        print("swedeck: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # one message, no traceback, unless asked
+        from swedeck.core.errors import SwedeckError
+
+        if debug:
+            traceback.print_exc()
+        if isinstance(exc, SwedeckError):
+            print(f"swedeck: {exc}", file=sys.stderr)
+            return exc.exit_code
+        print(f"swedeck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if not debug:
+            print("(run with --debug or SWEDECK_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 1
+    return int(code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""SPEC §2: the command line, run as the installed command in subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import yaml
+
+from conftest import swedeck_command
+
+
+def swedeck(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*swedeck_command(), *args], capture_output=True, text=True, timeout=120,
+        cwd=cwd, env={**os.environ, **(env or {})},
+    )
+
+
+def test_help_lists_every_subcommand():
+    result = swedeck("--help")
+    assert result.returncode == 0
+    for name in ("run", "replay", "prompt", "watch", "demo", "config", "context-window"):
+        assert f"    {name}" in result.stdout
+
+
+def test_config_show_applies_overrides_in_order(tmp_path: Path):
+    result = swedeck("config", "show", "-c", "agent.step_limit=7", "-c", "agent.mode=yolo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shown = yaml.safe_load(result.stdout)
+    assert shown["agent"]["step_limit"] == 7 and shown["agent"]["mode"] == "yolo"
+
+
+def test_config_show_reads_environment(tmp_path: Path):
+    result = swedeck("config", "show", cwd=tmp_path, env={"SWEDECK_AGENT__STEP_LIMIT": "9"})
+    assert yaml.safe_load(result.stdout)["agent"]["step_limit"] == 9
+
+
+def test_invalid_config_exits_2_with_one_message_and_no_traceback(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("agent:\n  turbo: true\n")
+    for args in (["-c", str(bad)], ["-c", "agent.mode=fast"]):
+        result = swedeck("config", "show", *args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert "Traceback" not in result.stderr
+        assert result.stdout == ""
+    assert "agent.mode" in result.stderr and "'confirm', 'yolo' or 'human'" in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path):
+    result = swedeck("--debug", "config", "show", "-c", "agent.mode=fast", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" in result.stderr
+
+
+def test_config_path_names_the_user_folders(tmp_path: Path):
+    result = swedeck("config", "path", env={"SWEDECK_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert result.returncode == 0
+    assert str(tmp_path / "cfg" / "config.yaml") in result.stdout
+
+
+def test_usage_error_exits_2():
+    result = swedeck("replay")
+    assert result.returncode == 2
+    assert "PATH" in result.stderr

@@ -1,0 +1,47 @@
+"""SPEC §1: configs and themes are found from an installed wheel, run from another folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import yaml
+
+from conftest import REPO
+
+
+def test_wheel_installs_and_finds_its_configs(tmp_path: Path):
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )
+    venv = tmp_path / "fresh"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    target = tmp_path / "site"
+    wheel = next(wheels.glob("swedeck-*.whl"))
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )
+    # The fresh interpreter sees only the installed wheel plus the dependencies (not the checkout).
+    dependencies = sysconfig.get_paths()["purelib"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import sys; from swedeck.cli import main; sys.exit(main(sys.argv[1:]))",
+         "config", "show", "-c", "swebench"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": f"{target}:{dependencies}", "SWEDECK_CONFIG_DIR": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr
+    shown = yaml.safe_load(result.stdout)
+    assert shown["environment"]["environment_class"] == "docker"
+    assert "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT" in shown["agent"]["system_template"]
+    import_check = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import swedeck.core.config as c; print(c.__file__)"],
+        cwd=elsewhere, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": f"{target}:{dependencies}"},
+    )
+    assert import_check.stdout.startswith(str(target)), import_check.stdout + import_check.stderr
