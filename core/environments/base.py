@@ -1,0 +1,61 @@
+"""The environment contract (SPEC §8), after SWE-agent's SWEEnv.
+
+`local.LocalEnvironment` and `docker.DockerEnvironment` implement it with the same
+session semantics: one persistent bash session; `cd`, `export`, variables and functions
+carry over; a timeout or interrupt stops only that command's process tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+
+@dataclass
+class ExecutionResult:
+    output: str
+    """Decoded (UTF-8, replacement), `\\r` progress collapsed, ANSI stripped, head+tail truncated."""
+    returncode: int | None
+    """None when the command was stopped (timeout or interrupt)."""
+    duration_s: float
+    timed_out: bool = False
+    interrupted: bool = False
+    truncated: bool = False
+    output_chars: int = 0
+    """Length of the full output before truncation."""
+
+
+OutputCallback = Callable[[str], None]
+"""Receives decoded chunks of output while a command runs (for the UI)."""
+
+
+class EnvironmentHook(Protocol):
+    def on_init(self, env: Environment) -> None: ...
+    def on_start(self, env: Environment) -> None: ...
+    def on_environment_startup(self, env: Environment) -> None: ...
+    def on_command_start(self, env: Environment, command: str) -> None: ...
+    def on_command_done(self, env: Environment, command: str, result: ExecutionResult) -> None: ...
+    def on_close(self, env: Environment) -> None: ...
+
+
+class CommandFailed(Exception):
+    """`communicate(check="raise")` saw a non-zero exit."""
+
+
+class Environment(Protocol):
+    description: str
+    """For the UI header: `local (host) /path` or `docker swedeck-test:latest`."""
+
+    def start(self) -> None: ...
+    def execute(self, command: str, timeout: float | None = None, on_output: OutputCallback | None = None) -> ExecutionResult: ...
+    def communicate(self, input: str, timeout: float | None = None,
+                    check: Literal["ignore", "warn", "raise"] = "ignore", error_msg: str = "Command failed") -> str: ...
+    def interrupt_session(self) -> None: ...
+    def reset(self) -> None: ...
+    def read_file(self, path: str) -> str: ...
+    def write_file(self, path: str, text: str) -> None: ...
+    def set_env_variables(self, variables: dict[str, str]) -> None: ...
+    def add_hook(self, hook: EnvironmentHook) -> None: ...
+    def get_template_vars(self) -> dict[str, object]: ...
+    def close(self) -> None: ...

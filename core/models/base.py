@@ -1,0 +1,91 @@
+"""The model contract (SPEC §4.1): one `query(messages) -> ModelResponse`.
+
+Implementations: `litellm_model.LitellmModel`, `replay_model.ReplayModel`. The agent
+calls `query` from its thread; `cancel()` may be called from any other thread and makes
+the running `query` raise `QueryCancelled` at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ..events import EventSink
+from ..messages import Action, Message, Usage
+
+ActionFormat = Literal["tool_call", "text"]
+"""`tool_call`: the `bash` tool (with `reasoning` when required); `text`: one fenced bash block."""
+
+
+@dataclass
+class ModelResponse:
+    message: Message
+    """The assistant message as the history stores it (extra: usage, cost, reasoning, actions...)."""
+    actions: list[Action]
+    usage: Usage | None
+    cost: float = 0.0
+    stream_guard_fired: bool = False
+
+
+@dataclass
+class ModelStats:
+    api_calls: int = 0
+    cost: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ModelError(Exception):
+    """Base of the outcomes of a query that are not a response."""
+
+
+class FormatError(ModelError):
+    """The response cannot be run; `error` (already rendered with model.format_error_template)
+    goes back to the model. `message` is the assistant message to record."""
+
+    def __init__(self, error: str, message: Message, usage: Usage | None = None, cost: float = 0.0):
+        super().__init__(error)
+        self.error = error
+        self.message = message
+        self.usage = usage
+        self.cost = cost
+
+
+class ContextWindowExceeded(ModelError):
+    """The prompt does not fit the model's context window (never retried)."""
+
+
+class APIError(ModelError):
+    """A non-retryable error, or retries exhausted. `retryable` says which."""
+
+    def __init__(self, text: str, retryable: bool = False, attempts: int = 1):
+        super().__init__(text)
+        self.retryable = retryable
+        self.attempts = attempts
+
+
+class QueryCancelled(ModelError):
+    """`cancel()` was called while the query ran; nothing of it is kept."""
+
+
+class Model(Protocol):
+    stats: ModelStats
+    model_name: str
+
+    def query(self, messages: list[Message], *, step: int = 0, emit: EventSink | None = None) -> ModelResponse:
+        """Send `messages` (their `to_api()` form); stream deltas to `emit` as `StreamDelta`
+        events, retries as `QueryRetrying`. Raises the `ModelError`s above."""
+        ...
+
+    def cancel(self) -> None:
+        """From any thread: close the running stream now."""
+        ...
+
+
+@dataclass
+class ModelSpec:
+    """What the agent class decides about how the model is asked."""
+
+    action_format: ActionFormat = "tool_call"
+    require_reasoning: bool = False
+    extra_tools: list[dict] = field(default_factory=list)

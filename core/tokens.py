@@ -1,0 +1,72 @@
+"""Local token counts: usage estimates, the next-prompt prediction, the prompt inspector.
+
+Uses tiktoken's `cl100k_base` from the copy litellm bundles, so counting needs neither
+the network nor `import litellm` (which takes seconds). Counts are estimates for models
+with other tokenizers; the UI marks them as such. Without tiktoken, ~4 characters a token.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .messages import Message
+
+MESSAGE_OVERHEAD = 4
+"""Tokens a chat message costs beyond its text (role and separators), as OpenAI counts them."""
+
+_encoder: Any = None
+_encoder_lock = threading.Lock()
+_cache: OrderedDict[int, tuple[Message, int]] = OrderedDict()
+_CACHE_SIZE = 50_000
+
+
+def _load_encoder() -> Any:
+    global _encoder
+    with _encoder_lock:
+        if _encoder is None:
+            _encoder = False
+            spec = importlib.util.find_spec("litellm")
+            if spec and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
+                bundled = os.path.join(spec.submodule_search_locations[0], "litellm_core_utils", "tokenizers")
+                if os.path.isdir(bundled):
+                    os.environ["TIKTOKEN_CACHE_DIR"] = bundled
+            try:
+                import tiktoken
+
+                _encoder = tiktoken.get_encoding("cl100k_base")
+            except Exception:  # no tiktoken or no cached encoding: fall back to characters
+                _encoder = False
+    return _encoder
+
+
+def count_text(text: str) -> int:
+    if not text:
+        return 0
+    encoder = _encoder if _encoder is not None else _load_encoder()
+    if encoder is False:
+        return max(1, len(text) // 4)
+    return len(encoder.encode_ordinary(text))
+
+
+def count_message(message: Message) -> int:
+    """Tokens of one message as sent (text, tool calls, overhead). Cached per message object."""
+    key = id(message)
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    total = MESSAGE_OVERHEAD + count_text(message.text)
+    for call in message.tool_calls or ():
+        total += count_text(call.function.name) + count_text(call.function.arguments) + 3
+    _cache[key] = (message, total)
+    if len(_cache) > _CACHE_SIZE:
+        _cache.popitem(last=False)
+    return total
+
+
+def count_messages(messages: list[Message]) -> int:
+    return sum(count_message(message) for message in messages) + 3
