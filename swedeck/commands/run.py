@@ -1,9 +1,46 @@
+"""`swedeck run`: a live session in the UI, or `--headless` without one."""
+
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from . import not_yet
+from swedeck.core.config import load_config
+from swedeck.core.errors import UsageError
+
+from . import config_flags, not_yet
+
+
+def read_task(args: argparse.Namespace) -> str | None:
+    given = [value for value in (args.task, args.task_option) if value]
+    if args.task_file:
+        try:
+            given.append(Path(args.task_file).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"--task-file {args.task_file}: {exc.strerror or exc}") from None
+    if len(given) > 1:
+        raise UsageError("give the task once: as an argument, with -t/--task, or with --task-file")
+    return given[0].strip() if given else None
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_yet("run", 6)
+    flags = config_flags(args)
+    if args.exit_immediately:
+        flags["agent.confirm_exit"] = False
+    config = load_config(args.config, flags=flags)
+    task = read_task(args)
+    if args.json and not args.headless:
+        raise UsageError("--json goes with --headless")
+    if args.headless:
+        from swedeck.core.headless import run_headless
+
+        result = run_headless(config, task, as_json=args.json, resume=args.resume)
+        if result.exit_code == 2:
+            print(f"swedeck: {result.message}", file=sys.stderr)
+        return result.exit_code
+    try:
+        from swedeck.tui.launch import run_ui
+    except ImportError:
+        return not_yet("run (the UI)", 7)
+    return run_ui(config, task, resume=args.resume)

@@ -1,0 +1,566 @@
+"""The agent loop (SPEC §6).
+
+A step: build the prompt from the history with the active processors -> query the model
+-> parse actions -> (confirm) -> run each action -> append observations. The history
+keeps everything; the prompt is a processed copy.
+
+Control flow uses exceptions that say how the step ended (`Submitted`, `Interrupted`,
+`LimitReached`, the model errors); `_run_turns` decides what each means in an interactive
+session (ask the person) and in a headless one (end).
+
+Threads: `run()` blocks the thread it is called in (a worker in the UI). `interrupt`,
+`set_mode`, `set_processors` and `quit` are called from other threads; they only set
+flags, cancel the model stream or the running command, and resolve pending futures.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from concurrent.futures import CancelledError, Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from .. import events as ev
+from ..config import SwedeckConfig
+from ..environments.base import Environment, ExecutionResult
+from ..errors import SwedeckError
+from ..messages import Action, ContextInfo, Message, MessageType, make_message
+from ..models.base import (
+    APIError,
+    ContextWindowExceeded,
+    FormatError,
+    Model,
+    ModelResponse,
+    ModelSpec,
+    QueryCancelled,
+)
+from ..tokens import count_messages
+from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
+from .prompt import PromptBuilder
+from .templates import render
+
+SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+REJECTED = "Commands not executed. The user rejected your command with the following message: {comment}"
+NOT_RUN = "Command not executed: {reason}"
+
+
+class Agent:
+    """The default agent: one `bash` tool call per action (`interactive` is the same)."""
+
+    model_spec = ModelSpec(action_format="tool_call")
+
+    def __init__(
+        self,
+        config: SwedeckConfig,
+        model: Model,
+        env: Environment,
+        emit: ev.EventSink,
+        *,
+        prompt_builder: PromptBuilder,
+        record: Any = None,
+        interactive: bool = True,
+        history: list[Message] | None = None,
+        window: int | None = None,
+        window_source: str = "unknown",
+    ):
+        self.config = config
+        self.model = model
+        self.env = env
+        self.interactive = interactive
+        self.history: list[Message] = list(history or [])
+        self.prompts = prompt_builder
+        self._emit = emit
+        self._record = record
+        self._mode: ev.Mode = config.agent.mode
+        self._lock = threading.RLock()
+        self._pending: set[Future] = set()
+        self._state = ev.AgentState.STARTING
+        self._quit = False
+        self._interrupt_requested = False
+        self._always_allowed: set[str] = set()
+        self._whitelist = [re.compile(pattern) for pattern in config.agent.whitelist_actions]
+        self._started = time.monotonic()
+        self._consecutive_format_errors = 0
+        self._last_usage_prompt_tokens: int | None = None
+        self._last_cached_tokens = 0
+        self.window = window
+        self.window_source = window_source
+        self.step = sum(1 for m in self.history if m.role == "assistant" and m.message_type != MessageType.FINAL)
+        self.turn = max([m.extra.turn or 0 for m in self.history] + [0])
+        self.submission = ""
+
+    # --- control, from any thread -------------------------------------------------------
+
+    @property
+    def mode(self) -> ev.Mode:
+        return self._mode
+
+    @property
+    def state(self) -> ev.AgentState:
+        return self._state
+
+    def set_mode(self, mode: ev.Mode) -> None:
+        with self._lock:
+            if mode == self._mode:
+                return
+            previous, self._mode = self._mode, mode
+            # A human-mode prompt waiting for a command gives way; a pending confirmation
+            # stays pending: switching modes never runs an action by itself.
+            for future in list(self._pending):
+                if getattr(future, "swedeck_kind", "") == "human_command" and not future.done():
+                    future.set_result(None)
+        self._meta("mode_change", mode=mode, previous=previous)
+        self._emit(ev.ModeChanged(mode=mode, previous=previous))
+
+    def interrupt(self) -> None:
+        with self._lock:
+            state = self._state
+            if state not in _INTERRUPTIBLE:
+                return
+            self._interrupt_requested = True
+            for future in list(self._pending):
+                if getattr(future, "swedeck_kind", "") == "confirmation" and not future.done():
+                    future.set_exception(Interrupted())
+        if state == ev.AgentState.THINKING:
+            self.model.cancel()
+        elif state == ev.AgentState.RUNNING:
+            self.env.interrupt_session()
+
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
+        """End the session; `status` is how it is recorded (Ctrl+C headless: Interrupted)."""
+        with self._lock:
+            self._quit = True
+            self._quit_status = status
+            pending = list(self._pending)
+        for future in pending:
+            future.cancel()
+        self.model.cancel()
+        if self._state == ev.AgentState.RUNNING:
+            self.env.interrupt_session()
+
+    # --- the session --------------------------------------------------------------------
+
+    def run(self, task: str | None = None) -> tuple[ExitStatus, str, str]:
+        """Run until the session ends. Returns (exit status, submission, message)."""
+        try:
+            self._start(task)
+            self._run_turns()
+        except SessionEnd as end:
+            return end.status, end.submission or self.submission, end.message
+        except QuitRequested:
+            status = getattr(self, "_quit_status", ExitStatus.USER_QUIT)
+            return status, self.submission, "quit by the user" if status == ExitStatus.USER_QUIT else "interrupted"
+        except KeyboardInterrupt:
+            return ExitStatus.INTERRUPTED, self.submission, "interrupted"
+        raise AssertionError("the loop ends only by raising")  # pragma: no cover
+
+    def _start(self, task: str | None) -> None:
+        if not any(m.message_type == MessageType.SYSTEM for m in self.history):
+            system = render("system_template", self.config.agent.system_template, self.template_vars())
+            self._add(make_message("system", system, MessageType.SYSTEM))
+        if task is None and not self._has_open_turn():
+            self._set_state(ev.AgentState.AWAITING_INPUT)
+            kind = "follow_up" if self.turn else "task"
+            task = self._ask_text(kind, "What should the agent do?" if kind == "task" else "Next task (empty to end)")
+            if not task:
+                raise SessionEnd(ExitStatus.SUBMITTED if self.submission or self.turn else ExitStatus.USER_QUIT)
+        if task:
+            self._add_task(task)
+        self._close_dangling_tool_calls("the session ended before it ran")
+
+    def _run_turns(self) -> None:
+        while True:
+            try:
+                self._check_quit()
+                if self._mode == "human":
+                    self._human_step()
+                else:
+                    self._check_limits()
+                    self._step()
+            except Submitted as done:
+                self.submission = done.submission
+                self._next_turn_or_end()
+            except Interrupted:
+                self._after_interrupt()
+            except LimitReached as limit:
+                self._pause_or_end("limit", str(limit), ExitStatus.LIMITS_EXCEEDED)
+            except APIError as exc:
+                self._pause_or_end("api_error", str(exc), ExitStatus.API_ERROR)
+            except ContextWindowExceeded as exc:
+                self._pause_or_end("context_exceeded", str(exc), ExitStatus.CONTEXT_WINDOW_EXCEEDED)
+
+    def _next_turn_or_end(self) -> None:
+        if not (self.interactive and self.config.agent.confirm_exit):
+            raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
+        self._set_state(ev.AgentState.AWAITING_INPUT, "submitted")
+        task = self._ask_text("follow_up", "The agent submitted. Give a follow-up task, or leave empty to end.")
+        if not task:
+            raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
+        self._add_task(task)
+
+    def _pause_or_end(self, reason: str, detail: str, status: ExitStatus) -> None:
+        if not self.interactive:
+            raise SessionEnd(status, detail)
+        self._set_state(ev.AgentState.PAUSED, detail)
+        decision = self._ask(ev.PauseRequested, "pause", reason=reason, detail=detail)
+        if decision is None or decision.kind == "quit":
+            raise SessionEnd(status, detail)
+        if decision.kind == "raise_limits":
+            agent = self.config.agent
+            if decision.step_limit is not None:
+                agent.step_limit = decision.step_limit
+            if decision.cost_limit is not None:
+                agent.cost_limit = decision.cost_limit
+            if decision.step_limit is None and decision.cost_limit is None:
+                # "Continue" without numbers: lift whichever limit stopped us by half again.
+                agent.step_limit = agent.step_limit and agent.step_limit + max(1, agent.step_limit // 2)
+                agent.cost_limit = agent.cost_limit and agent.cost_limit * 1.5
+                agent.wall_time_limit_s = agent.wall_time_limit_s and agent.wall_time_limit_s * 1.5
+            self._meta("limit_change", step_limit=agent.step_limit, cost_limit=agent.cost_limit,
+                       wall_time_limit_s=agent.wall_time_limit_s)
+            self._progress()
+        elif decision.kind == "enable_processor" and decision.processor is not None:
+            self.set_processors([*self.prompts.processors, decision.processor])
+
+    def _after_interrupt(self) -> None:
+        with self._lock:
+            self._interrupt_requested = False
+        self._add(make_message("user", "The user interrupted you.", MessageType.INTERRUPT, mode=self._mode))
+        if not self.interactive:
+            raise SessionEnd(ExitStatus.INTERRUPTED, "interrupted")
+        self._set_state(ev.AgentState.AWAITING_INPUT, "interrupted")
+        text = self._ask_text("after_interrupt", "Interrupted. Message to the agent (empty to continue):")
+        if text:
+            self._add(make_message("user", text, MessageType.USER_MESSAGE, mode=self._mode))
+
+    # --- one step -----------------------------------------------------------------------
+
+    def _step(self) -> None:
+        self.step += 1
+        step = self.step
+        prompt = self.prompts.build(self.history)
+        for error in prompt.errors:
+            self._emit(ev.Notice(text=error, level="warning"))
+        self._set_state(ev.AgentState.THINKING)
+        self._emit(ev.QueryStarted(step=step))
+        self._check_interrupt_before_io()
+        try:
+            response = self.model.query(prompt.messages, step=step, emit=self._emit)
+        except QueryCancelled:
+            self._emit(ev.QueryCancelled(step=step))
+            if self._quit:
+                raise QuitRequested() from None
+            raise Interrupted() from None
+        except FormatError as exc:
+            self._format_error(exc, step, prompt.processors_hash)
+            return
+        self._consecutive_format_errors = 0
+        message = self._stamp_response(response, step, prompt.processors_hash)
+        self._emit(ev.QueryFinished(step=step, message=message, usage=response.usage, cost=response.cost,
+                                    stream_guard_fired=response.stream_guard_fired))
+        self._add(message)
+        self._progress()
+        self._run_actions(response.actions, message, step)
+        self._update_context()
+
+    def _stamp_response(self, response: ModelResponse, step: int, processors_hash: str | None) -> Message:
+        usage = response.usage
+        if usage is not None and usage.prompt_tokens:
+            self._last_usage_prompt_tokens = usage.prompt_tokens
+            self._last_cached_tokens = usage.cached_tokens
+        context = ContextInfo(window=self.window, prompt_tokens=self._last_usage_prompt_tokens,
+                              left_percent=self._context_status().left_percent)
+        return response.message.with_extra(step=step, turn=self.turn, processors=processors_hash,
+                                           context=context, mode=self._mode, timestamp=time.time())
+
+    def _format_error(self, exc: FormatError, step: int, processors_hash: str | None) -> None:
+        self._consecutive_format_errors += 1
+        message = exc.message.with_extra(step=step, turn=self.turn, processors=processors_hash,
+                                          mode=self._mode, timestamp=time.time())
+        self._emit(ev.QueryFinished(step=step, message=message, usage=exc.usage, cost=exc.cost))
+        self._add(message)
+        self._progress()
+        text = render("format_error_template", self.config.agent.format_error_template,
+                      {**self.template_vars(), "error": exc.error})
+        if message.tool_calls:  # every tool call must be answered before the next query
+            for call in message.tool_calls:
+                self._add(make_message("tool", text, MessageType.FORMAT_ERROR, tool_call_id=call.id, step=step))
+        else:
+            self._add(make_message("user", text, MessageType.FORMAT_ERROR, step=step))
+        if self._consecutive_format_errors >= self.config.agent.max_consecutive_format_errors:
+            raise SessionEnd(ExitStatus.FORMAT_ERROR,
+                             f"{self._consecutive_format_errors} format errors in a row; last: {exc.error}")
+
+    def _run_actions(self, actions: list[Action], message: Message, step: int) -> None:
+        for position, action in enumerate(actions):
+            action_id = f"{step}.{position}"
+            try:
+                command = self._decide(action, action_id, step)
+            except _Rejected as rejected:
+                text = REJECTED.format(comment=rejected.comment)
+                self._answer_rest(actions[position:], step, text, MessageType.USER_MESSAGE)
+                return
+            except Interrupted:
+                self._answer_rest(actions[position:], step, NOT_RUN.format(reason="the user interrupted."),
+                                  MessageType.OBSERVATION)
+                raise
+            result = self._execute(command, action_id)
+            output = result.output
+            submitted = result.returncode == 0 and output.lstrip().startswith(SUBMIT_MARKER)
+            observation = self._observation(action, command, result, step)
+            self._add(observation)
+            if submitted:
+                self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the task was submitted."),
+                                  MessageType.OBSERVATION)
+                submission = "".join(output.lstrip().splitlines(keepends=True)[1:])
+                self._add(make_message("assistant", submission, MessageType.FINAL, step=step, turn=self.turn))
+                raise Submitted(submission)
+            if result.interrupted:
+                self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the user interrupted."),
+                                  MessageType.OBSERVATION)
+                raise Interrupted()
+
+    def _answer_rest(self, actions: list[Action], step: int, text: str, message_type: MessageType) -> None:
+        """Answer actions that will not run, so every tool call has its result."""
+        for action in actions:
+            if action.tool_call_id:
+                self._add(make_message("tool", text, message_type, tool_call_id=action.tool_call_id, step=step))
+        if actions and not any(action.tool_call_id for action in actions):
+            self._add(make_message("user", text, message_type, step=step))
+
+    def _decide(self, action: Action, action_id: str, step: int) -> str:
+        command = action.command
+        needs = self._needs_confirmation(command)
+        self._emit(ev.ActionProposed(action_id=action_id, step=step, command=command, needs_confirmation=needs))
+        if not needs:
+            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command))
+            return command
+        self._set_state(ev.AgentState.AWAITING_CONFIRMATION)
+        decision = self._ask(ev.ConfirmationRequested, "confirmation", action_id=action_id, command=command)
+        if decision.kind == "reject":
+            self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command))
+            raise _Rejected(decision.comment or "(no comment)")
+        if decision.kind == "edit" and decision.command.strip():
+            self._emit(ev.ActionDecided(action_id=action_id, decision="edited", command=decision.command))
+            return decision.command
+        if decision.kind == "always_allow":
+            self._always_allowed.add(command)
+        self._emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command))
+        return command
+
+    def _needs_confirmation(self, command: str) -> bool:
+        if self._mode != "confirm":
+            return False
+        if command in self._always_allowed:
+            return False
+        return not any(pattern.search(command) for pattern in self._whitelist)
+
+    def _execute(self, command: str, action_id: str) -> ExecutionResult:
+        self._check_interrupt_before_io()
+        self._set_state(ev.AgentState.RUNNING, command)
+        self._emit(ev.CommandStarted(action_id=action_id, command=command))
+        try:
+            result = self.env.execute(command, on_output=lambda text: self._emit(ev.CommandOutput(action_id, text)))
+        except SwedeckError as exc:
+            raise SessionEnd(ExitStatus.ENVIRONMENT_ERROR, str(exc)) from None
+        with self._lock:
+            if result.interrupted:
+                self._interrupt_requested = False
+        self._emit(ev.CommandFinished(
+            action_id=action_id, command=command, output=result.output, returncode=result.returncode,
+            duration_s=result.duration_s, timed_out=result.timed_out, interrupted=result.interrupted,
+            truncated=result.truncated,
+        ))
+        if self._quit:
+            raise QuitRequested()
+        return result
+
+    def _observation(self, action: Action, command: str, result: ExecutionResult, step: int) -> Message:
+        variables = {
+            **self.template_vars(),
+            "output": result.output, "returncode": result.returncode, "timed_out": result.timed_out,
+            "interrupted": result.interrupted, "output_truncated": result.truncated,
+            "duration_s": result.duration_s, "command": command,
+        }
+        text = render("observation_template", self.config.agent.observation_template, variables)
+        role = "tool" if action.tool_call_id else "user"
+        return make_message(
+            role, text, MessageType.OBSERVATION, tool_call_id=action.tool_call_id, step=step, turn=self.turn,
+            returncode=result.returncode, duration_s=round(result.duration_s, 4), timed_out=result.timed_out,
+            output_truncated=result.truncated, mode=self._mode,
+            actions=(Action(command=command, tool_call_id=action.tool_call_id),),
+        )
+
+    # --- human mode ---------------------------------------------------------------------
+
+    def _human_step(self) -> None:
+        self._set_state(ev.AgentState.AWAITING_INPUT, "human mode")
+        command = self._ask_text("human_command", "Command to run (human mode):")
+        if not command or self._mode != "human":
+            return
+        self._add(make_message("user", command, MessageType.USER_MESSAGE, turn=self.turn, mode="human",
+                               actions=(Action(command=command),)))
+        action_id = f"human.{len(self.history)}"
+        self._emit(ev.ActionProposed(action_id=action_id, step=self.step, command=command, needs_confirmation=False))
+        result = self._execute(command, action_id)
+        self._add(self._observation(Action(command=command), command, result, self.step))
+        with self._lock:
+            self._interrupt_requested = False
+        self._update_context()
+
+    # --- limits, context, progress ------------------------------------------------------
+
+    def _check_limits(self) -> None:
+        agent = self.config.agent
+        if agent.step_limit and self.step >= agent.step_limit:
+            raise LimitReached(f"step limit reached ({self.step}/{agent.step_limit} steps)")
+        if agent.cost_limit and self.model.stats.cost >= agent.cost_limit:
+            raise LimitReached(f"cost limit reached (${self.model.stats.cost:.2f}/${agent.cost_limit:.2f})")
+        elapsed = time.monotonic() - self._started
+        if agent.wall_time_limit_s and elapsed >= agent.wall_time_limit_s:
+            raise LimitReached(f"wall time limit reached ({elapsed:.0f}/{agent.wall_time_limit_s:.0f} s)")
+
+    def _check_quit(self) -> None:
+        if self._quit:
+            raise QuitRequested()
+
+    def _check_interrupt_before_io(self) -> None:
+        with self._lock:
+            if self._interrupt_requested:
+                raise Interrupted()
+
+    def _context_status(self, next_estimate: int | None = None) -> ev.ContextStatus:
+        return ev.ContextStatus(window=self.window, prompt_tokens=self._last_usage_prompt_tokens,
+                                cached_tokens=self._last_cached_tokens, next_estimate=next_estimate,
+                                window_source=self.window_source)
+
+    def context_status(self) -> ev.ContextStatus:
+        return self._context_status(count_messages(self.prompts.build(self.history).messages))
+
+    def _update_context(self) -> None:
+        self._emit(ev.ContextUpdated(self.context_status()))
+
+    def _progress(self) -> None:
+        agent = self.config.agent
+        self._emit(ev.ProgressUpdated(step=self.step, step_limit=agent.step_limit, cost=self.model.stats.cost,
+                                      cost_limit=agent.cost_limit, turn=self.turn))
+
+    def set_processors(self, processors: list[Any]) -> None:
+        self.prompts.set_processors(processors)
+        self._meta("processors_change", processors=self.prompts.describe(), hash=self.prompts.processors_hash)
+        self._update_context()
+
+    def template_vars(self) -> dict[str, Any]:
+        status = self._context_status()
+        left = status.left_percent
+        return {
+            **self.env.get_template_vars(),
+            "task": self._current_task(),
+            "step": self.step,
+            "step_limit": self.config.agent.step_limit,
+            "cost": self.model.stats.cost,
+            "cost_limit": self.config.agent.cost_limit,
+            "mode": self._mode,
+            "context_window_max": self.window,
+            "context_window_prompt_tokens": self._last_usage_prompt_tokens,
+            "context_left_percent": None if left is None else round(left, 1),
+        }
+
+    # --- history ------------------------------------------------------------------------
+
+    def _add_task(self, task: str) -> None:
+        self.turn += 1
+        self._current_task_text = task
+        content = render("instance_template", self.config.agent.instance_template,
+                         {**self.template_vars(), "task": task})
+        self._add(make_message("user", content, MessageType.TASK, turn=self.turn, mode=self._mode, task=task))
+        self._progress()
+        self._update_context()
+
+    def _current_task(self) -> str:
+        text = getattr(self, "_current_task_text", None)
+        if text is not None:
+            return text
+        for message in reversed(self.history):
+            if message.message_type == MessageType.TASK:
+                return str((message.extra.model_extra or {}).get("task", message.text))
+        return ""
+
+    def _has_open_turn(self) -> bool:
+        """A resumed history whose last task has not been submitted yet."""
+        for message in reversed(self.history):
+            if message.message_type == MessageType.FINAL:
+                return False
+            if message.message_type == MessageType.TASK:
+                return True
+        return False
+
+    def _close_dangling_tool_calls(self, reason: str) -> None:
+        """A resumed history may end in tool calls that never got results (the process died)."""
+        answered = {m.tool_call_id for m in self.history if m.role == "tool"}
+        for message in list(self.history):
+            for call in message.tool_calls or ():
+                if call.id not in answered:
+                    self._add(make_message("tool", NOT_RUN.format(reason=reason), MessageType.OBSERVATION,
+                                           tool_call_id=call.id, step=message.extra.step))
+
+    def _add(self, message: Message) -> None:
+        if message.extra.turn is None and self.turn:
+            message = message.with_extra(turn=self.turn)
+        self.history.append(message)
+        if self._record is not None:
+            self._record.add_message(message)
+        self._emit(ev.MessageAdded(message=message, index=len(self.history) - 1))
+
+    def _meta(self, event: str, **data: Any) -> None:
+        if self._record is not None:
+            self._record.add_meta(event, **data)
+
+    def _set_state(self, state: ev.AgentState, detail: str = "") -> None:
+        self._state = state
+        self._emit(ev.StateChanged(state=state, detail=detail))
+
+    # --- asking the person --------------------------------------------------------------
+
+    def _ask(self, request: type[ev.Request], tag: str, **fields: Any) -> Any:
+        if not self.interactive:
+            raise SessionEnd(ExitStatus.USER_QUIT, f"a person is needed ({tag}) but the session is headless")
+        future: Future = Future()
+        future.swedeck_kind = tag  # type: ignore[attr-defined]
+        with self._lock:
+            if self._quit:
+                raise QuitRequested()
+            self._pending.add(future)
+        self._emit(request(future=future, **fields))
+        try:
+            while True:
+                try:
+                    return future.result(timeout=0.25)
+                except FutureTimeout:
+                    if self._quit:
+                        raise QuitRequested() from None
+        except CancelledError:
+            raise QuitRequested() from None
+        finally:
+            with self._lock:
+                self._pending.discard(future)
+
+    def _ask_text(self, kind: str, prompt: str) -> str | None:
+        text = self._ask(ev.InputRequested, kind, kind=kind, prompt=prompt)
+        return text.strip() if isinstance(text, str) else None
+
+
+_INTERRUPTIBLE = (ev.AgentState.THINKING, ev.AgentState.RUNNING, ev.AgentState.AWAITING_CONFIRMATION)
+
+
+class _Rejected(Exception):
+    def __init__(self, comment: str):
+        super().__init__(comment)
+        self.comment = comment
+
+
+def new_action_id() -> str:
+    return uuid.uuid4().hex[:8]

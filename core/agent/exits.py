@@ -1,0 +1,61 @@
+"""How a session ends (SPEC §6.4) and the exit code each end gives (SPEC §2)."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class ExitStatus(str, Enum):
+    SUBMITTED = "Submitted"
+    LIMITS_EXCEEDED = "LimitsExceeded"
+    FORMAT_ERROR = "FormatError"
+    CONTEXT_WINDOW_EXCEEDED = "ContextWindowExceeded"
+    API_ERROR = "APIError"
+    ENVIRONMENT_ERROR = "EnvironmentError"
+    INTERRUPTED = "Interrupted"
+    USER_QUIT = "UserQuit"
+    REPLAY_EXHAUSTED = "ReplayExhausted"
+    """The replay model has no more responses (SPEC §4.5: a clean end)."""
+
+
+EXIT_CODES = {
+    ExitStatus.SUBMITTED: 0,
+    ExitStatus.USER_QUIT: 0,
+    ExitStatus.REPLAY_EXHAUSTED: 0,
+    ExitStatus.LIMITS_EXCEEDED: 3,
+    ExitStatus.INTERRUPTED: 130,
+}
+
+
+def exit_code(status: ExitStatus | str) -> int:
+    return EXIT_CODES.get(ExitStatus(status), 1)
+
+
+class SessionEnd(Exception):
+    """Raised inside the loop to end the session with `status`."""
+
+    def __init__(self, status: ExitStatus, message: str = "", submission: str = ""):
+        super().__init__(message or status.value)
+        self.status = status
+        self.message = message
+        self.submission = submission
+
+
+class Submitted(Exception):
+    """The current turn's task was submitted (SPEC §6.3)."""
+
+    def __init__(self, submission: str):
+        super().__init__("submitted")
+        self.submission = submission
+
+
+class LimitReached(Exception):
+    pass
+
+
+class Interrupted(Exception):
+    """The person interrupted a stream, a command or a pending confirmation."""
+
+
+class QuitRequested(Exception):
+    pass

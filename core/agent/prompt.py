@@ -1,0 +1,51 @@
+"""The prompt of a query: the history after the active history processors (SPEC §6.1, §7).
+
+Wraps the processor chain so the agent, the TUI's meter and prompt inspector, and
+`swedeck prompt` build prompts the same way. Messages whose role is `exit` are records,
+never sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import Message
+from ..processors.chain import ProcessorChain
+
+
+@dataclass
+class Prompt:
+    messages: list[Message]
+    processors_hash: str | None
+    errors: list[str] = field(default_factory=list)
+
+
+class PromptBuilder:
+    def __init__(self, processors: list[Any]):
+        self._lock = threading.Lock()
+        self._chain = ProcessorChain(processors)
+
+    @property
+    def processors(self) -> list[Any]:
+        return list(self._chain.processors)
+
+    @property
+    def processors_hash(self) -> str | None:
+        return self._chain.config_hash()
+
+    def set_processors(self, processors: list[Any]) -> None:
+        chain = ProcessorChain(processors)
+        with self._lock:
+            self._chain = chain
+
+    def describe(self) -> list[dict[str, Any]]:
+        return [processor.model_dump(mode="json") for processor in self._chain.processors]
+
+    def build(self, history: list[Message]) -> Prompt:
+        with self._lock:
+            chain = self._chain
+        sendable = [message for message in history if message.role != "exit"]
+        result = chain.apply(sendable)
+        return Prompt(messages=result.messages, processors_hash=chain.config_hash(), errors=list(result.errors))

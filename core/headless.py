@@ -1,0 +1,130 @@
+"""`swedeck run --headless [--json]`: a whole session without a UI (SPEC §2).
+
+Always yolo and never asks a person. Progress lines (or one JSON object per event) go to
+stdout with terminal control sequences stripped from model and command text (SPEC §13 S4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sys
+import threading
+from typing import Any, TextIO
+
+from . import events as ev
+from .config import SwedeckConfig
+from .agent.exits import ExitStatus
+from .errors import UsageError
+from .messages import Message
+from .session import Session, SessionResult
+
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]")
+_QUIET = (ev.StreamDelta, ev.CommandOutput, ev.Request)
+
+
+def strip_control(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def _short(text: str, lines: int = 3, width: int = 160) -> str:
+    rows = [row[:width] for row in strip_control(text).splitlines()]
+    if len(rows) > lines * 2:
+        rows = [*rows[:lines], f"... ({len(rows) - 2 * lines} more lines)", *rows[-lines:]]
+    return "\n".join(f"    {row}" for row in rows)
+
+
+class ProgressPrinter:
+    """Turns events into short human-readable progress lines."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.cost = 0.0
+        self.left: float | None = None
+
+    def __call__(self, event: ev.Event) -> None:
+        text = self.render(event)
+        if text:
+            print(text, file=self.out, flush=True)
+
+    def render(self, event: ev.Event) -> str | None:
+        match event:
+            case ev.SessionStarted():
+                return f"swedeck: session {event.session_id}, model {event.model_name}, {event.environment}"
+            case ev.ProgressUpdated():
+                self.cost = event.cost
+            case ev.ContextUpdated():
+                self.left = event.status.left_percent
+            case ev.QueryRetrying():
+                return f"  retry {event.attempt}/{event.attempts} in {event.wait_s:.1f} s: {strip_control(event.error)}"
+            case ev.QueryFinished():
+                context = f"{self.left:.0f}% context left" if self.left is not None else "context window unknown"
+                return f"step {event.step} | ${self.cost:.4f} | {context}"
+            case ev.CommandStarted():
+                return f"  $ {strip_control(event.command)}"
+            case ev.CommandFinished():
+                status = "timed out" if event.timed_out else f"exit {event.returncode}"
+                return f"{_short(event.output)}\n    [{status}, {event.duration_s:.2f} s]"
+            case ev.Notice():
+                return f"  {event.level}: {strip_control(event.text)}"
+            case ev.SessionEnded():
+                where = f"; trajectory: {event.trajectory_path}" if event.trajectory_path else ""
+                detail = f" ({strip_control(event.message)})" if event.message and event.message != event.exit_status else ""
+                return f"swedeck: {event.exit_status}{detail}{where}"
+        return None
+
+
+class JsonPrinter:
+    """One JSON object per event: `{"event": "QueryFinished", ...fields}`."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, _QUIET):
+            return
+        record = {"event": type(event).__name__, **{f.name: _jsonable(getattr(event, f.name))
+                                                     for f in dataclasses.fields(event)}}
+        print(json.dumps(record, ensure_ascii=False), file=self.out, flush=True)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Message):
+        return _jsonable(value.to_record())
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        data = {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, ev.ContextStatus):
+            data["left_percent"] = value.left_percent
+        return data
+    if isinstance(value, str):
+        return strip_control(value)
+    if isinstance(value, dict):
+        return {key: _jsonable(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(inner) for inner in value]
+    if hasattr(value, "value") and not isinstance(value, int | float | bool):
+        return value.value
+    return value
+
+
+def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = False, resume: str | None = None,
+                 out: TextIO | None = None) -> SessionResult:
+    if not task and not resume:
+        raise UsageError("--headless needs a task: swedeck run --headless 'the task' (or -t/--task-file)")
+    config = config.model_copy(deep=True)
+    config.agent.mode = "yolo"
+    out = out or sys.stdout
+    sink = JsonPrinter(out) if as_json else ProgressPrinter(out)
+    session = Session(config, task, interactive=False, resume=resume)
+    outcome: list[SessionResult] = []
+    worker = threading.Thread(target=lambda: outcome.append(session.run(sink)), name="swedeck-agent", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        try:
+            worker.join(timeout=0.2)
+        except KeyboardInterrupt:
+            session.quit(ExitStatus.INTERRUPTED)
+    return outcome[0]

@@ -1,0 +1,231 @@
+"""A session: config -> model, environment, trajectory, agent; run; clean up.
+
+The one object a front end holds. `run(emit)` blocks (the TUI calls it in a thread
+worker); the control methods are safe from any thread and may be called before the agent
+exists (they then change what it starts with).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import events as ev
+from .agent import agent_class
+from .agent.exits import ExitStatus, exit_code
+from .agent.prompt import PromptBuilder
+from .config import SwedeckConfig
+from .errors import SwedeckError, UsageError
+from .messages import Message
+from .redact import Redactor, is_secret_name, secret_values
+from .tokens import count_message
+
+
+@dataclass
+class SessionResult:
+    exit_status: str
+    submission: str = ""
+    trajectory_path: str | None = None
+    exit_code: int = 0
+    message: str = ""
+
+
+@dataclass
+class PromptPreview:
+    """What the next query would send (the prompt inspector, SPEC §10.5)."""
+
+    messages: list[Message]
+    tokens: list[int]
+    total: int
+    window: int | None
+    processors_hash: str | None
+    errors: list[str] = field(default_factory=list)
+
+
+def new_session_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def build_redactor(config: SwedeckConfig) -> Redactor:
+    """Secret values from the config and from every secret-named host variable (a local
+    command can print its environment)."""
+    values = secret_values(config.model_dump(mode="json"))
+    values |= {value for name, value in os.environ.items() if is_secret_name(name)}
+    return Redactor(values)
+
+
+class Session:
+    def __init__(
+        self,
+        config: SwedeckConfig,
+        task: str | None = None,
+        *,
+        interactive: bool = True,
+        resume: str | None = None,
+        history: list[Message] | None = None,
+        session_id: str | None = None,
+    ):
+        self.config = config.model_copy(deep=True)
+        self.task = task
+        self.interactive = interactive
+        self.resume = resume
+        self.session_id = session_id or new_session_id()
+        self._history = list(history or [])
+        self._agent: Any = None
+        self._quit = False
+        self.prompts = PromptBuilder(list(self.config.agent.history_processors))
+        self.trajectory_path: str | None = None
+
+    # --- control ------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> ev.Mode:
+        return self._agent.mode if self._agent else self.config.agent.mode
+
+    @property
+    def processors(self) -> list[Any]:
+        return self.prompts.processors
+
+    def set_mode(self, mode: ev.Mode) -> None:
+        if self._agent:
+            self._agent.set_mode(mode)
+        else:
+            self.config.agent.mode = mode
+
+    def set_processors(self, processors: list[Any]) -> None:
+        if self._agent:
+            self._agent.set_processors(processors)
+        else:
+            self.prompts.set_processors(processors)
+
+    def interrupt(self) -> None:
+        if self._agent:
+            self._agent.interrupt()
+
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
+        self._quit = True
+        self._quit_status = status
+        if self._agent:
+            self._agent.quit(status)
+
+    def prompt_preview(self) -> PromptPreview:
+        history = self._agent.history if self._agent else self._history
+        prompt = self.prompts.build(history)
+        tokens = [count_message(message) for message in prompt.messages]
+        window = self._agent.window if self._agent else self.config.model.context_window
+        return PromptPreview(prompt.messages, tokens, sum(tokens) + 3 if tokens else 0, window,
+                             prompt.processors_hash, prompt.errors)
+
+    @property
+    def history(self) -> list[Message]:
+        return list(self._agent.history if self._agent else self._history)
+
+    # --- running ------------------------------------------------------------------------
+
+    def run(self, emit: ev.EventSink) -> SessionResult:
+        from .trajectory.writer import TrajectoryWriter
+
+        writer = env = None
+        status, submission, message = ExitStatus.ENVIRONMENT_ERROR, "", ""
+        code: int | None = None
+        try:
+            cls = agent_class(self.config.agent.agent_class)
+            if cls.model_spec.require_reasoning:
+                self.config.model.require_reasoning = True
+            if not self.config.model.model_name:
+                raise UsageError("no model configured: pass -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")
+            redactor = build_redactor(self.config)
+            history = self._history
+            if self.resume:
+                writer, history = self._resume(redactor)
+            else:
+                writer = TrajectoryWriter(self.config.run.output, self._session_meta(), redactor,
+                                          keep_jsonl=self.config.run.keep_jsonl)
+            self.trajectory_path = str(writer.path)
+            emit(ev.StateChanged(ev.AgentState.STARTING, "starting the environment"))
+            model, window, source = self._model(cls)
+            env = self._environment(redactor)
+            env.start()
+            self._agent = cls(self.config, model, env, emit, prompt_builder=self.prompts, record=writer,
+                              interactive=self.interactive, history=history, window=window, window_source=source)
+            if self._quit:
+                self._agent.quit(self._quit_status)
+            emit(ev.SessionStarted(session_id=self.session_id, model_name=model.model_name,
+                                   environment=getattr(env, "description", ""), mode=self.mode,
+                                   trajectory_path=self.trajectory_path))
+            status, submission, message = self._agent.run(self.task)
+        except UsageError as exc:
+            status, message, code = ExitStatus.ENVIRONMENT_ERROR, str(exc), exc.exit_code
+        except SwedeckError as exc:
+            status, message = ExitStatus.ENVIRONMENT_ERROR, str(exc)
+        except KeyboardInterrupt:
+            status, message = ExitStatus.INTERRUPTED, "interrupted"
+        finally:
+            final_path = self._finish(writer, env, status, submission, message)
+        result = SessionResult(exit_status=status.value, submission=submission, trajectory_path=final_path,
+                               exit_code=code if code is not None else exit_code(status), message=message)
+        emit(ev.StateChanged(ev.AgentState.DONE, status.value))
+        emit(ev.SessionEnded(exit_status=result.exit_status, submission=submission,
+                             trajectory_path=final_path, message=message))
+        return result
+
+    def _model(self, cls: type) -> tuple[Any, int | None, str]:
+        from .context_window import resolve_context_window
+        from .models import get_model
+
+        model = get_model(self.config.model, cls.model_spec)
+        window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window)
+        return model, window.window, window.source
+
+    def _environment(self, redactor: Redactor) -> Any:
+        from .environments import get_environment
+
+        return get_environment(self.config.environment, self.session_id, redactor=redactor)
+
+    def _resume(self, redactor: Redactor) -> tuple[Any, list[Message]]:
+        from .trajectory.loader import load_trajectory
+        from .trajectory.writer import TrajectoryWriter
+
+        trajectory = load_trajectory(self.resume)
+        writer = TrajectoryWriter.resume(self.resume, self._session_meta(), redactor,
+                                         keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages)
+        history = [message for message in trajectory.messages if message.role != "exit"]
+        return writer, history
+
+    def _session_meta(self) -> dict[str, Any]:
+        from swedeck import __version__
+
+        return {
+            "id": self.session_id,
+            "started": time.time(),
+            "swedeck_version": __version__,
+            "model": self.config.model.model_name,
+            "environment": self.config.environment.environment_class,
+            "config": self.config.model_dump(mode="json"),
+        }
+
+    def _finish(self, writer: Any, env: Any, status: ExitStatus, submission: str, message: str) -> str | None:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:  # closing must not hide how the session ended
+                pass
+        if writer is None:
+            return None
+        agent = self._agent
+        stats = agent.model.stats if agent else None
+        info = {
+            "exit_status": status.value,
+            "submission": submission,
+            "message": message,
+            "model_stats": {
+                "instance_cost": stats.cost if stats else 0.0,
+                "api_calls": stats.api_calls if stats else 0,
+                "prompt_tokens": stats.prompt_tokens if stats else 0,
+                "completion_tokens": stats.completion_tokens if stats else 0,
+            },
+        }
+        return str(writer.finish(info))
