@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages import Message
-from ..processors.chain import ProcessorChain
+
+
+def _chain(processors: list[Any]) -> Any:
+    from ..processors.chain import ProcessorChain
+
+    return ProcessorChain(processors)
 
 
 @dataclass
@@ -25,7 +30,7 @@ class Prompt:
 class PromptBuilder:
     def __init__(self, processors: list[Any]):
         self._lock = threading.Lock()
-        self._chain = ProcessorChain(processors)
+        self._chain = _chain(processors)
 
     @property
     def processors(self) -> list[Any]:
@@ -36,7 +41,7 @@ class PromptBuilder:
         return self._chain.config_hash()
 
     def set_processors(self, processors: list[Any]) -> None:
-        chain = ProcessorChain(processors)
+        chain = _chain(processors)
         with self._lock:
             self._chain = chain
 
