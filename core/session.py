@@ -76,6 +76,7 @@ class Session:
         self._history = list(history or [])
         self._agent: Any = None
         self._quit = False
+        self._quit_status = ExitStatus.USER_QUIT
         self.prompts = PromptBuilder(list(self.config.agent.history_processors))
         self.trajectory_path: str | None = None
 

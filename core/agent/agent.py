@@ -79,6 +79,7 @@ class Agent:
         self._pending: set[Future] = set()
         self._state = ev.AgentState.STARTING
         self._quit = False
+        self._quit_status = ExitStatus.USER_QUIT
         self._interrupt_requested = False
         self._always_allowed: set[str] = set()
         self._whitelist = [re.compile(pattern) for pattern in config.agent.whitelist_actions]
@@ -151,7 +152,7 @@ class Agent:
         except SessionEnd as end:
             return end.status, end.submission or self.submission, end.message
         except QuitRequested:
-            status = getattr(self, "_quit_status", ExitStatus.USER_QUIT)
+            status = self._quit_status
             return status, self.submission, "quit by the user" if status == ExitStatus.USER_QUIT else "interrupted"
         except KeyboardInterrupt:
             return ExitStatus.INTERRUPTED, self.submission, "interrupted"
@@ -161,6 +162,7 @@ class Agent:
         if not any(m.message_type == MessageType.SYSTEM for m in self.history):
             system = render("system_template", self.config.agent.system_template, self.template_vars())
             self._add(make_message("system", system, MessageType.SYSTEM))
+        self._close_dangling_tool_calls("the session ended before it ran")
         if task is None and not self._has_open_turn():
             self._set_state(ev.AgentState.AWAITING_INPUT)
             kind = "follow_up" if self.turn else "task"
@@ -169,7 +171,6 @@ class Agent:
                 raise SessionEnd(ExitStatus.SUBMITTED if self.submission or self.turn else ExitStatus.USER_QUIT)
         if task:
             self._add_task(task)
-        self._close_dangling_tool_calls("the session ended before it ran")
 
     def _run_turns(self) -> None:
         while True:
@@ -249,13 +250,22 @@ class Agent:
         self._check_interrupt_before_io()
         try:
             response = self.model.query(prompt.messages, step=step, emit=self._emit)
+        except (APIError, ContextWindowExceeded):
+            self.step -= 1  # nothing was answered: the retry is the same step
+            raise
         except QueryCancelled:
+            self.step -= 1
             self._emit(ev.QueryCancelled(step=step))
             if self._quit:
                 raise QuitRequested() from None
             raise Interrupted() from None
         except FormatError as exc:
             self._format_error(exc, step, prompt.processors_hash)
+            return
+        if not response.actions:
+            error = "your response contained no command. Every response must run exactly one bash command."
+            self._format_error(FormatError(error, response.message, response.usage, response.cost),
+                               step, prompt.processors_hash)
             return
         self._consecutive_format_errors = 0
         message = self._stamp_response(response, step, prompt.processors_hash)

@@ -15,9 +15,14 @@ from ..messages import Message
 
 
 def _chain(processors: list[Any]) -> Any:
+    from pydantic import TypeAdapter
+
+    from ..processors import ProcessorConfig
     from ..processors.chain import ProcessorChain
 
-    return ProcessorChain(processors)
+    # Front ends may hand over plain dicts (`{"type": "last_n_observations", "n": 5}`).
+    validated = TypeAdapter(list[ProcessorConfig]).validate_python(list(processors))
+    return ProcessorChain(validated)
 
 
 @dataclass
