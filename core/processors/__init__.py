@@ -9,13 +9,29 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
-from .base import Processor
+from .base import Processor, ProcessorError
+from .cache_control import CacheControl
+from .context_filter import ContextFilter
 from .default import DefaultProcessor
+from .last_n_observations import LastNObservations
+from .manager import Manager
+from .orchestrator import Orchestrator
+from .remove_regex import RemoveRegex
+from .tag_tool_call_observations import TagToolCallObservations
+from .worker import Worker
 
 PROCESSORS: dict[str, type[Processor]] = {
     "default": DefaultProcessor,
+    "last_n_observations": LastNObservations,
+    "tag_tool_call_observations": TagToolCallObservations,
+    "cache_control": CacheControl,
+    "remove_regex": RemoveRegex,
+    "context_filter": ContextFilter,
+    "worker": Worker,
+    "orchestrator": Orchestrator,
+    "manager": Manager,
 }
 
 ProcessorConfig = Annotated[Union[tuple(PROCESSORS.values())], Field(discriminator="type")]  # noqa: UP007
 
-__all__ = ["PROCESSORS", "Processor", "ProcessorConfig"]
+__all__ = ["PROCESSORS", "Processor", "ProcessorConfig", "ProcessorError"]

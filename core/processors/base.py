@@ -3,14 +3,21 @@
 A processor is a small frozen pydantic model with a `type` discriminator. Calling it with
 a history returns the prompt history: a new list. Messages are immutable, so a processor
 that changes a message builds a new one (`message.model_copy(update=...)`) and the stored
-history is never touched.
+history is never touched. Unchanged messages are passed through as the same objects, which
+keeps prompt builds cheap and the per-message token counts cached.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
 
-from ..messages import Message
+from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from ..messages import Message, MessageType
+
+
+class ProcessorError(Exception):
+    """A processor could not do its work; the chain leaves the prompt as it was and reports this."""
 
 
 class Processor(BaseModel):
@@ -22,3 +29,24 @@ class Processor(BaseModel):
 
     def __call__(self, history: list[Message]) -> list[Message]:
         raise NotImplementedError
+
+
+def _tag_set(tags: tuple[str, ...]) -> tuple[str, ...]:
+    # Sorted and unique so the config (and so its hash) does not depend on how YAML listed them.
+    return tuple(sorted(set(tags)))
+
+
+TagSet = Annotated[tuple[str, ...], AfterValidator(_tag_set)]
+"""A set of tags as a sorted tuple: YAML lists in, canonical JSON out."""
+
+
+def is_system(message: Message) -> bool:
+    return message.role == "system" or message.extra.message_type is MessageType.SYSTEM
+
+
+def last_task_index(history: list[Message]) -> int | None:
+    """Where the current turn starts (§6.3): the last `task` message."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].extra.message_type is MessageType.TASK:
+            return index
+    return None

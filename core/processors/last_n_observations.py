@@ -1,0 +1,53 @@
+"""`last_n_observations`: elide old environment output (SWE-agent's LastNObservations)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..messages import Message, MessageType
+from .base import Processor, TagSet
+
+
+def elided_text(message: Message) -> str:
+    return f"Old environment output: ({len(message.text.splitlines())} lines omitted)"
+
+
+def observation_indices(history: list[Message]) -> list[int]:
+    """Observations, with the first `task` counted as the first one (it is SWE-agent's instance template)."""
+    indices: list[int] = []
+    seen_task = False
+    for index, message in enumerate(history):
+        kind = message.extra.message_type
+        if kind is MessageType.OBSERVATION or (kind is MessageType.TASK and not seen_task):
+            indices.append(index)
+        seen_task = seen_task or kind is MessageType.TASK
+    return indices
+
+
+class LastNObservations(Processor):
+    """Keep the last `n` observations in full; older ones become a one-line note.
+
+    `polling` > 1 elides in batches so the prompt prefix changes only every `polling` steps
+    (friendlier to prompt caches). The first observation (the task) is never elided.
+    """
+
+    type: Literal["last_n_observations"] = "last_n_observations"
+    n: int = Field(gt=0)
+    polling: int = Field(default=1, ge=1)
+    always_remove_output_for_tags: TagSet = ("remove_output",)
+    always_keep_output_for_tags: TagSet = ("keep_output",)
+
+    def __call__(self, history: list[Message]) -> list[Message]:
+        observations = observation_indices(history)
+        last = max(0, (len(observations) // self.polling) * self.polling - self.n)
+        old = set(observations[1:last])
+        remove, keep = set(self.always_remove_output_for_tags), set(self.always_keep_output_for_tags)
+        out = list(history)
+        # Only observations are ever elided: a remove tag elsewhere is ignored (SWE-agent asserts).
+        for index in observations:
+            tags = set(history[index].extra.tags)
+            if (index in old and not tags & keep) or tags & remove:
+                out[index] = history[index].model_copy(update={"content": elided_text(history[index])})
+        return out

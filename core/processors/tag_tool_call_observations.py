@@ -1,0 +1,70 @@
+"""`tag_tool_call_observations`: tag the output of chosen commands (e.g. to keep it in full).
+
+SWE-agent's TagToolCallObservations tags the assistant message, but `last_n_observations`
+reads tags on observations, so that pairing did nothing. swedeck tags the observation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from pydantic import field_validator
+
+from ..messages import Message, MessageType
+from .base import Processor, TagSet
+
+TEXT_ACTION_FUNCTION = "bash"
+"""Actions parsed from text (no tool calls) count as calls of this function."""
+
+
+def _command_of(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return arguments
+    if isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
+        return parsed["command"]
+    return arguments
+
+
+class TagToolCallObservations(Processor):
+    type: Literal["tag_tool_call_observations"] = "tag_tool_call_observations"
+    tags: TagSet = ("keep_output",)
+    function_names: TagSet = ()
+    command_regex: str | None = None
+
+    @field_validator("command_regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"command_regex {value!r} is not a valid regular expression: {exc}") from None
+        return value
+
+    def _matches(self, function: str, command: str) -> bool:
+        if function in self.function_names:
+            return True
+        return self.command_regex is not None and re.search(self.command_regex, command) is not None
+
+    def __call__(self, history: list[Message]) -> list[Message]:
+        matched_ids: set[str] = set()
+        text_action_matched = False  # observations without ids answer the last assistant message
+        out = list(history)
+        for index, message in enumerate(history):
+            if message.role == "assistant":
+                text_action_matched = False
+                for call in message.tool_calls or ():
+                    if self._matches(call.function.name, _command_of(call.function.arguments)):
+                        matched_ids.add(call.id)
+                for action in message.extra.actions:
+                    if action.tool_call_id is None and self._matches(TEXT_ACTION_FUNCTION, action.command):
+                        text_action_matched = True
+            elif message.extra.message_type is MessageType.OBSERVATION:
+                answered = message.tool_call_id in matched_ids if message.tool_call_id else text_action_matched
+                if answered and not set(self.tags) <= set(message.extra.tags):
+                    out[index] = message.with_extra(tags=tuple(sorted({*message.extra.tags, *self.tags})))
+        return out
