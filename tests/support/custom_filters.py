@@ -1,0 +1,17 @@
+"""Custom filters for `context_filter` tests (loaded by dotted path, as users configure them)."""
+
+from __future__ import annotations
+
+from swedeck.core.messages import Message
+
+
+def drop_assistant_text(messages: list[Message]) -> list[Message]:
+    return [m for m in messages if not (m.role == "assistant" and m.text == "drop me")]
+
+
+def explode(messages: list[Message]) -> list[Message]:
+    raise RuntimeError("filter broke")
+
+
+def not_a_list(messages: list[Message]):
+    return "nope"

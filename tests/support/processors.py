@@ -1,0 +1,72 @@
+"""Small histories for the history-processor tests (SPEC §7)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
+
+
+def msg(role: str, content: str | None, kind: MessageType, **extra) -> Message:
+    fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id") if key in extra}
+    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, **extra), **fields)
+
+
+def system(text: str = "You are a helpful agent.") -> Message:
+    return msg("system", text, MessageType.SYSTEM)
+
+
+def task(text: str = "Fix the bug.") -> Message:
+    return msg("user", text, MessageType.TASK)
+
+
+def action(command: str = "ls", call_id: str | None = None, function: str = "bash") -> Message:
+    if call_id is None:
+        return msg("assistant", f"```bash\n{command}\n```", MessageType.ACTION, actions=(Action(command=command),))
+    call = ToolCall(id=call_id, function=FunctionCall(name=function, arguments=json.dumps({"command": command})))
+    return msg("assistant", "", MessageType.ACTION, tool_calls=(call,),
+               actions=(Action(command=command, tool_call_id=call_id),))
+
+
+def observation(text: str = "out", call_id: str | None = None, tags: tuple[str, ...] = ()) -> Message:
+    role = "tool" if call_id else "user"
+    return msg(role, text, MessageType.OBSERVATION, tool_call_id=call_id, tags=tags)
+
+
+def steps(count: int, lines: int = 3) -> list[Message]:
+    """system, task, then `count` (action, observation) pairs with `lines`-line outputs."""
+    history = [system(), task()]
+    for i in range(count):
+        history += [action(f"cmd{i}"), observation("\n".join(f"line {k} of {i}" for k in range(lines)))]
+    return history
+
+
+def contents(messages: list[Message]) -> list:
+    return [m.content for m in messages]
+
+
+def sweagent_history(path: Path) -> list[Message]:
+    """The SWE-agent fixture's `history` as swedeck messages, mapped as the trajectory loader
+    does (system_prompt -> system, first user -> task, tool_call_ids kept). Used only until
+    `swedeck.core.trajectory.loader` exists."""
+    entries = json.loads(Path(path).read_text())["history"]
+    out: list[Message] = []
+    seen_user = False
+    for entry in entries:
+        kind = entry.get("message_type")
+        if kind == "system_prompt":
+            message_type = MessageType.SYSTEM
+        elif entry["role"] == "user" and not seen_user:
+            message_type = MessageType.TASK
+        else:
+            message_type = MessageType(kind)
+        seen_user = seen_user or entry["role"] == "user"
+        content = entry["content"]
+        calls = tuple(ToolCall(id=c["id"], function=FunctionCall(name=c["function"]["name"],
+                                                                 arguments=c["function"]["arguments"]))
+                      for c in entry.get("tool_calls") or ()) or None
+        ids = entry.get("tool_call_ids") or [None]
+        out.append(Message(role=entry["role"], content=content, tool_calls=calls, tool_call_id=ids[0],
+                           extra=MessageExtra(message_type=message_type, tags=tuple(entry.get("tags") or ()))))
+    return out

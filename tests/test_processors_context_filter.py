@@ -1,0 +1,96 @@
+"""SPEC §7 `context_filter`: ADK ContextFilterPlugin (Java) conformance cases and custom filters.
+
+Indices in the cases are over the list without a system message; each case is also run
+with a system message prepended, which is always kept.
+"""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from swedeck.core.messages import MessageType
+from swedeck.core.processors.chain import ProcessorChain
+from swedeck.core.processors.context_filter import ContextFilter
+from tests.support.processors import action, msg, observation, system
+
+
+def u(text="u"):
+    return msg("user", text, MessageType.USER_MESSAGE)
+
+
+def m(text="m"):
+    return msg("assistant", text, MessageType.ASSISTANT_MESSAGE)
+
+
+def fc(call_id):
+    return action("ls", call_id=call_id)
+
+
+def fr(call_id):
+    return observation("result", call_id=call_id)
+
+
+CASES = {
+    "u,m,u,m N=1": (lambda: [u(), m(), u(), m()], 1, [2, 3]),
+    "u,m,FC1,FR1,u,m N=2": (lambda: [u(), m(), fc("1"), fr("1"), u(), m()], 2, [2, 3, 4, 5]),
+    "u,m,FC2,m,FR2,u N=1": (lambda: [u(), m(), fc("2"), m(), fr("2"), u()], 1, [2, 3, 4, 5]),
+    "u,m,FCf1,FRf1,FCf2,m,FRf2,u N=1": (
+        lambda: [u(), m(), fc("f1"), fr("f1"), fc("f2"), m(), fr("f2"), u()], 1, [4, 5, 6, 7]),
+    "u,FC,FR N=1": (lambda: [u(), fc("a"), fr("a")], 1, [0, 1, 2]),
+    "u,FC,FR,m N=1": (lambda: [u(), fc("a"), fr("a"), m()], 1, [0, 1, 2, 3]),
+    "u,m,u2a,u2b,m N=1": (lambda: [u(), m(), u("2a"), u("2b"), m()], 1, [2, 3, 4]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_context_filter_adk_conformance(name):
+    build, keep, expected = CASES[name]
+    history = build()
+    out = ContextFilter(num_invocations_to_keep=keep)(history)
+    assert out == [history[i] for i in expected]
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_context_filter_always_keeps_the_system_message(name):
+    build, keep, expected = CASES[name]
+    history = [system(), *build()]
+    out = ContextFilter(num_invocations_to_keep=keep)(history)
+    assert out == [history[0]] + [history[i + 1] for i in expected]
+
+
+def test_context_filter_without_options_leaves_the_history_unchanged():
+    history = [system(), u(), m(), u(), m()]
+    assert ContextFilter()(history) == history
+
+
+def test_context_filter_n_must_be_positive():
+    with pytest.raises(ValidationError):
+        ContextFilter(num_invocations_to_keep=0)
+
+
+def test_context_filter_custom_filter_runs_after_trimming():
+    history = [system(), u(), m(), u(), m("drop me"), u(), m()]
+    out = ContextFilter(num_invocations_to_keep=2,
+                        custom_filter="tests.support.custom_filters:drop_assistant_text")(history)
+    assert out == [history[0], history[3], history[5], history[6]]
+
+
+@pytest.mark.parametrize("path", ["tests.support.custom_filters:explode", "tests.support.custom_filters:not_a_list",
+                                  "tests.support.no_such_module:f"])
+def test_context_filter_failing_custom_filter_leaves_the_prompt_unchanged_and_reports(path):
+    history = [system(), u(), m(), u(), m()]
+    chain = ProcessorChain([{"type": "context_filter", "num_invocations_to_keep": 1, "custom_filter": path}])
+    result = chain.apply(history)
+    assert result.messages == history
+    assert len(result.errors) == 1 and path in result.errors[0]
+
+
+def test_context_filter_custom_filter_error_names_the_cause():
+    chain = ProcessorChain([{"type": "context_filter", "custom_filter": "tests.support.custom_filters:explode"}])
+    assert "filter broke" in chain.apply([u(), m()]).errors[0]
+
+
+def test_context_filter_custom_filter_must_be_a_dotted_path():
+    with pytest.raises(ValidationError, match="package.module:function"):
+        ContextFilter(custom_filter="not a path")

@@ -1,0 +1,43 @@
+"""SPEC §7 fixture check: last_n_observations on the SWE-agent trajectory."""
+
+from __future__ import annotations
+
+import pytest
+
+from swedeck.core.messages import MessageType
+from swedeck.core.processors.last_n_observations import LastNObservations, observation_indices
+from tests.conftest import SWEAGENT_FIXTURE
+from tests.support.processors import sweagent_history
+
+
+def _history():
+    try:
+        from swedeck.core.trajectory.loader import load_trajectory
+    except ImportError:  # the loader is another area's work; the test helper maps the same way
+        return sweagent_history(SWEAGENT_FIXTURE)
+    return list(load_trajectory(SWEAGENT_FIXTURE).messages)
+
+
+@pytest.fixture(scope="module")
+def history():
+    if not SWEAGENT_FIXTURE.exists():
+        pytest.fail(f"fixture missing: {SWEAGENT_FIXTURE}")
+    messages = _history()
+    assert len(messages) >= 10  # history indices 0..9 (a loader may add an exit record after them)
+    return messages
+
+
+def test_fixture_observations_are_at_odd_indices(history):
+    assert history[1].extra.message_type is MessageType.TASK
+    assert observation_indices(history) == [1, 3, 5, 7, 9]
+
+
+@pytest.mark.parametrize(("n", "elided"), [(1, [3, 5, 7]), (3, [3])])
+def test_fixture_last_n_observations_elides_the_documented_indices(history, n, elided):
+    out = LastNObservations(n=n)(history)
+    assert [i for i in range(len(history)) if out[i].content != history[i].content] == elided
+
+
+def test_fixture_first_elided_text(history):
+    out = LastNObservations(n=1)(history)
+    assert out[3].content == "Old environment output: (5 lines omitted)"
