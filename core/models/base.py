@@ -3,6 +3,11 @@
 Implementations: `litellm_model.LitellmModel`, `replay_model.ReplayModel`. The agent
 calls `query` from its thread; `cancel()` may be called from any other thread and makes
 the running `query` raise `QueryCancelled` at once.
+
+Streaming and retries: a query emits `StreamDelta` events while a response arrives. When
+an attempt fails and is retried, a `QueryRetrying` event follows; it means "discard the
+partial response drawn so far": the next attempt streams the whole response again, and
+only the final `ModelResponse` (or `QueryFinished`) is the truth.
 """
 
 from __future__ import annotations
@@ -66,6 +71,10 @@ class APIError(ModelError):
 
 class QueryCancelled(ModelError):
     """`cancel()` was called while the query ran; nothing of it is kept."""
+
+
+class ReplayExhausted(ModelError):
+    """A replay model has no recorded response left: the session ends cleanly."""
 
 
 class Model(Protocol):

@@ -1,0 +1,108 @@
+"""Rebuilds one assistant response from stream chunks, emitting each delta as it arrives.
+
+Tool-call fragments arrive per `index`: the first carries id and name, later ones only
+pieces of the arguments. The assembler knows nothing about HTTP; it is fed parsed chunks
+(litellm's objects or plain dicts, both read through `_get`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import EventSink, StreamDelta
+from ..messages import FunctionCall, ToolCall
+
+
+def _get(obj: Any, key: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Assembler:
+    step: int = 0
+    emit: EventSink | None = None
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Any = None
+    _content_len: int = 0
+
+    def feed(self, chunk: Any) -> bool:
+        """Take one chunk; True when it added content text (the stream guard looks then)."""
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            self.usage = usage
+        added_text = False
+        for choice in _get(chunk, "choices") or ():
+            delta = _get(choice, "delta")
+            if delta is None:
+                continue
+            reasoning = _get(delta, "reasoning_content")
+            if reasoning:
+                self.reasoning.append(reasoning)
+                self._send("reasoning", reasoning)
+            text = _get(delta, "content")
+            if text:
+                self.content.append(text)
+                self._content_len += len(text)
+                self._send("text", text)
+                added_text = True
+            for call in _get(delta, "tool_calls") or ():
+                self._feed_call(call)
+        return added_text
+
+    def _feed_call(self, call: Any) -> None:
+        index = _get(call, "index") or 0
+        partial = self.calls.setdefault(index, _PartialCall())
+        function = _get(call, "function")
+        new_name = None
+        if _get(call, "id") and not partial.id:
+            partial.id = _get(call, "id")
+        name = _get(function, "name")
+        if name and not partial.name:
+            partial.name = new_name = name
+        arguments = _get(function, "arguments") or ""
+        if arguments:
+            partial.arguments.append(arguments)
+        if new_name or arguments:
+            self._send("tool_call", arguments, index=index, name=new_name)
+
+    def _send(self, kind: str, text: str, index: int = 0, name: str | None = None) -> None:
+        if self.emit is not None:
+            self.emit(StreamDelta(step=self.step, kind=kind, text=text, index=index, name=name))  # type: ignore[arg-type]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.content)
+
+    @property
+    def reasoning_text(self) -> str:
+        return "".join(self.reasoning)
+
+    def tool_calls(self, fallback_id: str = "call") -> tuple[ToolCall, ...]:
+        out = []
+        for index in sorted(self.calls):
+            partial = self.calls[index]
+            out.append(
+                ToolCall(
+                    id=partial.id or f"{fallback_id}_{index}",
+                    function=FunctionCall(name=partial.name, arguments="".join(partial.arguments)),
+                )
+            )
+        return tuple(out)
+
+    def replace_text(self, text: str) -> None:
+        self.content = [text]
+        self._content_len = len(text)

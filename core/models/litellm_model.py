@@ -1,0 +1,269 @@
+"""The litellm model (SPEC §4.1-4.4): streaming, tool calls, usage, cost, our own retries.
+
+Each attempt runs the HTTP call in a worker thread that feeds chunks into a queue; the
+query thread reads the queue, emits deltas and applies the stream guard. `cancel()` puts
+a sentinel in that queue and closes the HTTP stream, so the query returns at once even
+while the request waits for headers or the retry waits out its backoff.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from ..config import ModelConfig
+from ..events import EventSink, QueryRetrying
+from ..messages import FunctionCall, Message, ToolCall, Usage
+from .actions import ToolSchema
+from .assembler import Assembler, _get
+from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
+from .cache_control import set_cache_control
+from .litellm_loader import litellm
+from .responses import Parts, build_response
+from .retry import backoff_s, classify
+from .stream_guard import StreamGuard
+from .usage import compute_cost, estimate_usage, usage_from
+
+DUMMY_API_KEY = "swedeck-no-key"
+"""openai-compatible servers without auth still need the SDK to have some key."""
+
+_CHUNK, _END, _ERROR, _CANCEL = "chunk", "end", "error", "cancel"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+@dataclass
+class _Call:
+    """One HTTP call running in a worker thread."""
+
+    items: queue.SimpleQueue
+    stream: Any = None
+    stop: bool = False
+
+    def close(self) -> None:
+        self.stop = True
+        stream = self.stream
+        for target in (getattr(stream, "completion_stream", None), getattr(stream, "response", None)):
+            close = getattr(target, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:  # closing a stream another thread reads may complain; it is closed
+                    pass
+
+
+class LitellmModel:
+    def __init__(self, config: ModelConfig, spec: ModelSpec | None = None):
+        self.config = config
+        self.spec = spec or ModelSpec()
+        self.model_name = config.model_name or ""
+        self.stats = ModelStats()
+        self._lock = threading.Lock()
+        self._call: _Call | None = None
+        self._cancelled = threading.Event()
+
+    # --- the contract ---------------------------------------------------------------------
+
+    def query(self, messages: list[Message], *, step: int = 0, emit: EventSink | None = None) -> ModelResponse:
+        self._cancelled.clear()
+        attempts = self.config.retry.attempts
+        for attempt in range(1, attempts + 1):
+            try:
+                parts, calls = self._attempt(messages, step, emit)
+                break
+            except _Cancelled:
+                raise QueryCancelled() from None
+            except Exception as exc:  # classified below: everything an SDK can raise
+                problem = classify(exc)
+                if problem.kind == "context_window":
+                    raise ContextWindowExceeded(problem.text) from None
+                if problem.kind == "fatal":
+                    raise APIError(problem.text, retryable=False, attempts=attempt) from None
+                if attempt == attempts:
+                    raise APIError(f"{problem.text} (gave up after {attempts} tries)", retryable=True, attempts=attempt) from None
+                wait = backoff_s(attempt, self.config.retry.backoff_min_s, self.config.retry.backoff_max_s, problem.retry_after_s)
+                if emit is not None:
+                    emit(QueryRetrying(step=step, attempt=attempt, attempts=attempts, wait_s=wait, error=problem.text))
+                if self._cancelled.wait(wait):
+                    raise QueryCancelled() from None
+        parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking)
+        self.stats.api_calls += calls
+        self.stats.cost += parts.cost
+        if parts.usage is not None:
+            self.stats.prompt_tokens += parts.usage.prompt_tokens
+            self.stats.completion_tokens += parts.usage.completion_tokens
+        return build_response(parts, self.spec, self.config.require_reasoning, self.config.format_error_template)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            call = self._call
+        if call is not None:
+            call.items.put((_CANCEL, None))
+            call.close()
+
+    # --- one attempt ----------------------------------------------------------------------
+
+    def _attempt(self, messages: list[Message], step: int, emit: EventSink | None) -> tuple[Parts, int]:
+        """The response parts and the number of API calls made (2 after a usage requery)."""
+        if not self.config.use_streaming:
+            return self._complete(messages, step, emit), 1
+        assembler = Assembler(step=step, emit=emit)
+        guard = self._guard()
+        fired = False
+        call = self._start(self.request(messages, stream=True))
+        while True:
+            kind, item = call.items.get()
+            if kind == _CANCEL:
+                raise _Cancelled()
+            if kind == _ERROR:
+                raise item
+            if kind == _END:
+                break
+            if assembler.feed(item) and guard is not None and guard.tripped(assembler.text):
+                fired = True
+                assembler.replace_text(guard.cut(assembler.text))
+                call.close()
+                break
+        self._finish(call)
+        parts = Parts(
+            content=assembler.text,
+            reasoning=assembler.reasoning_text,
+            tool_calls=assembler.tool_calls(),
+            usage=usage_from(assembler.usage),
+            stream_guard_fired=fired,
+        )
+        calls = 1
+        if parts.usage is None:
+            calls += self._fallback_usage(parts, messages, step, guard_fired=fired)
+        return parts, calls
+
+    def _complete(self, messages: list[Message], step: int, emit: EventSink | None) -> Parts:
+        response = self._run(self.request(messages, stream=False))
+        choices = _get(response, "choices") or []
+        message = _get(choices[0], "message") if choices else None
+        content = _get(message, "content") or ""
+        reasoning = _get(message, "reasoning_content") or ""
+        tool_calls = tuple(
+            ToolCall(
+                id=_get(call, "id") or f"call_{index}",
+                function=FunctionCall(
+                    name=_get(_get(call, "function"), "name") or "",
+                    arguments=_get(_get(call, "function"), "arguments") or "",
+                ),
+            )
+            for index, call in enumerate(_get(message, "tool_calls") or ())
+        )
+        # One delta per part, so front ends draw non-streamed answers the same way.
+        assembler = Assembler(step=step, emit=emit)
+        if reasoning:
+            assembler._send("reasoning", reasoning)
+        if content:
+            assembler._send("text", content)
+        for index, call in enumerate(tool_calls):
+            assembler._send("tool_call", call.function.arguments, index=index, name=call.function.name)
+        parts = Parts(content=content, reasoning=reasoning, tool_calls=tool_calls, usage=usage_from(_get(response, "usage")))
+        if parts.usage is None and self.config.usage_fallback == "estimate":
+            parts.usage = estimate_usage(messages, _response_text(parts))
+        return parts
+
+    def _fallback_usage(self, parts: Parts, messages: list[Message], step: int, guard_fired: bool) -> int:
+        mode = self.config.usage_fallback
+        if mode == "estimate" or (mode == "requery" and guard_fired):  # §4.4: never requery a guarded stream
+            parts.usage = estimate_usage(messages, _response_text(parts))
+        elif mode == "requery":
+            response = self._run(self.request(messages, stream=False))
+            parts.usage = usage_from(_get(response, "usage")) or estimate_usage(messages, _response_text(parts))
+            return 1
+        return 0
+
+    def _guard(self) -> StreamGuard | None:
+        if not self.config.stream_guard_enabled:
+            return None
+        return StreamGuard(self.config.stream_guard_window, self.config.stream_guard_tag_threshold)
+
+    # --- the request ----------------------------------------------------------------------
+
+    def request(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
+        """The keyword arguments of `litellm.completion` for `messages`."""
+        config = self.config
+        kwargs: dict[str, Any] = {key: value for key, value in config.model_kwargs.items() if key != "tokens_per_second"}
+        api_messages = set_cache_control([message.to_api() for message in messages], config.set_cache_control)
+        kwargs.update(model=self.model_name, messages=api_messages, max_retries=0, timeout=config.timeout_s)
+        if stream:
+            kwargs["stream"] = True
+            if config.stream_include_usage:
+                kwargs["stream_options"] = {"include_usage": True}
+        if self.spec.action_format != "text":
+            require = config.require_reasoning or self.spec.require_reasoning
+            kwargs["tools"] = [*ToolSchema(require).tools(), *self.spec.extra_tools]
+            if config.tool_choice is not None:
+                kwargs["tool_choice"] = config.tool_choice
+        if self.model_name.startswith("openai/") and kwargs.get("api_base") and not kwargs.get("api_key"):
+            if not os.environ.get("OPENAI_API_KEY"):
+                kwargs["api_key"] = DUMMY_API_KEY
+        return kwargs
+
+    # --- the worker thread ----------------------------------------------------------------
+
+    def _start(self, kwargs: dict[str, Any]) -> _Call:
+        call = _Call(items=queue.SimpleQueue())
+        with self._lock:
+            self._call = call
+        if self._cancelled.is_set():
+            raise _Cancelled()
+        module = litellm()  # import here, in the query thread, not in a worker racing it
+
+        def work() -> None:
+            try:
+                result = module.completion(**kwargs)
+                call.stream = result
+                if not kwargs.get("stream"):
+                    call.items.put((_CHUNK, result))
+                    call.items.put((_END, None))
+                    return
+                if call.stop:
+                    call.close()
+                    return
+                for chunk in result:
+                    call.items.put((_CHUNK, chunk))
+                    if call.stop:
+                        break
+                call.items.put((_END, None))
+            except BaseException as exc:  # handed to the query thread, which classifies it
+                call.items.put((_ERROR, exc))
+
+        threading.Thread(target=work, name="swedeck-model-call", daemon=True).start()
+        return call
+
+    def _run(self, kwargs: dict[str, Any]) -> Any:
+        """A non-streaming call: its response, cancelable."""
+        call = self._start(kwargs)
+        result = None
+        while True:
+            kind, item = call.items.get()
+            if kind == _CANCEL:
+                raise _Cancelled()
+            if kind == _ERROR:
+                raise item
+            if kind == _END:
+                self._finish(call)
+                return result
+            result = item
+
+    def _finish(self, call: _Call) -> None:
+        with self._lock:
+            if self._call is call:
+                self._call = None
+        if self._cancelled.is_set():
+            raise _Cancelled()
+
+
+def _response_text(parts: Parts) -> str:
+    calls = " ".join(call.function.name + call.function.arguments for call in parts.tool_calls)
+    return " ".join(text for text in (parts.reasoning, parts.content, calls) if text)

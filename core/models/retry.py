@@ -1,0 +1,125 @@
+"""Which query errors are worth another try, and how long to wait (SPEC §4.3).
+
+Retries are ours, not the SDK's (`max_retries=0` is passed), so the UI can show them.
+Classification goes by HTTP status when the error carries one, else by the kind of
+failure (timeouts and broken connections are transient).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["transient", "context_window", "fatal"]
+
+RETRY_AFTER_CAP_S = 300.0
+"""A server asking for a longer pause than this is not waited for beyond it."""
+
+_TRANSIENT_STATUS = {408, 409, 425, 429}
+_TRANSIENT_NAMES = (
+    "Timeout",
+    "APITimeoutError",
+    "APIConnectionError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "BadGatewayError",
+    "RemoteProtocolError",
+    "ReadError",
+    "ConnectError",
+    "ReadTimeout",
+    "ConnectTimeout",
+    "TimeoutException",
+    "TransportError",
+)
+_CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window", "too many tokens", "prompt is too long")
+
+
+@dataclass(frozen=True)
+class Classified:
+    kind: Kind
+    status: int | None
+    retry_after_s: float | None
+    text: str
+
+
+def classify(exc: BaseException) -> Classified:
+    status = _status(exc)
+    text = _describe(exc, status)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if "ContextWindowExceededError" in names or (status in (400, 413, None) and _mentions_context(exc)):
+        return Classified("context_window", status, None, text)
+    if status is not None:
+        transient = status in _TRANSIENT_STATUS or status >= 500
+        return Classified("transient" if transient else "fatal", status, _retry_after(exc), text)
+    if names & set(_TRANSIENT_NAMES) or isinstance(exc, (ConnectionError, TimeoutError)):
+        return Classified("transient", None, _retry_after(exc), text)
+    return Classified("fatal", None, None, text)
+
+
+def backoff_s(attempt: int, low: float, high: float, retry_after_s: float | None = None) -> float:
+    """The wait after failed attempt `attempt` (1-based): exponential with jitter, or Retry-After."""
+    if retry_after_s is not None:
+        return max(0.0, min(retry_after_s, RETRY_AFTER_CAP_S))
+    base = min(high, low * 2 ** (attempt - 1))
+    return max(low, min(high, base * random.uniform(0.75, 1.25)))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds: a number, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _status(exc: BaseException) -> int | None:
+    for candidate in (getattr(exc, "status_code", None), getattr(getattr(exc, "response", None), "status_code", None)):
+        if isinstance(candidate, int) and 100 <= candidate < 600:
+            return candidate
+    return None
+
+
+def _headers(exc: BaseException) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for source in (getattr(getattr(exc, "response", None), "headers", None), getattr(exc, "litellm_response_headers", None)):
+        try:
+            headers.update({str(k).lower(): str(v) for k, v in dict(source or {}).items()})
+        except (TypeError, ValueError):
+            continue
+    return headers
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = _headers(exc)
+    seconds = parse_retry_after(headers.get("retry-after"))
+    if seconds is None and headers.get("retry-after-ms"):
+        try:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        except ValueError:
+            seconds = None
+    return seconds
+
+
+def _mentions_context(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in _CONTEXT_MARKERS)
+
+
+def _describe(exc: BaseException, status: int | None) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if len(text) > 500:
+        text = text[:500] + "…"
+    prefix = f"{type(exc).__name__}" + (f" ({status})" if status else "")
+    return f"{prefix}: {text}"
