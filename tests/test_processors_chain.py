@@ -149,3 +149,13 @@ def test_apply_does_not_copy_unchanged_messages():
     history = steps(10)
     out = ProcessorChain(CONFIG).apply(history).messages
     assert out[0] is history[0] and out[2] is history[2]
+
+
+def test_rebuilding_a_prompt_reuses_the_changed_copies():
+    # Same objects on every build: token counts stay cached and the "next ≈ N" estimate is cheap.
+    history = steps(10)
+    chain = ProcessorChain(CONFIG)
+    first, second = chain.apply(history).messages, chain.apply(history).messages
+    assert first == second
+    assert all(a is b for a, b in zip(first, second))
+    assert first[3] is not history[3]

@@ -9,11 +9,36 @@ keeps prompt builds cheap and the per-message token counts cached.
 
 from __future__ import annotations
 
-from typing import Annotated
+import threading
+from collections import OrderedDict
+from typing import Annotated, Any, Callable, Hashable, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from ..messages import Message, MessageType
+
+
+T = TypeVar("T")
+
+_derived: OrderedDict[tuple[Hashable, int], tuple[Message, Any]] = OrderedDict()
+_derived_lock = threading.Lock()
+_DERIVED_SIZE = 200_000
+
+
+def derived(key: Hashable, message: Message, build: Callable[[Message], T]) -> T:
+    """`build(message)`, remembered per message object and `key` (the transformation and its
+    parameters). Rebuilding a prompt then returns the very same changed copies as last time,
+    so later processors and the per-message token counts hit their caches too."""
+    slot = (key, id(message))
+    hit = _derived.get(slot)
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    value = build(message)
+    with _derived_lock:
+        _derived[slot] = (message, value)
+        if len(_derived) > _DERIVED_SIZE:
+            _derived.popitem(last=False)
+    return value
 
 
 class ProcessorError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ..messages import Message
-from .base import Processor
+from .base import Processor, derived
 
 EPHEMERAL = {"type": "ephemeral"}
 
@@ -44,7 +44,7 @@ class CacheControl(Processor):
     tagged_roles: tuple[str, ...] = ("user", "tool")
 
     def __call__(self, history: list[Message]) -> list[Message]:
-        out = [_cleared(message) for message in history]
+        out = [derived("cache_clear", message, _cleared) for message in history]
         seen = marked = 0
         for index in range(len(out) - 1, -1, -1):
             if marked >= self.last_n_messages:
@@ -53,6 +53,6 @@ class CacheControl(Processor):
                 continue
             seen += 1
             if seen > self.last_n_messages_offset:
-                out[index] = _marked(out[index])
+                out[index] = derived("cache_mark", out[index], _marked)
                 marked += 1
         return out

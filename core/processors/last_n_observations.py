@@ -7,11 +7,15 @@ from typing import Literal
 from pydantic import Field
 
 from ..messages import Message, MessageType
-from .base import Processor, TagSet
+from .base import Processor, TagSet, derived
 
 
 def elided_text(message: Message) -> str:
     return f"Old environment output: ({len(message.text.splitlines())} lines omitted)"
+
+
+def _elided(message: Message) -> Message:
+    return message.model_copy(update={"content": elided_text(message)})
 
 
 def observation_indices(history: list[Message]) -> list[int]:
@@ -49,5 +53,5 @@ class LastNObservations(Processor):
         for index in observations:
             tags = set(history[index].extra.tags)
             if (index in old and not tags & keep) or tags & remove:
-                out[index] = history[index].model_copy(update={"content": elided_text(history[index])})
+                out[index] = derived("elide", history[index], _elided)
         return out

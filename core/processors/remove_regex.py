@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from ..messages import Message
-from .base import Processor
+from .base import Processor, derived
 
 
 @lru_cache(maxsize=256)
@@ -38,22 +38,22 @@ class RemoveRegex(Processor):
             text = _compiled(pattern).sub("", text)
         return text
 
+    def _cleaned(self, message: Message) -> Message:
+        content = message.content
+        if isinstance(content, str):
+            cleaned: str | list | None = self._clean(content)
+        elif isinstance(content, list):
+            cleaned = [
+                {**part, "text": self._clean(part["text"])} if isinstance(part.get("text"), str) else part
+                for part in content
+            ]
+        else:
+            return message
+        return message if cleaned == content else message.model_copy(update={"content": cleaned})
+
     def __call__(self, history: list[Message]) -> list[Message]:
         out = list(history)
+        key = ("remove_regex", self.remove)
         for index in range(len(history) - self.keep_last):
-            message = history[index]
-            content = message.content
-            if isinstance(content, str):
-                cleaned: str | list | None = self._clean(content)
-                changed = cleaned != content
-            elif isinstance(content, list):
-                cleaned = [
-                    {**part, "text": self._clean(part["text"])} if isinstance(part.get("text"), str) else part
-                    for part in content
-                ]
-                changed = cleaned != content
-            else:
-                changed = False
-            if changed:
-                out[index] = message.model_copy(update={"content": cleaned})
+            out[index] = derived(key, history[index], self._cleaned)
         return out

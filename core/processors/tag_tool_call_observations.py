@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from ..messages import Message, MessageType
-from .base import Processor, TagSet
+from .base import Processor, TagSet, derived
 
 TEXT_ACTION_FUNCTION = "bash"
 """Actions parsed from text (no tool calls) count as calls of this function."""
@@ -50,21 +50,31 @@ class TagToolCallObservations(Processor):
             return True
         return self.command_regex is not None and re.search(self.command_regex, command) is not None
 
+    def _matched_calls(self, message: Message) -> tuple[frozenset[str], bool]:
+        """The ids of the matching tool calls, and whether a matching text action (no id) is there."""
+        ids = frozenset(call.id for call in message.tool_calls or ()
+                        if self._matches(call.function.name, _command_of(call.function.arguments)))
+        text = any(action.tool_call_id is None and self._matches(TEXT_ACTION_FUNCTION, action.command)
+                   for action in message.extra.actions)
+        return ids, text
+
+    def _tagged(self, message: Message) -> Message:
+        if set(self.tags) <= set(message.extra.tags):
+            return message
+        return message.with_extra(tags=tuple(sorted({*message.extra.tags, *self.tags})))
+
     def __call__(self, history: list[Message]) -> list[Message]:
+        match_key = ("tag_match", self.function_names, self.command_regex)
+        tag_key = ("tag", self.tags)
         matched_ids: set[str] = set()
         text_action_matched = False  # observations without ids answer the last assistant message
         out = list(history)
         for index, message in enumerate(history):
             if message.role == "assistant":
-                text_action_matched = False
-                for call in message.tool_calls or ():
-                    if self._matches(call.function.name, _command_of(call.function.arguments)):
-                        matched_ids.add(call.id)
-                for action in message.extra.actions:
-                    if action.tool_call_id is None and self._matches(TEXT_ACTION_FUNCTION, action.command):
-                        text_action_matched = True
+                ids, text_action_matched = derived(match_key, message, self._matched_calls)
+                matched_ids.update(ids)
             elif message.extra.message_type is MessageType.OBSERVATION:
                 answered = message.tool_call_id in matched_ids if message.tool_call_id else text_action_matched
-                if answered and not set(self.tags) <= set(message.extra.tags):
-                    out[index] = message.with_extra(tags=tuple(sorted({*message.extra.tags, *self.tags})))
+                if answered:
+                    out[index] = derived(tag_key, message, self._tagged)
         return out
