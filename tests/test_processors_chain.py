@@ -159,3 +159,11 @@ def test_rebuilding_a_prompt_reuses_the_changed_copies():
     assert first == second
     assert all(a is b for a, b in zip(first, second))
     assert first[3] is not history[3]
+
+
+def test_estimate_is_the_token_count_of_the_built_prompt():
+    history = steps(10, lines=20)
+    chain = ProcessorChain(CONFIG)
+    assert chain.estimate(history).after == count_messages(chain.apply(history).messages)
+    chain.toggle(0)
+    assert chain.estimate(history).after > count_messages(ProcessorChain(CONFIG).apply(history).messages)

@@ -195,6 +195,10 @@ class ProcessorChain:
             stages.append((index, processor.type, current))
         return ChainResult(messages=current, errors=errors, history=list(history), stages=stages)
 
+    def estimate(self, history: list[Message]) -> TokenReport:
+        """Tokens of the next prompt, per processor (the meter's "next ≈ N" is `.after`)."""
+        return self.apply(history).report
+
 
 def rebuild(history: list[Message], processors_config: Iterable[Any]) -> ChainResult:
     """The prompt a query saw, from the history before it and its recorded processor config."""
