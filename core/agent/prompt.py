@@ -15,14 +15,9 @@ from ..messages import Message
 
 
 def _chain(processors: list[Any]) -> Any:
-    from pydantic import TypeAdapter
+    from ..processors.chain import ProcessorChain  # validates plain dicts from front ends too
 
-    from ..processors import ProcessorConfig
-    from ..processors.chain import ProcessorChain
-
-    # Front ends may hand over plain dicts (`{"type": "last_n_observations", "n": 5}`).
-    validated = TypeAdapter(list[ProcessorConfig]).validate_python(list(processors))
-    return ProcessorChain(validated)
+    return ProcessorChain(processors)
 
 
 @dataclass
