@@ -135,7 +135,7 @@ class LitellmModel:
             content=assembler.text,
             reasoning=assembler.reasoning_text,
             tool_calls=assembler.tool_calls(),
-            usage=usage_from(assembler.usage),
+            usage=usage_from(_provider_usage(call.stream, assembler.usage)),
             stream_guard_fired=fired,
         )
         calls = 1
@@ -262,6 +262,19 @@ class LitellmModel:
                 self._call = None
         if self._cancelled.is_set():
             raise _Cancelled()
+
+
+def _provider_usage(stream: Any, last_seen: Any) -> Any:
+    """The usage the provider sent, if any. litellm answers a missing usage chunk with its
+    own count in the last chunk; only its record of the raw chunks tells them apart."""
+    chunks = getattr(stream, "chunks", None)
+    if not isinstance(chunks, list):
+        return last_seen
+    for chunk in reversed(chunks):
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            return usage
+    return None
 
 
 def _response_text(parts: Parts) -> str:
