@@ -1,0 +1,73 @@
+"""One loader for every trajectory format (SPEC §9.3).
+
+The format is found by content, not by the file name. Whatever goes wrong inside a reader
+becomes a `TrajectoryError` naming the file and the reason: a damaged file must never
+show a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .errors import TrajectoryError
+from .model import Trajectory
+from .readers import READERS, Source
+
+TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
+
+
+def load_trajectory(path: str | Path) -> Trajectory:
+    path = Path(path)
+    source = Source(path=path, text=_read_text(path))
+    if not source.text.strip():
+        raise TrajectoryError(path, "the file is empty")
+    try:
+        reader = next((reader for reader in READERS if _accepts(reader, source)), None)
+        if reader is None:
+            _ = source.document  # not JSON at all gives the JSON error as the reason
+            raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`")
+        return reader.read(source)
+    except TrajectoryError:
+        raise
+    except ValueError as error:
+        raise TrajectoryError(path, _reason(error)) from None
+    except Exception as error:  # a malformed file can break a reader anywhere; say so, no traceback
+        raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
+
+
+def is_trajectory_file(path: Path) -> bool:
+    return path.is_file() and path.name.endswith(TRAJECTORY_SUFFIXES)
+
+
+def trajectory_files(folder: Path) -> list[Path]:
+    """The trajectory files under a folder (recursively), by name."""
+    return sorted(p for p in folder.rglob("*") if is_trajectory_file(p))
+
+
+def _accepts(reader: object, source: Source) -> bool:
+    try:
+        return bool(reader.accepts(source))  # type: ignore[attr-defined]
+    except ValueError:  # not JSON: this reader does not apply, the next may
+        return False
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TrajectoryError(path, "no such file") from None
+    except IsADirectoryError:
+        raise TrajectoryError(path, "it is a folder, not a file") from None
+    except OSError as error:
+        raise TrajectoryError(path, error.strerror or str(error)) from None
+    if b"\x00" in data[:8192]:
+        raise TrajectoryError(path, "a binary file, not JSON")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise TrajectoryError(path, f"not UTF-8 text (byte {error.start})") from None
+
+
+def _reason(error: Exception) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."

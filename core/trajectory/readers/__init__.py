@@ -1,0 +1,18 @@
+"""Trajectory readers, found by content (not by file extension) in one table.
+
+Each reader module has `FORMAT`, `accepts(source) -> bool` and `read(source) -> Trajectory`.
+The first reader that accepts a file reads it; adding a format touches one file and one line.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import mini_swe_agent, swe_agent, swedeck_json, swedeck_jsonl
+from .source import Source
+
+# Order matters: the swedeck formats have explicit markers; mini-swe-agent accepts any list
+# or `messages` dict, so it goes last.
+READERS: tuple[ModuleType, ...] = (swedeck_jsonl, swedeck_json, swe_agent, mini_swe_agent)
+
+__all__ = ["READERS", "Source"]

@@ -1,0 +1,82 @@
+"""Pieces the readers share: the `info` record of the JSON formats."""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import ModelStats, TrajectoryInfo
+
+# SWE-agent says tokens_sent/tokens_received where the others say prompt/completion tokens.
+_STAT_NAMES = {
+    "instance_cost": ("instance_cost", "cost"),
+    "api_calls": ("api_calls",),
+    "prompt_tokens": ("prompt_tokens", "tokens_sent"),
+    "completion_tokens": ("completion_tokens", "tokens_received"),
+}
+
+
+def info_from(raw: Mapping[str, Any]) -> TrajectoryInfo:
+    stats = raw.get("model_stats") if isinstance(raw.get("model_stats"), Mapping) else {}
+    config = raw.get("config")
+    info = TrajectoryInfo(
+        exit_status=_optional_str(raw.get("exit_status")),
+        submission=_optional_str(raw.get("submission")),
+        model_stats=model_stats(stats),
+        config=dict(config) if isinstance(config, Mapping) else {},
+        swedeck_version=_optional_str(raw.get("swedeck_version")),
+        raw=dict(raw),
+    )
+    info.model_name = model_name(info.config)
+    return info
+
+
+def model_stats(stats: Mapping[str, Any]) -> ModelStats:
+    values: dict[str, Any] = {}
+    for name, keys in _STAT_NAMES.items():
+        for key in keys:
+            number = _number(stats.get(key))
+            if number is not None:
+                values[name] = number if name == "instance_cost" else int(number)
+                break
+    return ModelStats(**values)
+
+
+def model_name(config: Mapping[str, Any]) -> str | None:
+    """The model name in a swedeck, mini-swe-agent or SWE-agent config."""
+    model = config.get("model")
+    if isinstance(model, Mapping):
+        name = model.get("model_name") or model.get("name")
+        return str(name) if name else None
+    agent = config.get("agent")
+    if isinstance(agent, Mapping) and isinstance(agent.get("model"), Mapping):
+        name = agent["model"].get("name") or agent["model"].get("model_name")
+        return str(name) if name else None
+    return None
+
+
+def maybe_parsed(value: Any) -> Any:
+    """A value that may have been saved as a JSON string (or a Python repr, as SWE-agent's
+    `state` sometimes is); the parsed value, or the string when it is neither."""
+    if not isinstance(value, str):
+        return value
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(value)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return value
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def _optional_str(value: Any) -> str | None:
+    return None if value is None else str(value)

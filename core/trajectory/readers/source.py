@@ -1,0 +1,34 @@
+"""What a reader gets: the file's text, its first line and (parsed once, on demand) its JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+_UNSET = object()
+
+
+@dataclass
+class Source:
+    path: Path
+    text: str
+    _document: Any = field(default=_UNSET, repr=False)
+
+    @cached_property
+    def first_line(self) -> Any:
+        """The first line as JSON, or None when it is not a JSON value on its own."""
+        line = self.text.split("\n", 1)[0]
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    @property
+    def document(self) -> Any:
+        """The whole file as one JSON value (raises ValueError when it is not)."""
+        if self._document is _UNSET:
+            self._document = json.loads(self.text)
+        return self._document

@@ -1,0 +1,43 @@
+"""swedeck's final file `.traj.json` (SPEC §9.2): `{"trajectory_format": "swedeck-1", "info",
+"messages", "meta_events"}`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ...messages import Message
+from ..model import Trajectory
+from ..normalize import as_mapping_list, build_steps
+from .common import info_from
+from .source import Source
+from .swedeck_jsonl import meta_event, processors_of
+
+FORMAT = "swedeck-json"
+FINAL_FORMAT = "swedeck-1"
+
+
+def accepts(source: Source) -> bool:
+    document = source.document
+    return isinstance(document, Mapping) and str(document.get("trajectory_format", "")).startswith("swedeck-")
+
+
+def read(source: Source) -> Trajectory:
+    document = source.document
+    raw_info = document.get("info") or {}
+    if not isinstance(raw_info, Mapping):
+        raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
+    info = info_from(raw_info)
+    session = raw_info.get("session")
+    if isinstance(session, Mapping):
+        info.session = dict(session)
+        info.model_name = info.model_name or session.get("model")
+    messages = []
+    for number, record in enumerate(as_mapping_list(document.get("messages"), "`messages`")):
+        try:
+            messages.append(Message.model_validate(record))
+        except ValueError as error:
+            raise ValueError(f"message {number}: {str(error).splitlines()[0]}") from None
+    events = [meta_event(record, int(record.get("message_count", 0)))
+              for record in as_mapping_list(document.get("meta_events") or [], "`meta_events`")]
+    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
+                      meta_events=events, processors=processors_of(events))

@@ -1,0 +1,94 @@
+"""swedeck's live file `.traj.jsonl` (SPEC §9.1): a header line, then one message or `meta`
+event per line. A torn last line (the process died mid-write) is skipped with a warning;
+anything else that is not a JSON object is an error naming the line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ...messages import Message
+from ..model import MetaEvent, Trajectory, TrajectoryInfo
+from ..normalize import build_steps
+from .common import model_name
+from .source import Source
+
+FORMAT = "swedeck-jsonl"
+HEADER_FORMAT = "swedeck-traj/1"
+
+
+def accepts(source: Source) -> bool:
+    return is_header(source.first_line)
+
+
+def is_header(record: Any) -> bool:
+    return isinstance(record, Mapping) and record.get("role") == "meta" and record.get("format") == HEADER_FORMAT
+
+
+def read(source: Source) -> Trajectory:
+    lines = source.text.split("\n")
+    header = source.first_line
+    info = header_info(header)
+    messages: list[Message] = []
+    events: list[MetaEvent] = []
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=0)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, Mapping):
+                raise ValueError(f"a {type(record).__name__}, not an object")
+            if record.get("role") == "meta":
+                events.append(meta_event(record, len(messages)))
+            else:
+                messages.append(Message.model_validate(record))
+        except ValueError as error:  # pydantic's ValidationError is a ValueError too
+            if number - 1 == last:
+                info.warnings.append(f"line {number} is incomplete (the session was cut off mid-write); skipped")
+                continue
+            raise ValueError(f"line {number}: {_short(error)}") from None
+    apply_end(info, events)
+    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
+                      meta_events=events, processors=processors_of(events))
+
+
+def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
+    session = header.get("session") if isinstance(header.get("session"), Mapping) else {}
+    config = session.get("config") if isinstance(session.get("config"), Mapping) else {}
+    return TrajectoryInfo(config=dict(config), model_name=session.get("model") or model_name(config),
+                          swedeck_version=session.get("swedeck_version"), session=dict(session))
+
+
+def meta_event(record: Mapping[str, Any], message_count: int) -> MetaEvent:
+    data = {key: value for key, value in record.items() if key not in ("role", "event", "message_count")}
+    return MetaEvent(event=str(record.get("event", "")), data=data, message_count=message_count)
+
+
+def processors_of(events: list[MetaEvent]) -> dict[str, Any]:
+    """Processor config hash -> config, from every event that recorded one (§11.2)."""
+    found: dict[str, Any] = {}
+    for event in events:
+        if isinstance(event.data.get("hash"), str) and "processors" in event.data:
+            found[event.data["hash"]] = event.data["processors"]
+    return found
+
+
+def apply_end(info: TrajectoryInfo, events: list[MetaEvent]) -> None:
+    """A kept `.jsonl` ends with an `end` event carrying the final info."""
+    from .common import model_stats
+
+    for event in events:
+        if event.event == "end":
+            info.exit_status = event.data.get("exit_status", info.exit_status)
+            info.submission = event.data.get("submission", info.submission)
+            stats = event.data.get("model_stats")
+            if isinstance(stats, Mapping):
+                info.model_stats = model_stats(stats)
+
+
+def _short(error: Exception) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:200]

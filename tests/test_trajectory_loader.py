@@ -1,0 +1,183 @@
+"""SPEC §9.3: one loader for swedeck, mini-swe-agent and SWE-agent trajectories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from swedeck.core.messages import MessageType
+from swedeck.core.trajectory import TrajectoryError, load_trajectory
+from tests.conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+
+T = MessageType
+
+
+def test_mini_fixture_steps_and_commands() -> None:
+    trajectory = load_trajectory(MINI_FIXTURE)
+    assert trajectory.format == "mini-swe-agent"
+    assert len(trajectory.steps) == 10
+    assert trajectory.steps[0].commands == ["cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py"]
+    assert trajectory.steps[1].commands == ["ls -la"]
+    assert trajectory.steps[-1].commands == ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"]
+    assert trajectory.steps[8].commands[0].startswith("cat > tests/missing_colon.py << 'EOF'")
+    types = [message.message_type for message in trajectory.messages]
+    assert types[:4] == [T.SYSTEM, T.TASK, T.ACTION, T.OBSERVATION]
+    assert types[-1] == T.FINAL
+    assert all(step.observation_indices == (step.message_index + 1,) for step in trajectory.steps)
+    assert all(step.prompt_end == step.message_index for step in trajectory.steps)
+
+
+def test_sweagent_fixture_keeps_history_one_to_one() -> None:
+    trajectory = load_trajectory(SWEAGENT_FIXTURE)
+    raw = json.loads(SWEAGENT_FIXTURE.read_text())
+    assert trajectory.format == "swe-agent"
+    assert len(trajectory.messages) == len(raw["history"]) == 10
+    assert [m.role for m in trajectory.messages] == [entry["role"] for entry in raw["history"]]
+    assert [s.commands[0].split()[0] for s in trajectory.steps] == ["find_file", "open", "edit", "python3"]
+    assert trajectory.messages[1].message_type == T.TASK
+    assert [i for i, m in enumerate(trajectory.messages) if m.message_type == T.OBSERVATION] == [3, 5, 7, 9]
+    assert [s.observation_indices for s in trajectory.steps] == [(3,), (5,), (7,), (9,)]
+    assert trajectory.messages[3].tool_call_id == "call_fJuazlMUN5fQDQ73G6XSpYpx"
+    assert trajectory.steps[0].actions[0].tool_call_id == "call_fJuazlMUN5fQDQ73G6XSpYpx"
+    assert trajectory.info.exit_status == "submitted"
+    assert trajectory.info.model_stats.prompt_tokens == 7141
+    assert trajectory.info.model_stats.api_calls == 5
+    assert trajectory.info.model_name == "gpt-4o"
+    assert trajectory.steps[1].state == {"open_file": "/SWE-agent__test-repo/tests/missing_colon.py",
+                                         "working_dir": "/SWE-agent__test-repo"}
+
+
+def _write(tmp_path: Path, name: str, data: object) -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_sweagent_json_strings_and_missing_keys(tmp_path: Path) -> None:
+    raw = json.loads(SWEAGENT_FIXTURE.read_text())
+    raw["replay_config"] = json.dumps(raw["replay_config"])
+    for step in raw["trajectory"]:
+        step["state"] = json.dumps({"open_file": "x.py"})
+    loaded = load_trajectory(_write(tmp_path, "a.traj", raw))
+    assert loaded.info.model_name == "gpt-4o"
+    assert loaded.steps[0].state == {"open_file": "x.py"}
+
+    minimal = load_trajectory(_write(tmp_path, "b.traj", {"history": raw["history"]}))
+    assert len(minimal.steps) == 4 and minimal.info.exit_status is None and minimal.info.config == {}
+
+    from_steps = load_trajectory(_write(tmp_path, "c.traj", {"trajectory": raw["trajectory"]}))
+    assert [s.commands[0] for s in from_steps.steps][-1] == "submit"
+
+
+def test_sweagent_list_content(tmp_path: Path) -> None:
+    raw = json.loads(SWEAGENT_FIXTURE.read_text())
+    raw["history"][3]["content"] = [{"type": "text", "text": "Found 1 matches"}]
+    loaded = load_trajectory(_write(tmp_path, "list.traj", raw))
+    assert loaded.messages[3].text == "Found 1 matches"
+
+
+def test_mini_dict_with_info_equals_bare_list(tmp_path: Path) -> None:
+    messages = json.loads(MINI_FIXTURE.read_text())
+    document = {"info": {"exit_status": "Submitted", "submission": "diff",
+                         "model_stats": {"instance_cost": 0.5, "api_calls": 10},
+                         "config": {"model": {"model_name": "openai/gpt-4o"}}},
+                "messages": messages, "trajectory_format": "mini-swe-agent-1"}
+    loaded = load_trajectory(_write(tmp_path, "d.traj.json", document))
+    bare = load_trajectory(MINI_FIXTURE)
+    assert [s.commands for s in loaded.steps] == [s.commands for s in bare.steps]
+    assert loaded.info.exit_status == "Submitted" and loaded.info.model_stats.instance_cost == 0.5
+    assert loaded.info.model_name == "openai/gpt-4o"
+
+
+def test_mini_tool_call_format_and_exit(tmp_path: Path) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    submit = {"id": "call_2", "type": "function",
+              "function": {"name": "bash", "arguments": '{"command": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"}'}}
+    document = {"messages": [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "task"},
+        {"role": "assistant", "content": "look", "tool_calls": [call], "extra": {"cost": 0.01}},
+        {"role": "tool", "tool_call_id": "call_1", "content": "a b", "extra": {"returncode": 0}},
+        {"role": "assistant", "content": "no command here"},
+        {"role": "user", "content": "Please always provide EXACTLY ONE action"},
+        {"role": "assistant", "content": "", "tool_calls": [submit]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "done"},
+        {"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": "done"}},
+    ]}
+    loaded = load_trajectory(_write(tmp_path, "e.traj.json", document))
+    assert [m.message_type for m in loaded.messages] == [
+        T.SYSTEM, T.TASK, T.ACTION, T.OBSERVATION, T.ASSISTANT_MESSAGE, T.FORMAT_ERROR, T.ACTION, T.OBSERVATION, T.EXIT]
+    assert loaded.steps[0].commands == ["ls"] and loaded.steps[0].actions[0].tool_call_id == "call_1"
+    assert loaded.steps[0].cost == 0.01 and loaded.messages[3].extra.returncode == 0
+    assert loaded.steps[1].observation_indices == (5,)
+    assert loaded.info.exit_status == "Submitted" and loaded.info.submission == "done"
+
+
+def test_mini_wrong_typed_extra_is_kept_not_fatal(tmp_path: Path) -> None:
+    document = [{"role": "user", "content": "task", "extra": {"timestamp": "yesterday", "custom": 1}}]
+    message = load_trajectory(_write(tmp_path, "f.traj.json", document)).messages[0]
+    assert message.extra.timestamp is None
+    assert message.extra.model_extra == {"raw_timestamp": "yesterday", "custom": 1}
+
+
+@pytest.mark.parametrize(("content", "reason"), [
+    (None, "no such file"),
+    ("", "empty"),
+    ("   \n", "empty"),
+    ("{not json", "Expecting"),
+    ('{"messages": 5}', "`messages` is int"),
+    ('[1, 2]', "not an object"),
+    ('{"foo": 1}', "not a trajectory"),
+    ('[{"role": "wizard", "content": "x"}]', "unknown message role"),
+    ('{"history": [{"role": "user", "content": {"a": 1}}], "info": [1]}', "`info` is list"),
+])
+def test_unreadable_files_name_file_and_reason(tmp_path: Path, content: str | None, reason: str) -> None:
+    path = tmp_path / "bad.traj.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(TrajectoryError) as caught:
+        load_trajectory(path)
+    assert str(path) in str(caught.value) and reason in str(caught.value)
+
+
+def test_binary_and_folder_are_trajectory_errors(tmp_path: Path) -> None:
+    binary = tmp_path / "x.traj"
+    binary.write_bytes(b"\x89PNG\x00\x00\x01")
+    with pytest.raises(TrajectoryError, match="binary"):
+        load_trajectory(binary)
+    with pytest.raises(TrajectoryError, match="folder"):
+        load_trajectory(tmp_path)
+
+
+def test_truncated_fixture_is_an_error(tmp_path: Path) -> None:
+    text = SWEAGENT_FIXTURE.read_text()
+    path = _write(tmp_path, "cut.traj", text[: len(text) // 2])
+    with pytest.raises(TrajectoryError, match="cut.traj"):
+        load_trajectory(path)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["role", "content", "messages", "history", "trajectory", "info", "tool_calls", "extra",
+                         "model_stats", "message_type", "action", "tool_call_ids", "replay_config", "state",
+                         "function", "arguments", "id"]) | st.text(max_size=4), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(document=_json)
+def test_fuzz_loader_only_raises_trajectory_error(tmp_path: Path, document: object) -> None:
+    path = tmp_path / "fuzz.traj"
+    path.write_text(json.dumps(document))
+    try:
+        trajectory = load_trajectory(path)
+    except TrajectoryError as error:
+        assert "fuzz.traj" in str(error)
+    else:
+        assert len(trajectory.steps) == sum(m.role == "assistant" for m in trajectory.messages)
