@@ -41,3 +41,20 @@ def test_fixture_last_n_observations_elides_the_documented_indices(history, n, e
 def test_fixture_first_elided_text(history):
     out = LastNObservations(n=1)(history)
     assert out[3].content == "Old environment output: (5 lines omitted)"
+
+
+def test_fixture_tagged_search_output_survives_last_n_observations(history):
+    from swedeck.core.processors.chain import ProcessorChain
+
+    chain = ProcessorChain([{"type": "tag_tool_call_observations", "function_names": ["find_file"]},
+                            {"type": "last_n_observations", "n": 1}])
+    out = chain.apply(history).messages
+    assert [i for i in range(len(history)) if out[i].content != history[i].content] == [5, 7]
+    assert "keep_output" in out[3].extra.tags
+
+
+def test_fixture_context_filter_keeps_the_last_call_with_its_result(history):
+    from swedeck.core.processors.context_filter import ContextFilter
+
+    out = ContextFilter(num_invocations_to_keep=1)(history[:10])
+    assert out == [history[0], *history[6:10]]
