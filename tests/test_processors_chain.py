@@ -167,3 +167,12 @@ def test_estimate_is_the_token_count_of_the_built_prompt():
     assert chain.estimate(history).after == count_messages(chain.apply(history).messages)
     chain.toggle(0)
     assert chain.estimate(history).after > count_messages(ProcessorChain(CONFIG).apply(history).messages)
+
+
+def test_describe_gives_every_field_a_description_for_the_panel():
+    from swedeck.core.processors import PROCESSORS
+
+    configs = [{"type": name, **({"n": 1} if name == "last_n_observations" else {})} for name in PROCESSORS]
+    for info in ProcessorChain(configs).describe():
+        for described in info.fields:
+            assert described.description, f"{info.type}.{described.name} has no description"

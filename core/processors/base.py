@@ -46,7 +46,8 @@ class ProcessorError(Exception):
 
 
 class Processor(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    """Field docstrings become the descriptions the processors panel shows."""
 
     type: str
     enabled: bool = True

@@ -40,8 +40,11 @@ class CacheControl(Processor):
 
     type: Literal["cache_control"] = "cache_control"
     last_n_messages: int = 2
+    """Messages to mark; 0 or less only clears marks."""
     last_n_messages_offset: int = 0
+    """The last this many messages of the tagged roles are skipped."""
     tagged_roles: tuple[str, ...] = ("user", "tool")
+    """Roles that can be marked."""
 
     def __call__(self, history: list[Message]) -> list[Message]:
         out = [derived("cache_clear", message, _cleared) for message in history]

@@ -39,9 +39,13 @@ class LastNObservations(Processor):
 
     type: Literal["last_n_observations"] = "last_n_observations"
     n: int = Field(gt=0)
+    """Observations kept in full."""
     polling: int = Field(default=1, ge=1)
+    """Elide in batches of this many steps."""
     always_remove_output_for_tags: TagSet = ("remove_output",)
+    """Observations with one of these tags are always elided."""
     always_keep_output_for_tags: TagSet = ("keep_output",)
+    """Old observations with one of these tags are kept."""
 
     def __call__(self, history: list[Message]) -> list[Message]:
         observations = observation_indices(history)

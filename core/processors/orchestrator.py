@@ -19,6 +19,7 @@ class Orchestrator(Processor):
 
     type: Literal["orchestrator"] = "orchestrator"
     max_conversation_turns: int = Field(default=8, ge=0)
+    """Conversation messages kept (0 keeps none)."""
 
     def __call__(self, history: list[Message]) -> list[Message]:
         conversation = [i for i, m in enumerate(history) if m.extra.message_type in CONVERSATION and not is_system(m)]

@@ -20,6 +20,7 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 class RemoveRegex(Processor):
     type: Literal["remove_regex"] = "remove_regex"
     remove: tuple[str, ...] = ("<diff>.*</diff>",)
+    """Patterns removed from message text (DOTALL: they match across lines)."""
     keep_last: int = Field(default=0, ge=0)
     """The last `keep_last` messages are left as they are."""
 

@@ -32,8 +32,11 @@ def _command_of(arguments: str) -> str:
 class TagToolCallObservations(Processor):
     type: Literal["tag_tool_call_observations"] = "tag_tool_call_observations"
     tags: TagSet = ("keep_output",)
+    """Tags added to the matching observations."""
     function_names: TagSet = ()
+    """Tool functions whose results are tagged."""
     command_regex: str | None = None
+    """A regular expression searched in the command."""
 
     @field_validator("command_regex")
     @classmethod
