@@ -1,0 +1,106 @@
+"""File plumbing of the writer: names, private (0600) files, appends that survive a crash,
+and the atomic replace of the final file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+
+LIVE_SUFFIX = ".traj.jsonl"
+FINAL_SUFFIX = ".traj.json"
+_KNOWN_SUFFIXES = (LIVE_SUFFIX, FINAL_SUFFIX, ".jsonl", ".json", ".traj")
+
+
+def base_name(path: Path) -> Path:
+    """`x.traj.jsonl`, `x.traj.json` and `x` all name the session `x`."""
+    for suffix in _KNOWN_SUFFIXES:
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            return path.with_name(path.name[: -len(suffix)])
+    return path
+
+
+def default_base(session_id: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return paths.trajectories_dir() / f"{stamp}-{session_id[:8] or 'session'}"
+
+
+def resolve_base(output: str | Path | None, session_id: str) -> Path:
+    if output is None or str(output) == "":
+        return default_base(session_id)
+    output = Path(output).expanduser()
+    if output.is_dir():
+        return output / default_base(session_id).name
+    return base_name(output)
+
+
+def open_private(path: Path, *, truncate: bool) -> int:
+    """A file descriptor for appending, mode 0600 whether the file is new or not."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+def json_line(record: Any) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def append_durably(fd: int, data: bytes) -> None:
+    """Write all bytes, then fsync, so a reader (or a crash) sees whole lines."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+    os.fsync(fd)
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Drop an incomplete last line (the process died mid-write) so appends start clean."""
+    with open(path, "rb+") as handle:
+        data = handle.read()
+        if not data or data.endswith(b"\n"):
+            return
+        last_line = data[data.rfind(b"\n") + 1:]
+        try:
+            json.loads(last_line)
+        except ValueError:
+            handle.truncate(data.rfind(b"\n") + 1)
+        else:
+            handle.write(b"\n")
+
+
+def write_atomically(path: Path, record: Any) -> None:
+    """Temp file in the same folder + fsync + rename: readers see the old file or the whole new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(record, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some filesystems refuse fsync on folders; the rename is still done
+        pass
+    finally:
+        os.close(fd)

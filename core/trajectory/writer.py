@@ -1,0 +1,132 @@
+"""The trajectory writer (SPEC §9.1, §9.2, §9.4).
+
+While a session runs, every message is one line of `<name>.traj.jsonl`, written and fsynced
+as it is added, so `tail -f` follows the run and a crash loses nothing. At the end,
+`<name>.traj.json` is written atomically and the `.jsonl` deleted (unless `keep_jsonl`).
+Every record passes through the session's Redactor first: secrets never reach the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..messages import Message
+from ..redact import Redactor
+from . import files
+from .errors import TrajectoryError
+from .readers.swedeck_json import FINAL_FORMAT
+from .readers.swedeck_jsonl import HEADER_FORMAT
+
+_STATS = ("instance_cost", "api_calls", "prompt_tokens", "completion_tokens")
+
+
+class TrajectoryWriter:
+    def __init__(self, output: str | Path | None, session_meta: Mapping[str, Any], redactor: Redactor | None = None,
+                 *, keep_jsonl: bool = False, _append: bool = False, _messages: Iterable[Message] = ()):
+        self._redactor = redactor or Redactor()
+        self._session = self._redactor.record(dict(session_meta))
+        self.keep_jsonl = keep_jsonl
+        base = files.resolve_base(output, str(session_meta.get("id", "")))
+        self.path = base.with_name(base.name + files.LIVE_SUFFIX)
+        self.final_path = base.with_name(base.name + files.FINAL_SUFFIX)
+        self._records: list[dict[str, Any]] = [self._redactor.record(m.to_record()) for m in _messages]
+        self._meta: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._finished: Path | None = None
+        try:
+            if _append:
+                files.cut_torn_tail(self.path)
+            self._fd: int | None = files.open_private(self.path, truncate=not _append)
+            if _append:
+                self._write({"role": "meta", "event": "resume", "session": self._session})
+            else:
+                self._write({"role": "meta", "format": HEADER_FORMAT, "session": self._session})
+                for record in self._records:
+                    self._write(record)
+        except OSError as error:
+            raise TrajectoryError(self.path, f"cannot write: {error.strerror or error}") from None
+
+    @classmethod
+    def resume(cls, path: str | Path, session_meta: Mapping[str, Any], redactor: Redactor | None = None, *,
+               keep_jsonl: bool = False, messages: Iterable[Message] = ()) -> TrajectoryWriter:
+        """Continue a session: a crashed `.traj.jsonl` is appended to in place; any other
+        trajectory (a finished `.traj.json`, another tool's file) seeds a new `.jsonl` beside it
+        with `messages`, so the original file is never overwritten."""
+        path = Path(path)
+        if path.name.endswith(files.LIVE_SUFFIX):
+            return cls(path, session_meta, redactor, keep_jsonl=keep_jsonl, _append=True, _messages=messages)
+        short_id = str(session_meta.get("id", ""))[:8] or time.strftime("%H%M%S")
+        fresh = files.base_name(path).with_name(f"{files.base_name(path).name}.resumed-{short_id}")
+        return cls(fresh, session_meta, redactor, keep_jsonl=keep_jsonl, _messages=messages)
+
+    # --- while running -------------------------------------------------------------------
+
+    def add_message(self, message: Message) -> None:
+        record = self._redactor.record(message.to_record())
+        with self._lock:
+            self._records.append(record)
+            self._write(record)
+
+    def add_meta(self, event: str, **data: Any) -> None:
+        """A mode switch, processor toggle (with `hash` and `processors`), limit change, ..."""
+        record = self._redactor.record({"role": "meta", "event": event, "time": time.time(), **data})
+        with self._lock:
+            self._meta.append({**record, "message_count": len(self._records)})
+            self._write(record)
+
+    @property
+    def message_count(self) -> int:
+        return len(self._records)
+
+    # --- the end ---------------------------------------------------------------------------
+
+    def finish(self, info: Mapping[str, Any] | None = None, **fields: Any) -> Path:
+        """Write the final `.traj.json` atomically and return its path (again on a second call)."""
+        with self._lock:
+            if self._finished is not None:
+                return self._finished
+            info = self._redactor.record({**(info or {}), **fields})
+            stats = info.get("model_stats") if isinstance(info.get("model_stats"), Mapping) else {}
+            final_info = {
+                **info,
+                "exit_status": info.get("exit_status"),
+                "submission": info.get("submission"),
+                "model_stats": {**stats, **{key: stats.get(key, 0) for key in _STATS}},
+                "config": self._session.get("config", {}),
+                "swedeck_version": self._session.get("swedeck_version"),
+                "session": {key: value for key, value in self._session.items() if key != "config"},
+            }
+            end = {"role": "meta", "event": "end", "time": time.time(),
+                   **{key: final_info[key] for key in ("exit_status", "submission", "model_stats")}}
+            self._write(end)
+            document = {"trajectory_format": FINAL_FORMAT, "info": final_info, "messages": self._records,
+                        "meta_events": self._meta}
+            try:
+                files.write_atomically(self.final_path, document)
+            except OSError as error:
+                raise TrajectoryError(self.final_path, f"cannot write: {error.strerror or error}") from None
+            self._close()
+            if not self.keep_jsonl:
+                self.path.unlink(missing_ok=True)
+            self._finished = self.final_path
+            return self.final_path
+
+    def close(self) -> None:
+        """Stop writing without a final file (the `.jsonl` stays as the record)."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        if self._fd is None:
+            raise TrajectoryError(self.path, "the trajectory is already closed")
+        files.append_durably(self._fd, files.json_line(record))
