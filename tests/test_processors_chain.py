@@ -79,7 +79,7 @@ def test_describe_lists_fields_types_values_and_choices():
 
 def test_describe_gives_choices_for_booleans():
     from swedeck.core.processors.base import Processor
-    from swedeck.core.processors.chain import describe
+    from swedeck.core.processors.describe import describe
 
     class Flagged(Processor):
         type: str = "flagged"

@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import types
-import typing
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable
@@ -22,6 +20,7 @@ from ..errors import UsageError
 from ..messages import Message
 from . import PROCESSORS, ProcessorConfig
 from .base import Processor
+from .describe import FieldInfo, ProcessorInfo, describe
 from .report import TokenReport, token_report
 
 _CONFIG_LIST = TypeAdapter(list[ProcessorConfig])
@@ -66,52 +65,6 @@ class ChainResult:
     def report(self) -> TokenReport:
         """Tokens before and after each applied processor; computed on first use."""
         return token_report(self.history, self.stages)
-
-
-@dataclass(frozen=True)
-class FieldInfo:
-    name: str
-    type: str
-    value: Any
-    allowed: tuple[Any, ...] | None
-    """The choices when the field is a Literal or a bool; None for free values."""
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class ProcessorInfo:
-    index: int
-    type: str
-    enabled: bool
-    fields: tuple[FieldInfo, ...]
-
-
-def _type_name(annotation: Any) -> str:
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
-
-
-def _allowed(annotation: Any) -> tuple[Any, ...] | None:
-    if annotation is bool:
-        return (True, False)
-    if typing.get_origin(annotation) is typing.Literal:
-        return typing.get_args(annotation)
-    return None
-
-
-def describe(processor: Processor, index: int) -> ProcessorInfo:
-    fields = []
-    for name, info in type(processor).model_fields.items():
-        if name in ("type", "enabled"):
-            continue
-        annotation = info.annotation
-        # Annotated[tuple[str, ...], ...] shows as its base type.
-        while typing.get_origin(annotation) is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
-        fields.append(FieldInfo(name=name, type=_type_name(annotation), value=getattr(processor, name),
-                                allowed=_allowed(annotation), description=info.description))
-    return ProcessorInfo(index=index, type=processor.type, enabled=processor.enabled, fields=tuple(fields))
 
 
 class ProcessorChain:
