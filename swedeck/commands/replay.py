@@ -1,9 +1,59 @@
+"""`swedeck replay PATH`: `--print` prints the normalized steps; the replay UI comes with issue #8."""
+
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from swedeck.core.errors import UsageError
 
 from . import not_yet
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_yet("replay", 6)
+    if not args.print_steps:
+        return not_yet("replay", 8)
+    from swedeck.core.trajectory.errors import TrajectoryError
+    from swedeck.core.trajectory.loader import load_trajectory, trajectory_files
+
+    path = Path(args.path)
+    if path.is_dir():
+        paths = trajectory_files(path)
+        if not paths:
+            raise UsageError(f"no trajectory files (*.traj.jsonl, *.traj.json, *.traj) under {path}")
+    else:
+        paths = [path]
+    failed = 0
+    try:
+        for number, file in enumerate(paths):
+            try:
+                trajectory = load_trajectory(file)
+            except TrajectoryError as error:
+                if len(paths) == 1:
+                    raise
+                print(f"swedeck: {error}", file=sys.stderr)
+                failed += 1
+                continue
+            if number and not args.json:
+                print()
+            for line in _lines(trajectory, args.step, args.json):
+                print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `swedeck replay x --print | head` is fine
+        sys.stderr.close()
+        return 0
+    return 1 if failed else 0
+
+
+def _lines(trajectory, step: int | None, as_json: bool) -> Iterator[str]:
+    from swedeck.core.trajectory.printer import json_lines, text_lines
+
+    steps = trajectory.steps
+    if step is not None:
+        try:
+            steps = [trajectory.step(step)]
+        except IndexError as error:
+            raise UsageError(f"{trajectory.path}: {error}") from None
+    return json_lines(trajectory, steps) if as_json else text_lines(trajectory, steps)

@@ -1,0 +1,135 @@
+"""`swedeck replay --print`: the normalized steps as text or JSON lines, without a UI.
+
+Printed text never carries the trajectory's terminal control sequences: a recorded
+observation must not be able to move the cursor or retitle the reader's terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .model import Step, Trajectory
+
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (titles, hyperlinks)
+    r"|\x1b[@-Z\\-_]"  # other escapes
+    r"|[\x00-\x08\x0b-\x1f\x7f\x9b]"  # C0 controls but tab and newline (a lone CR too), DEL, 8-bit CSI
+)
+THOUGHT_CHARS = 300
+OBSERVATION_LINES = 12
+OBSERVATION_CHARS = 1200
+
+
+def strip_control(text: str) -> str:
+    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+
+
+def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
+    """Everything known about one step, as one JSON object."""
+    message = trajectory.messages[step.message_index]
+    return {
+        "path": str(trajectory.path),
+        "format": trajectory.format,
+        "step": step.index,
+        "message_index": step.message_index,
+        "prompt_end": step.prompt_end,
+        "thought": thought(trajectory, step),
+        "content": message.text,
+        "actions": [action.model_dump(exclude_none=True) for action in step.actions],
+        "observations": [
+            {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
+             **({"returncode": other.extra.returncode} if other.extra.returncode is not None else {})}
+            for index, other in ((i, trajectory.messages[i]) for i in step.observation_indices)
+        ],
+        "usage": step.usage.model_dump() if step.usage else None,
+        "cost": step.cost,
+        "context": step.context.model_dump() if step.context else None,
+        "processors": step.processors,
+        "state": step.state,
+    }
+
+
+def thought(trajectory: Trajectory, step: Step) -> str:
+    """The assistant's words around its command: reasoning, else the content without the fenced command."""
+    message = trajectory.messages[step.message_index]
+    if message.extra.reasoning:
+        return message.extra.reasoning
+    return re.sub(r"```(?:mswea_bash_command|bash)[ \t]*\n.*?```", "", message.text, flags=re.DOTALL).strip()
+
+
+def json_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
+    for step in steps:
+        yield json.dumps(step_record(trajectory, step), ensure_ascii=False)
+
+
+def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
+    yield header(trajectory)
+    for step in steps:
+        yield ""
+        yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step)}"
+        said = _shorten_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
+        if said:
+            yield f"  thought: {said}"
+        for action in step.actions:
+            command = strip_control(action.command).splitlines() or [""]
+            yield f"  $ {command[0]}"
+            yield from (f"    {line}" for line in command[1:])
+        for index in step.observation_indices:
+            other = trajectory.messages[index]
+            label = other.message_type.value
+            if other.extra.returncode is not None:
+                label += f" (exit {other.extra.returncode})"
+            yield f"  {label}:"
+            yield from (f"    {line}" for line in _shorten_block(strip_control(other.text)))
+
+
+def header(trajectory: Trajectory) -> str:
+    info = trajectory.info
+    parts = [trajectory.format, f"{len(trajectory.steps)} steps"]
+    if info.model_name:
+        parts.append(str(info.model_name))
+    if info.exit_status:
+        parts.append(str(info.exit_status))
+    if info.model_stats.instance_cost:
+        parts.append(f"${info.model_stats.instance_cost:.4f}")
+    lines = [f"== {trajectory.path} ({', '.join(parts)})"]
+    lines += [f"   warning: {warning}" for warning in info.warnings]
+    return "\n".join(lines)
+
+
+def usage_note(step: Step) -> str:
+    notes = []
+    if step.usage:
+        estimated = " (estimated)" if step.usage.estimated else ""
+        notes.append(f"{step.usage.prompt_tokens} prompt + {step.usage.completion_tokens} completion tokens{estimated}")
+    if step.cost:
+        notes.append(f"${step.cost:.4f}")
+    if step.context and step.context.left_percent is not None:
+        notes.append(f"{step.context.left_percent:.0f}% context left")
+    return f"  [{', '.join(notes)}]" if notes else ""
+
+
+def _shorten_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _shorten_block(text: str) -> list[str]:
+    lines = text.strip("\n").splitlines()
+    if len(text) > OBSERVATION_CHARS:
+        kept, size = [], 0
+        for line in lines:
+            size += len(line) + 1
+            if size > OBSERVATION_CHARS:
+                break
+            kept.append(line)
+    else:
+        kept = lines
+    kept = kept[:OBSERVATION_LINES]
+    if len(kept) < len(lines):
+        kept.append(f"… ({len(lines) - len(kept)} more lines)")
+    return kept
