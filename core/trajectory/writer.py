@@ -103,7 +103,8 @@ class TrajectoryWriter:
             }
             end = {"role": "meta", "event": "end", "time": time.time(),
                    **{key: final_info[key] for key in ("exit_status", "submission", "model_stats")}}
-            self._write(end)
+            if self._fd is not None:  # after close() the .jsonl is left as it was
+                self._write(end)
             document = {"trajectory_format": FINAL_FORMAT, "info": final_info, "messages": self._records,
                         "meta_events": self._meta}
             try:
