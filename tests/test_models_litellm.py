@@ -259,6 +259,10 @@ def test_cancel_mid_stream_returns_promptly(openai_server):
         model.query(TASK, emit=emit)
     assert time.monotonic() - started < 5  # safety net; the stream alone would take 10 s
     assert len(_deltas(events)) < 200
+    deadline = time.monotonic() + 5
+    while openai_server.client_disconnects == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert openai_server.client_disconnects == 1  # the HTTP stream was really closed
 
 
 def test_cancel_during_backoff(openai_server):

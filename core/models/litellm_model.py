@@ -31,6 +31,7 @@ DUMMY_API_KEY = "swedeck-no-key"
 """openai-compatible servers without auth still need the SDK to have some key."""
 
 _CHUNK, _END, _ERROR, _CANCEL = "chunk", "end", "error", "cancel"
+_RESPONSE_ATTRS = ("http_response", "response", "streaming_response", "response_iterator", "completion_stream")
 
 
 class _Cancelled(Exception):
@@ -47,14 +48,33 @@ class _Call:
 
     def close(self) -> None:
         self.stop = True
-        stream = self.stream
-        for target in (getattr(stream, "completion_stream", None), getattr(stream, "response", None)):
-            close = getattr(target, "close", None)
-            if close is not None:
+        # The httpx response sits at different depths depending on the provider's handler;
+        # for openai-compatible ones only inside the generator litellm reads lines from.
+        inner = getattr(self.stream, "completion_stream", None)
+        for target in (inner, self.stream):
+            response = _find_http_response(target)
+            if response is not None:
                 try:
-                    close()
+                    response.close()
                 except Exception:  # closing a stream another thread reads may complain; it is closed
                     pass
+                return
+
+
+def _find_http_response(obj: Any, depth: int = 4) -> Any:
+    """The httpx-like response (has `close` and `is_closed`) behind a stream wrapper, or None."""
+    if obj is None or depth < 0:
+        return None
+    if callable(getattr(obj, "close", None)) and hasattr(obj, "is_closed") and hasattr(obj, "status_code"):
+        return obj
+    frame = getattr(obj, "gi_frame", None)
+    candidates = list(frame.f_locals.values()) if frame is not None else []
+    candidates += [getattr(obj, name, None) for name in _RESPONSE_ATTRS]
+    for candidate in candidates:
+        found = _find_http_response(candidate, depth - 1)
+        if found is not None:
+            return found
+    return None
 
 
 class LitellmModel:

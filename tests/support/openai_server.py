@@ -253,7 +253,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, OSError):
-            self.close_connection = True  # the client went away (cancelled): fine
+            self.close_connection = True  # the client went away (cancelled): fine, and counted
+            with self.server.owner._lock:
+                self.server.owner.client_disconnects += 1
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
@@ -286,6 +288,8 @@ class OpenAIServer:
         """Every request body received, in order."""
         self.request_headers: list[dict[str, str]] = []
         self.paths: list[str] = []
+        self.client_disconnects = 0
+        """Streams the client closed before their end (a cancelled query closes its stream)."""
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
