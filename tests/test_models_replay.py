@@ -96,8 +96,26 @@ def test_importing_models_and_context_window_does_not_import_litellm():
         "get_model(ModelConfig(model_name='openai/gpt-4o'))\n"
         "from swedeck.core.context_window import resolve_context_window\n"
         "resolve_context_window('gpt-4o')\n"
+        "from swedeck.core.messages import make_message, MessageType\n"
+        f"replay = get_model(ModelConfig(model_name='replay:{MINI_FIXTURE}', model_kwargs={{'tokens_per_second': 0}}))\n"
+        "replay.query([make_message('user', 'hi', MessageType.TASK)])\n"
         "print('litellm' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_swe_agent_tool_calls_replay_as_commands():
+    from tests.conftest import SWEAGENT_FIXTURE
+
+    model = _replay(SWEAGENT_FIXTURE, tokens_per_second=0)
+    first = model.query(TASK)
+    assert first.actions[0].command.startswith("find_file") and "missing_colon.py" in first.actions[0].command
+    assert first.message.extra.message_type == MessageType.ACTION
+
+
+def test_mini_swe_agent_fence_wins_over_example_bash_blocks(tmp_path):
+    text = "Example:\n```bash\nrm -rf /\n```\nNow:\n```mswea_bash_command\nls\n```"
+    model = _replay(_write(tmp_path, [{"role": "assistant", "content": text}]), tokens_per_second=0)
+    assert [a.command for a in model.query(TASK).actions] == ["ls"]

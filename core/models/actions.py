@@ -71,6 +71,9 @@ def parse_tool_calls(tool_calls: tuple[ToolCall, ...] | list[ToolCall], require_
 
 def parse_text(content: str) -> list[Action]:
     blocks = _FENCE.findall(content or "")
+    # mini-swe-agent's own fence marks the action; plain ```bash blocks next to it are examples.
+    marked = [block for block in blocks if block[0] == "mswea_bash_command"]
+    blocks = marked or blocks
     if len(blocks) != 1:
         found = "no" if not blocks else f"{len(blocks)}"
         raise FormatProblem(

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..config import ModelConfig
 from ..events import EventSink, StreamDelta
-from ..messages import Message
+from ..messages import Action, Message, MessageType
 from ..tokens import count_text
-from .base import ModelResponse, ModelSpec, ModelStats, QueryCancelled, ReplayExhausted
+from .base import FormatError, ModelResponse, ModelSpec, ModelStats, QueryCancelled, ReplayExhausted
 from .replay_source import assistant_messages
 from .responses import Parts, build_response
 from .usage import estimate_usage
@@ -68,7 +68,16 @@ class ReplayModel:
         self.stats.prompt_tokens += usage.prompt_tokens
         self.stats.completion_tokens += usage.completion_tokens
         spec = replace(self.spec, action_format="tool_call" if recorded.tool_calls else "text")
-        return build_response(parts, spec, self.config.require_reasoning, self.config.format_error_template)
+        try:
+            return build_response(parts, spec, self.config.require_reasoning, self.config.format_error_template)
+        except FormatError:
+            foreign = _foreign_tool_actions(recorded)
+            if not foreign:
+                raise
+        # Another tool's tool calls (SWE-agent's `find_file`...): they ran when recorded, so
+        # replay them as `name args` commands rather than failing every step.
+        message = recorded.with_extra(message_type=MessageType.ACTION, actions=foreign, usage=usage, cost=parts.cost)
+        return ModelResponse(message=message, actions=list(foreign), usage=usage, cost=parts.cost)
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -94,3 +103,14 @@ class ReplayModel:
             if emit is not None:
                 for kind, text, index, name in batch:
                     emit(StreamDelta(step=step, kind=kind, text=text, index=index, name=name))  # type: ignore[arg-type]
+
+
+def _foreign_tool_actions(message: Message) -> tuple[Action, ...]:
+    calls = message.tool_calls or ()
+    if not calls or all(call.function.name == "bash" for call in calls):
+        return ()
+    try:
+        from ..trajectory.actions import tool_call_actions
+    except ImportError:
+        return ()
+    return tool_call_actions(calls)
