@@ -314,3 +314,13 @@ def test_self_hosted_models_cost_nothing_even_by_default(openai_server):
     openai_server.script(Turn.bash_tool("ls", usage=Usage(5, 5)))
     response = _model(openai_server, provider="hosted_vllm", cost_tracking="default").query(TASK)
     assert response.cost == 0.0
+
+
+def test_requery_counts_both_calls_in_the_cost(openai_server):
+    openai_server.script(Turn.bash_tool("ls", usage=None), Turn.bash_tool("ls", usage=Usage(1000, 100)),
+                         Turn.bash_tool("ls", usage=Usage(1000, 100)))
+    config = dict(provider="openai", name="gpt-4o", cost_tracking="default")
+    requeried = _model(openai_server, usage_fallback="requery", **config).query(TASK)
+    single = _model(openai_server, **config).query(TASK)
+    assert single.cost > 0
+    assert requeried.cost == pytest.approx(2 * single.cost)

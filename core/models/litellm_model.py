@@ -111,7 +111,8 @@ class LitellmModel:
                     emit(QueryRetrying(step=step, attempt=attempt, attempts=attempts, wait_s=wait, error=problem.text))
                 if self._cancelled.wait(wait):
                     raise QueryCancelled() from None
-        parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking)
+        # A usage requery is a second, billed completion of the same prompt.
+        parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking) * calls
         self.stats.api_calls += calls
         self.stats.cost += parts.cost
         if parts.usage is not None:
