@@ -16,7 +16,7 @@ from typing import Any
 
 from ..config import ModelConfig
 from ..events import EventSink, QueryRetrying
-from ..messages import FunctionCall, Message, ToolCall, Usage
+from ..messages import FunctionCall, Message, ToolCall
 from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
