@@ -64,13 +64,16 @@ class ProgressPrinter:
             case ev.CommandStarted():
                 return f"  $ {strip_control(event.command)}"
             case ev.CommandFinished():
-                status = "timed out" if event.timed_out else f"exit {event.returncode}"
-                return f"{_short(event.output)}\n    [{status}, {event.duration_s:.2f} s]"
+                status = ("timed out" if event.timed_out else "interrupted" if event.interrupted
+                          else f"exit {event.returncode}")
+                output = _short(event.output)
+                return f"{output}\n    [{status}, {event.duration_s:.2f} s]" if output else f"    [{status}, {event.duration_s:.2f} s]"
             case ev.Notice():
                 return f"  {event.level}: {strip_control(event.text)}"
             case ev.SessionEnded():
                 where = f"; trajectory: {event.trajectory_path}" if event.trajectory_path else ""
-                detail = f" ({strip_control(event.message)})" if event.message and event.message != event.exit_status else ""
+                same = event.message.lower() in ("", event.exit_status.lower())
+                detail = "" if same else f" ({strip_control(event.message)})"
                 return f"swedeck: {event.exit_status}{detail}{where}"
         return None
 
@@ -120,11 +123,26 @@ def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = Fal
     sink = JsonPrinter(out) if as_json else ProgressPrinter(out)
     session = Session(config, task, interactive=False, resume=resume)
     outcome: list[SessionResult] = []
-    worker = threading.Thread(target=lambda: outcome.append(session.run(sink)), name="swedeck-agent", daemon=True)
-    worker.start()
-    while worker.is_alive():
+    failure: list[BaseException] = []
+
+    done = threading.Event()
+
+    def work() -> None:
         try:
-            worker.join(timeout=0.2)
+            outcome.append(session.run(sink))
+        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
+            failure.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="swedeck-agent", daemon=True).start()
+    # Wait on an Event, not Thread.join: a Ctrl+C that interrupts join() can leave the
+    # thread looking finished while it still runs (a CPython wart).
+    while not done.is_set():
+        try:
+            done.wait(0.2)
         except KeyboardInterrupt:
             session.quit(ExitStatus.INTERRUPTED)
+    if failure:
+        raise failure[0]
     return outcome[0]

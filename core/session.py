@@ -178,7 +178,8 @@ class Session:
         from .models import get_model
 
         model = get_model(self.config.model, cls.model_spec)
-        window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window)
+        window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window,
+                                        use_litellm=True)
         return model, window.window, window.source
 
     def _environment(self, redactor: Redactor) -> Any:

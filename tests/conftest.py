@@ -15,6 +15,8 @@ SWEAGENT_FIXTURE = FIXTURES / "6e44b9__sweagenttestrepo-1c2844.traj"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+pytest_plugins = ["support.openai_server"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -1,0 +1,103 @@
+"""What the model saw at a step (SPEC §11.2): the history before the query, after the
+processors recorded for that query (or the configured ones). Used by `swedeck prompt`,
+the replay UI's prompt inspector and its what-if view."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+from .messages import Message
+from .processors.chain import ChainResult, ProcessorChain
+from .tokens import count_message
+
+
+@dataclass
+class PromptLine:
+    message: Message
+    tokens: int
+    source_index: int | None
+    """Index of the history message it came from (None: made by a processor)."""
+    changed: bool
+    """A processor changed it (elided output, removed text, cache marks)."""
+
+
+@dataclass
+class StepPrompt:
+    step: int
+    """1-based; `len(steps) + 1` is the query after the last recorded message."""
+    lines: list[PromptLine]
+    total_tokens: int
+    history_tokens: int
+    """The same history without processors."""
+    processors: list[dict[str, Any]]
+    processors_source: str
+    """`recorded` (from the trajectory), `configured` (-c / config) or `none`."""
+    window: int | None
+    errors: list[str] = field(default_factory=list)
+
+
+def resolve_step_number(trajectory: Any, step: int) -> int:
+    """1-based step number; negative counts from the end (-1 = last); len+1 = the next query."""
+    count = len(trajectory.steps)
+    number = count + 1 + step if step < 0 else step
+    if not 1 <= number <= count + 1:
+        raise UsageError(f"--step {step}: {trajectory.path} has steps 1..{count} (and {count + 1} = the next query)")
+    return number
+
+
+def _history_before(trajectory: Any, number: int) -> list[Message]:
+    if number <= len(trajectory.steps):
+        messages = trajectory.messages[: trajectory.steps[number - 1].prompt_end]
+    else:
+        messages = list(trajectory.messages)
+    return [message for message in messages if message.role != "exit"]
+
+
+def _recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] | None:
+    if number > len(trajectory.steps):
+        digest = trajectory.steps[-1].processors if trajectory.steps else None
+    else:
+        digest = trajectory.steps[number - 1].processors
+    if digest and digest in trajectory.processors:
+        return list(trajectory.processors[digest])
+    return None
+
+
+def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
+                window: int | None = None) -> StepPrompt:
+    """The prompt of `step`. `configured` processors (non-empty) win over recorded ones."""
+    number = resolve_step_number(trajectory, step)
+    history = _history_before(trajectory, number)
+    recorded = _recorded_processors(trajectory, number)
+    if configured:
+        chain, source = ProcessorChain(configured), "configured"
+    elif recorded is not None:
+        chain, source = ProcessorChain(recorded), "recorded"
+    else:
+        chain, source = ProcessorChain([]), "none"
+    result = chain.apply(history)
+    lines = _lines(history, result)
+    if window is None and number <= len(trajectory.steps):
+        context = trajectory.steps[number - 1].context
+        window = context.window if context else None
+    return StepPrompt(
+        step=number, lines=lines, total_tokens=sum(line.tokens for line in lines) + 3,
+        history_tokens=sum(count_message(m) for m in history) + 3,
+        processors=chain.active_config(), processors_source=source, window=window, errors=result.errors,
+    )
+
+
+def _lines(history: list[Message], result: ChainResult) -> list[PromptLine]:
+    # Processors keep unchanged messages as the same objects and copy the ones they change.
+    by_identity = {id(message): index for index, message in enumerate(history)}
+    same_length = len(result.messages) == len(history)
+    lines = []
+    for position, message in enumerate(result.messages):
+        index = by_identity.get(id(message))
+        changed = index is None
+        if index is None and same_length:
+            index = position
+        lines.append(PromptLine(message, count_message(message), index, changed))
+    return lines

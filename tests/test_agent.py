@@ -1,0 +1,317 @@
+"""SPEC §6: the agent loop, modes, turns and every way a session ends, end to end over real
+HTTP (the scripted server) and a real shell."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support.driver import Driver, make_config, run_session
+from support.openai_server import ToolCallSpec, Turn, Usage, model_config
+from swedeck.core import events as ev
+from swedeck.core.messages import MessageType
+
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def final_file(tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "session.traj.json").read_text())
+
+
+def types(messages: list) -> list[str]:
+    return [m["extra"]["message_type"] for m in messages]
+
+
+def test_task_solved_in_a_few_steps_headless(openai_server, tmp_path):
+    openai_server.script(
+        Turn.bash_tool("echo hello > greeting.txt", text="I will write the file.", usage=Usage(120, 15)),
+        Turn.bash_tool("cat greeting.txt", usage=Usage(180, 10, cached_tokens=100)),
+        Turn.bash_tool(f"{SUBMIT} && cat greeting.txt", usage=Usage(240, 12)),
+    )
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    driver = Driver()
+    result = run_session(config, "write hello to greeting.txt", driver, interactive=False)
+    assert (result.exit_status, result.exit_code) == ("Submitted", 0)
+    assert result.submission == "hello\n"
+    assert (tmp_path / "greeting.txt").read_text() == "hello\n"
+    saved = final_file(tmp_path)
+    assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == "hello\n"
+    assert saved["info"]["model_stats"]["api_calls"] == 3
+    actions = [m for m in saved["messages"] if m["extra"]["message_type"] == "action"]
+    assert [a["extra"]["usage"]["prompt_tokens"] for a in actions] == [120, 180, 240]
+    assert actions[1]["extra"]["usage"]["cached_tokens"] == 100
+    assert all("context" in a["extra"] and a["extra"]["context"]["prompt_tokens"] for a in actions)
+    assert types(saved["messages"])[:2] == ["system", "task"]
+    assert types(saved["messages"])[-1] == "final"
+    assert not (tmp_path / "session.traj.jsonl").exists()
+    # what the model was sent: the observation of step 1 answers its tool call
+    second = openai_server.requests[1]["messages"]
+    assert second[-1]["role"] == "tool" and "<returncode>0</returncode>" in second[-1]["content"]
+    assert all("extra" not in m for m in second)
+    streamed = "".join(e.text for e in driver.of(ev.StreamDelta) if e.kind == "text" and e.step == 1)
+    assert streamed == "I will write the file."
+
+
+def test_confirm_mode_approve_edit_reject_with_comment(openai_server, tmp_path):
+    openai_server.script(
+        Turn.bash_tool("echo one"),
+        Turn.bash_tool("echo two"),
+        Turn.bash_tool("rm -rf /tmp/nothing-here"),
+        Turn.bash_tool(SUBMIT),
+    )
+    config = make_config(tmp_path, model_config(openai_server))
+    driver = Driver(
+        decisions=[ev.Decision("approve"), ev.Decision("edit", command="echo edited"),
+                   ev.Decision("reject", comment="do not delete things"), ev.Decision("approve")],
+        inputs=[None],
+    )
+    result = run_session(config, "say things", driver)
+    assert result.exit_status == "Submitted"
+    decided = [(e.decision, e.command) for e in driver.of(ev.ActionDecided)]
+    assert decided[:3] == [("approved", "echo one"), ("edited", "echo edited"), ("rejected", "rm -rf /tmp/nothing-here")]
+    outputs = [e.output for e in driver.of(ev.CommandFinished)]
+    assert outputs[:2] == ["one\n", "edited\n"]
+    rejection = openai_server.requests[3]["messages"][-1]
+    assert rejection["role"] == "tool"
+    assert rejection["content"] == (
+        "Commands not executed. The user rejected your command with the following message: do not delete things")
+
+
+def test_always_allow_and_whitelist_skip_confirmation(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo a"), Turn.bash_tool("echo a"), Turn.bash_tool("ls"),
+                         Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__whitelist_actions=[r"^ls\b", "COMPLETE_TASK"])
+    driver = Driver(decisions=[ev.Decision("always_allow")], inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert len(driver.of(ev.ConfirmationRequested)) == 1
+    assert [e.decision for e in driver.of(ev.ActionDecided)] == ["approved", "auto", "auto", "auto"]
+
+
+def test_switching_to_yolo_never_runs_the_pending_action(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo pending"), Turn.bash_tool("echo next"), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server))
+    seen: list[str] = []
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            driver.session.set_mode("yolo")
+            seen.append(f"ran before approval: {bool(driver.of(ev.CommandStarted))}")
+            driver.later(lambda: event.future.set_result(ev.Decision("approve")))
+    driver = Driver(on_event=on_event, inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert seen == ["ran before approval: False"]
+    assert len(driver.of(ev.ConfirmationRequested)) == 1
+    assert [e.mode for e in driver.of(ev.ModeChanged)] == ["yolo"]
+    meta = [m for m in final_file(tmp_path)["messages"] if m["extra"].get("mode") == "yolo"]
+    assert meta, "messages after the switch record the yolo mode"
+
+
+def test_human_mode_runs_typed_commands_without_querying(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="human")
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.InputRequested) and event.kind == "human_command" and not driver.inputs:
+            driver.session.set_mode("yolo")
+    driver = Driver(inputs=["cd /tmp && export HUMAN=typed", "echo $HUMAN $(pwd)"], on_event=on_event)
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    finished = driver.of(ev.CommandFinished)
+    assert finished[1].output == "typed /tmp\n"
+    assert len(openai_server.requests) == 1  # only after the switch back
+    sent = openai_server.requests[0]["messages"]
+    assert [m["role"] for m in sent[-4:]] == ["user", "user", "user", "user"]
+    saved = types(final_file(tmp_path)["messages"])
+    assert saved[2:6] == ["user_message", "observation", "user_message", "observation"]
+
+
+def test_follow_up_task_starts_a_new_turn(openai_server, tmp_path):
+    openai_server.script(
+        Turn.bash_tool(f"{SUBMIT} && echo first"),
+        Turn.bash_tool(f"{SUBMIT} && echo second"),
+    )
+    config = make_config(tmp_path, model_config(openai_server))
+    driver = Driver(decisions=[ev.Decision("approve")] * 2, inputs=["now the second task", None])
+    result = run_session(config, "first task", driver)
+    assert (result.exit_status, result.submission) == ("Submitted", "second\n")
+    messages = final_file(tmp_path)["messages"]
+    tasks = [m for m in messages if m["extra"]["message_type"] == "task"]
+    assert [t["extra"]["turn"] for t in tasks] == [1, 2]
+    assert "now the second task" in tasks[1]["content"]
+    assert [m["content"] for m in messages if m["extra"]["message_type"] == "final"] == ["first\n", "second\n"]
+    assert [r.kind for r in driver.of(ev.InputRequested)] == ["follow_up", "follow_up"]
+
+
+def test_interrupting_the_model_stream_then_sending_a_message(openai_server, tmp_path):
+    openai_server.script(
+        Turn(text="a very slow answer " * 20, chunks=40, chunk_delay_s=0.1, tool_calls=[ToolCallSpec("bash", {"command": "echo never"})]),
+        Turn.bash_tool(SUBMIT),
+    )
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.StreamDelta) and len(driver.of(ev.StreamDelta)) == 2:
+            driver.later(driver.session.interrupt)
+    driver = Driver(on_event=on_event, inputs=["use a faster approach", None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert driver.of(ev.QueryCancelled)
+    assert not any(e.command == "echo never" for e in driver.of(ev.CommandStarted))
+    saved = final_file(tmp_path)["messages"]
+    kinds = types(saved)
+    assert kinds[2:4] == ["interrupt", "user_message"]
+    assert saved[3]["content"] == "use a faster approach"
+
+
+def test_interrupting_a_command_keeps_the_shell(openai_server, tmp_path):
+    openai_server.script(
+        Turn.bash_tool("export KEEP=kept && sleep 30"),
+        Turn.bash_tool("echo $KEEP"),
+        Turn.bash_tool(SUBMIT),
+    )
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo", timeout=60)
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.CommandStarted) and "sleep" in event.command:
+            driver.later(driver.session.interrupt)
+    driver = Driver(on_event=on_event, inputs=[""])
+    result = run_session(config, "t", driver, timeout=40)
+    assert result.exit_status == "Submitted"
+    finished = driver.of(ev.CommandFinished)
+    assert finished[0].interrupted and finished[0].duration_s < 20
+    assert finished[1].output == "kept\n"
+    assert "interrupt" in types(final_file(tmp_path)["messages"])
+
+
+@pytest.mark.parametrize("agent_class", ["default", "interactive"])
+def test_step_limit_ends_headless_with_exit_3(openai_server, tmp_path, agent_class):
+    openai_server.script(Turn.bash_tool("echo 1"), Turn.bash_tool("echo 2"))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo", agent__step_limit=1,
+                         agent__agent_class=agent_class)
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert (result.exit_status, result.exit_code) == ("LimitsExceeded", 3)
+    assert len(openai_server.requests) == 1
+
+
+def test_limit_pauses_an_interactive_session_and_can_be_raised(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo 1"), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo", agent__step_limit=1)
+    driver = Driver(pauses=[ev.PauseDecision("raise_limits", step_limit=5)], inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert [r.reason for r in driver.of(ev.PauseRequested)] == ["limit"]
+
+
+def test_cost_limit(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo 1", usage=Usage(1000, 1000)), Turn.bash_tool("echo 2"))
+    model = model_config(openai_server, name="gpt-4o", provider="openai", cost_tracking="default")
+    config = make_config(tmp_path, model, agent__mode="yolo", agent__cost_limit=0.000001)
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert result.exit_status == "LimitsExceeded"
+    assert final_file(tmp_path)["info"]["model_stats"]["instance_cost"] > 0
+
+
+def test_consecutive_format_errors_end_the_session(openai_server, tmp_path):
+    bad = Turn(tool_calls=[ToolCallSpec("bash", '{"command": ')])
+    openai_server.script(bad, Turn(text="no tool call at all"), bad)
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert (result.exit_status, result.exit_code) == ("FormatError", 1)
+    saved = types(final_file(tmp_path)["messages"])
+    assert saved.count("format_error") == 3
+    # each malformed tool call was answered with a tool message, so the next request is valid
+    second = openai_server.requests[1]["messages"]
+    assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == second[-2]["tool_calls"][0]["id"]
+
+
+def test_context_window_exceeded_is_its_own_end(openai_server, tmp_path):
+    openai_server.script(Turn.context_exceeded())
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert result.exit_status == "ContextWindowExceeded"
+    assert len(openai_server.requests) == 1
+
+
+def test_context_window_exceeded_offers_a_processor(openai_server, tmp_path):
+    openai_server.script(Turn.context_exceeded(), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    processor = {"type": "last_n_observations", "n": 2}
+    driver = Driver(pauses=[ev.PauseDecision("enable_processor", processor=processor)], inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert [p.type for p in driver.session.processors] == ["last_n_observations"]
+
+
+def test_api_error_ends_headless_and_retry_continues_interactive(openai_server, tmp_path):
+    openai_server.script(Turn.unauthorized())
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert result.exit_status == "APIError"
+    openai_server.script(Turn.error(500), Turn.error(500), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server, attempts=2), agent__mode="yolo")
+    driver = Driver(pauses=[ev.PauseDecision("retry")], inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert [r.reason for r in driver.of(ev.PauseRequested)] == ["api_error"]
+    assert len(driver.of(ev.QueryRetrying)) == 1
+
+
+def test_environment_error_when_startup_fails(openai_server, tmp_path):
+    config = make_config(tmp_path, model_config(openai_server), environment__post_startup_commands=["exit 3"])
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert (result.exit_status, result.exit_code) == ("EnvironmentError", 1)
+    assert final_file(tmp_path)["info"]["exit_status"] == "EnvironmentError"
+
+
+def test_user_quit_while_waiting_for_confirmation(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo x"))
+    config = make_config(tmp_path, model_config(openai_server))
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            driver.later(driver.session.quit)
+    result = run_session(config, "t", Driver(on_event=on_event))
+    assert (result.exit_status, result.exit_code) == ("UserQuit", 0)
+    assert final_file(tmp_path)["info"]["exit_status"] == "UserQuit"
+
+
+def test_text_agent_parses_fenced_blocks(openai_server, tmp_path):
+    openai_server.script(Turn.bash_text("echo from-text"), Turn.bash_text(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo", agent__agent_class="text")
+    driver = Driver()
+    result = run_session(config, "t", driver, interactive=False)
+    assert result.exit_status == "Submitted"
+    assert "tools" not in openai_server.requests[0]
+    assert driver.of(ev.CommandFinished)[0].output == "from-text\n"
+    assert openai_server.requests[1]["messages"][-1]["role"] == "user"
+
+
+def test_reasoning_tool_call_agent_requires_reasoning(openai_server, tmp_path):
+    openai_server.script(
+        Turn(tool_calls=[ToolCallSpec("bash", {"reasoning": "", "command": "ls"})]),
+        Turn(tool_calls=[ToolCallSpec("bash", {"reasoning": "done", "command": SUBMIT})]),
+    )
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo",
+                         agent__agent_class="reasoning_tool_call")
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert result.exit_status == "Submitted"
+    schema = openai_server.requests[0]["tools"][0]["function"]["parameters"]
+    assert schema["required"][:2] == ["reasoning", "command"]
+    assert "format_error" in types(final_file(tmp_path)["messages"])
+
+
+def test_every_query_records_its_processors_and_context(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo 1", usage=Usage(500, 5)), Turn.bash_tool(SUBMIT, usage=Usage(600, 5)))
+    config = make_config(tmp_path, model_config(openai_server, context_window=1000), agent__mode="yolo",
+                         agent__history_processors=[{"type": "last_n_observations", "n": 1}])
+    driver = Driver()
+    run_session(config, "t", driver, interactive=False)
+    actions = [m for m in final_file(tmp_path)["messages"] if m["extra"]["message_type"] == "action"]
+    assert all(a["extra"]["processors"] for a in actions)
+    assert actions[1]["extra"]["context"] == {"window": 1000, "prompt_tokens": 600, "left_percent": 40.0}
+    updates = driver.of(ev.ContextUpdated)
+    assert updates and updates[-1].status.next_estimate > 0

@@ -1,0 +1,118 @@
+"""SPEC §2, §9.5, §13 R1/S4: `swedeck run --headless` as a real process: progress lines,
+JSON events, exit codes, Ctrl+C, and resuming after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import swedeck_command
+from support.openai_server import Turn, Usage
+
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def headless_args(server, tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        *swedeck_command(), "run", "--headless", "-m", "hosted_vllm/scripted",
+        "-c", f"model.model_kwargs={{api_base: '{server.url}'}}", "-c", "model.cost_tracking=ignore_errors",
+        "-c", "model.retry.backoff_max_s=0.05", "--cwd", str(tmp_path), "-o", str(tmp_path / "run.traj.json"), *extra,
+    ]
+
+
+def test_headless_run_prints_progress_and_submits(openai_server, tmp_path):
+    openai_server.script(
+        Turn.bash_tool("printf 'a\\033[31mred\\033[0m\\n'", text="Look \x1b]0;title\x07here", usage=Usage(100, 10)),
+        Turn.bash_tool(f"{SUBMIT} && echo patch", usage=Usage(150, 10)),
+    )
+    result = subprocess.run(headless_args(openai_server, tmp_path, "fix it"), capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "step 1 |" in out and "step 2 |" in out
+    assert "$ printf" in out and "ared" in out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "Submitted" in out and str(tmp_path / "run.traj.json") in out
+    saved = json.loads((tmp_path / "run.traj.json").read_text())
+    assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == "patch\n"
+    assert (tmp_path / "run.traj.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_headless_json_events(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server, tmp_path, "--json", "t"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    names = [e["event"] for e in events]
+    assert names[0] == "StateChanged" and names[-1] == "SessionEnded"
+    assert "QueryFinished" in names and "CommandFinished" in names and "StreamDelta" not in names
+    assert events[-1]["exit_status"] == "Submitted"
+
+
+def test_headless_needs_a_task_and_a_model(tmp_path):
+    no_task = subprocess.run([*swedeck_command(), "run", "--headless", "-m", "x/y"], capture_output=True, text=True,
+                             timeout=60, cwd=tmp_path)
+    assert no_task.returncode == 2 and "needs a task" in no_task.stderr
+    no_model = subprocess.run([*swedeck_command(), "run", "--headless", "t", "-o", str(tmp_path / "a.traj.json")],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert no_model.returncode == 2 and "no model configured" in no_model.stderr
+
+
+def test_step_limit_exits_3(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo 1"), Turn.bash_tool("echo 2"))
+    result = subprocess.run(headless_args(openai_server, tmp_path, "--step-limit", "1", "t"), capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "LimitsExceeded" in result.stdout
+
+
+def _wait_for(predicate, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting")
+
+
+def test_ctrl_c_interrupts_with_130(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("sleep 30"))
+    process = subprocess.Popen(headless_args(openai_server, tmp_path, "t"), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    jsonl = tmp_path / "run.traj.jsonl"
+    _wait_for(lambda: jsonl.exists() and '"action"' in jsonl.read_text())
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, out + err
+    assert json.loads((tmp_path / "run.traj.json").read_text())["info"]["exit_status"] == "Interrupted"
+
+
+def test_kill_9_leaves_a_jsonl_that_replays_and_resumes(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo first > first.txt"), Turn(text="never", hang_s=60))
+    process = subprocess.Popen(headless_args(openai_server, tmp_path, "t"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    jsonl = tmp_path / "run.traj.jsonl"
+    _wait_for(lambda: jsonl.exists() and '"observation"' in jsonl.read_text())
+    _wait_for(lambda: len(openai_server.requests) == 2)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    assert not (tmp_path / "run.traj.json").exists()
+    printed = subprocess.run([*swedeck_command(), "replay", str(jsonl), "--print"], capture_output=True, text=True,
+                             timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    assert "echo first > first.txt" in printed.stdout
+    openai_server.script(Turn.bash_tool(f"{SUBMIT} && cat first.txt"))
+    resumed = subprocess.run(headless_args(openai_server, tmp_path, "--resume", str(jsonl)), capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    saved = json.loads((tmp_path / "run.traj.json").read_text())
+    assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == "first\n"
+    kinds = [m["extra"]["message_type"] for m in saved["messages"]]
+    assert kinds.count("task") == 1 and kinds.count("action") == 2
+    last_request = openai_server.requests[-1]["messages"]
+    assert any(m.get("tool_calls") for m in last_request[:-1]), "the resumed prompt carries the old history"

@@ -1,0 +1,50 @@
+"""SPEC §2 / §11.2: `swedeck prompt` prints what the model got at a step, after processors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import SWEAGENT_FIXTURE, MINI_FIXTURE, swedeck_command
+
+LAST_ONE = "agent.history_processors=[{type: last_n_observations, n: 1}]"
+
+
+def prompt(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*swedeck_command(), "prompt", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_last_n_observations_on_the_sweagent_fixture_elides_3_5_7():
+    result = prompt(str(SWEAGENT_FIXTURE), "--step", "5", "-c", LAST_ONE, "--json")
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    elided = [m["history_index"] for m in shown["messages"] if m["content"].startswith("Old environment output:")]
+    assert elided == [3, 5, 7]
+    assert shown["messages"][3]["content"] == "Old environment output: (5 lines omitted)"
+    assert shown["processors_source"] == "configured"
+    assert shown["total_tokens"] == sum(m["tokens"] for m in shown["messages"]) + 3
+    assert shown["total_tokens"] < shown["history_tokens"]
+    assert all("extra" not in m for m in shown["messages"])
+
+
+def test_step_n_is_the_history_before_that_query():
+    shown = json.loads(prompt(str(SWEAGENT_FIXTURE), "--step", "2", "--json").stdout)
+    assert [m["history_index"] for m in shown["messages"]] == [0, 1, 2, 3]
+    assert shown["processors_source"] == "none"
+    last = json.loads(prompt(str(SWEAGENT_FIXTURE), "--step", "-1", "--json").stdout)
+    assert last["step"] == json.loads(prompt(str(SWEAGENT_FIXTURE), "--step", "5", "--json").stdout)["step"] - 1
+
+
+def test_text_output_marks_changed_messages_and_totals():
+    result = prompt(str(SWEAGENT_FIXTURE), "--step", "5", "-c", LAST_ONE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("[changed by processors]") == 3
+    assert "total:" in result.stdout and "saved" in result.stdout
+
+
+def test_mini_swe_agent_fixture_and_bad_step():
+    ok = prompt(str(MINI_FIXTURE), "--step", "1", "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert [m["role"] for m in json.loads(ok.stdout)["messages"]] == ["system", "user"]
+    bad = prompt(str(MINI_FIXTURE), "--step", "99")
+    assert bad.returncode == 2 and "has steps 1.." in bad.stderr and "Traceback" not in bad.stderr
