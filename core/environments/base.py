@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ..errors import SwedeckError
+
 
 @dataclass
 class ExecutionResult:
@@ -39,7 +41,7 @@ class EnvironmentHook(Protocol):
     def on_close(self, env: Environment) -> None: ...
 
 
-class CommandFailed(Exception):
+class CommandFailed(SwedeckError):
     """`communicate(check="raise")` saw a non-zero exit."""
 
 

@@ -1,0 +1,237 @@
+"""One persistent bash session driven over a `Channel` (SPEC §8 session semantics).
+
+Each command runs IN the session shell (so `cd`, `export`, variables and functions carry
+over) as `eval` inside a function, with stdin from /dev/null, followed by an end marker
+carrying its exit status. The marker, not EOF, ends a command, so background jobs that
+keep the output open never block.
+
+Stopping a command (timeout, interrupt) must leave the shell alive: the shell traps
+SIGUSR1 with `return`, which unwinds the wrapper function once the running program dies,
+and `kill_tree.KILL_TREE` kills the command's process tree, found by the `SWEDECK_CMD=<n>` tag
+that every program it starts inherits. If the shell still does not come back, it is
+restarted (state lost, and the output says so).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import secrets
+import threading
+import time
+from collections.abc import Callable
+
+from ..redact import Redactor
+from .base import ExecutionResult, OutputCallback
+from .channel import Channel
+from .kill_tree import KILL_TREE
+from .output import ANSI_ESCAPE, OutputBuffer, clean, limit
+
+QUIET_ENV = {
+    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": "", "LESS": "-R",
+    "TERM": "dumb", "NO_COLOR": "1", "PIP_PROGRESS_BAR": "off", "PIP_NO_INPUT": "1", "TQDM_DISABLE": "1",
+    "GIT_TERMINAL_PROMPT": "0", "DEBIAN_FRONTEND": "noninteractive", "PYTHONUNBUFFERED": "1",
+}
+"""Tools must not page, prompt or draw progress bars: nobody is there to answer."""
+
+_BOOTSTRAP = """exec 2>&1
+set +m +o history
+trap 'return 137 2>/dev/null' USR1
+__swedeck_exec() { eval "$1"; }
+"""
+_KILLED_REPORT = re.compile(r"^[^\n]*: line \d+: +\d+ Killed +[^\n]*\n?", re.MULTILINE)
+"""bash's report of a program our stop killed: noise to the model, and it echoes the command."""
+_STOP_GRACE_S = 2.0
+_STOP_ATTEMPTS = 3
+_STREAM_INTERVAL_S = 0.05
+_STREAM_CHUNK = 16_384
+_STREAM_CAP = 2_000_000
+"""The UI gets at most this much live; the full (truncated) result follows at the end."""
+
+ShellStarter = Callable[[], Channel]
+
+
+def bash_quote(text: str) -> str:
+    """`$'...'` with every byte outside a safe set escaped: any command text, one line, exact bytes."""
+    safe = set(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-./,:=+@%")
+    return "$'" + "".join(chr(b) if b in safe else f"\\x{b:02x}" for b in text.encode()) + "'"
+
+
+class ShellSession:
+    def __init__(self, start_channel: ShellStarter, output_limit: int, redactor: Redactor | None = None):
+        self._start_channel = start_channel
+        self._output_limit = output_limit
+        self._redactor = redactor or Redactor()
+        self._nonce = secrets.token_hex(6)
+        self._marker = re.compile(rb"\x1eSDEND" + self._nonce.encode() + rb":(-?\d+)\x1e")
+        self._carry = 48  # longer than any marker, so one split across chunks is still found
+        self._counter = 0
+        self._interrupt = threading.Event()
+        self._channel: Channel | None = None
+        self.shell_pid = 0
+        self.setup: list[str] = []
+        """Commands replayed after a restart (cwd, exported variables)."""
+
+    # -- life cycle --
+    def start(self) -> None:
+        self._channel = self._start_channel()
+        self._channel.send(_BOOTSTRAP.encode())
+        result = self.run("echo $$", timeout=30)
+        if result.returncode != 0 or not result.output.strip().isdigit():
+            raise RuntimeError(f"the shell did not start: {result.output.strip()[:500]}")
+        self.shell_pid = int(result.output.strip())
+        for command in self.setup:
+            self.run(command, timeout=30)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+
+    def restart(self) -> None:
+        self.close()
+        self.start()
+
+    def interrupt(self) -> None:
+        """Thread-safe: the running `run` notices within one poll interval."""
+        self._interrupt.set()
+
+    # -- commands --
+    def run(self, command: str, timeout: float, on_output: OutputCallback | None = None) -> ExecutionResult:
+        if self._channel is None:
+            raise RuntimeError("the environment is not started")
+        self._interrupt.clear()
+        self._counter += 1
+        command_id = f"{self._nonce}-{self._counter}"
+        started = time.monotonic()
+        self._channel.send(
+            f"export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
+            f"printf '\\036SDEND{self._nonce}:%s\\036' \"$?\"; export SWEDECK_CMD=idle\n".encode()
+        )
+        collector = _Collector(self._output_limit, on_output, self._redactor)
+        status = self._wait(collector, started + timeout, command_id)
+        duration = time.monotonic() - started
+        head, tail = collector.buffer.text()
+        stopped = status.returncode is None
+        text = _drop_kill_reports(clean(head), stopped)
+        tail_text = None if tail is None else _drop_kill_reports(clean(tail), stopped)
+        dropped_lines = 0
+        if tail is not None:
+            dropped_lines = max(collector.buffer.total_lines - head.count("\n") - tail.count("\n"), 0)
+        output, truncated = limit(text, tail_text, self._output_limit, collector.buffer.elided_bytes, dropped_lines)
+        if status.note:
+            output = f"{output}\n{status.note}" if output else status.note
+        collector.flush(final=True)
+        return ExecutionResult(
+            output=self._redactor.text(output), returncode=status.returncode, duration_s=duration,
+            timed_out=status.timed_out, interrupted=status.interrupted, truncated=truncated,
+            output_chars=collector.buffer.total_bytes,
+        )
+
+    def _wait(self, collector: _Collector, deadline: float, command_id: str) -> _Status:
+        pending = b""
+        stopping: _Status | None = None
+        attempts = 0
+        stop_deadline = 0.0
+        while True:
+            assert self._channel is not None
+            chunk = self._channel.recv(_STREAM_INTERVAL_S)
+            if chunk is None and not self._channel.alive():
+                chunk = self._channel.recv(0.1) or b""  # what it printed last, then treat as gone
+            if chunk == b"":
+                collector.add(pending)
+                self._recover()
+                return _Status(None, note="<the shell exited; a new session was started, its state is lost>",
+                               timed_out=bool(stopping and stopping.timed_out),
+                               interrupted=bool(stopping and stopping.interrupted))
+            if chunk:
+                pending += chunk
+                match = self._marker.search(pending)
+                if match:
+                    collector.add(pending[: match.start()])
+                    if stopping:
+                        return stopping
+                    return _Status(int(match.group(1)))
+                # Hold back only what may be the start of a marker split across chunks.
+                start = pending.rfind(b"\x1e", max(len(pending) - self._carry, 0))
+                keep_from = start if start >= 0 else len(pending)
+                collector.add(pending[:keep_from])
+                pending = pending[keep_from:]
+            collector.flush()
+            now = time.monotonic()
+            if stopping is None and (now >= deadline or self._interrupt.is_set()):
+                timed_out = not self._interrupt.is_set()
+                stopping = _Status(None, timed_out=timed_out, interrupted=not timed_out)
+            if stopping and now >= stop_deadline:
+                if attempts == _STOP_ATTEMPTS:
+                    collector.add(pending)
+                    self._recover()
+                    stopping.note = "<the command could not be stopped; a new shell session was started, its state is lost>"
+                    return stopping
+                attempts += 1
+                self._stop(command_id)
+                stop_deadline = time.monotonic() + _STOP_GRACE_S
+
+    def _stop(self, command_id: str) -> None:
+        assert self._channel is not None
+        try:
+            self._channel.run_helper(["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id],
+                                     timeout=20)
+        except Exception:  # noqa: BLE001 - the next attempt or the restart handles it
+            pass
+
+    def _recover(self) -> None:
+        self.close()
+        self.start()
+
+
+def _drop_kill_reports(text: str, stopped: bool) -> str:
+    return _KILLED_REPORT.sub("", text) if stopped else text
+
+
+class _Status:
+    def __init__(self, returncode: int | None, note: str = "", timed_out: bool = False, interrupted: bool = False):
+        self.returncode = returncode
+        self.note = note
+        self.timed_out = timed_out
+        self.interrupted = interrupted
+
+
+class _Collector:
+    """Bounded output plus throttled, capped streaming to the UI."""
+
+    def __init__(self, output_limit: int, on_output: OutputCallback | None, redactor: Redactor):
+        self.buffer = OutputBuffer(keep=max(output_limit * 4, 65_536))
+        self._on_output = on_output
+        self._redactor = redactor
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._pending: list[str] = []
+        self._pending_size = 0
+        self._streamed = 0
+        self._last_flush = time.monotonic()
+
+    def add(self, data: bytes) -> None:
+        if not data:
+            return
+        self.buffer.add(data)
+        if self._on_output is None or self._streamed >= _STREAM_CAP:
+            return
+        text = self._decoder.decode(data)
+        self._pending.append(text)
+        self._pending_size += len(text)
+        if self._pending_size >= _STREAM_CHUNK:
+            self.flush(force=True)
+
+    def flush(self, force: bool = False, final: bool = False) -> None:
+        if self._on_output is None or not self._pending:
+            return
+        if not (force or final or time.monotonic() - self._last_flush >= _STREAM_INTERVAL_S):
+            return
+        text = ANSI_ESCAPE.sub("", "".join(self._pending))
+        self._pending, self._pending_size = [], 0
+        self._last_flush = time.monotonic()
+        room = _STREAM_CAP - self._streamed
+        if len(text) > room:
+            text = text[:room] + "\n<live output capped; the result shows head and tail>\n"
+        self._streamed += len(text)
+        self._on_output(self._redactor.text(text))
