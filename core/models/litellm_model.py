@@ -195,7 +195,7 @@ class LitellmModel:
 
     def _fallback_usage(self, parts: Parts, messages: list[Message], step: int, guard_fired: bool) -> int:
         mode = self.config.usage_fallback
-        if mode == "estimate" or (mode == "requery" and guard_fired):  # §4.4: never requery a guarded stream
+        if mode == "estimate" or guard_fired:  # §4.4: a guarded stream is estimated, never requeried
             parts.usage = estimate_usage(messages, _response_text(parts))
         elif mode == "requery":
             response = self._run(self.request(messages, stream=False))
