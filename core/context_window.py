@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 
 from . import paths
+from .events import ContextStatus
 from .tokens import count_messages
 
 if TYPE_CHECKING:
-    from .messages import Message
+    from .messages import Message, Usage
 
 MAP_FILE = "model_context_windows.yaml"
 Source = Literal["config", "map", "litellm", "unknown"] | str
@@ -197,3 +198,16 @@ def context_template_vars(window: int | None, last_prompt_tokens: int | None) ->
 def estimate_prompt_tokens(messages: list[Message]) -> int:
     """Tokens of the next prompt (the agent applies the processors first); counts are cached per message."""
     return count_messages(messages)
+
+
+def context_status(
+    window: ContextWindow | None, last_usage: Usage | None, next_estimate: int | None = None
+) -> ContextStatus:
+    """What the meter shows: the last response's prompt tokens (never a sum) against the window."""
+    return ContextStatus(
+        window=window.window if window else None,
+        prompt_tokens=last_usage.prompt_tokens if last_usage and last_usage.prompt_tokens else None,
+        cached_tokens=last_usage.cached_tokens if last_usage else 0,
+        next_estimate=next_estimate,
+        window_source=window.source if window else "unknown",
+    )

@@ -11,6 +11,7 @@ from swedeck.core import paths
 from swedeck.core.context_window import (
     ContextWindow,
     context_left_percent,
+    context_status,
     context_template_vars,
     estimate_prompt_tokens,
     load_map,
@@ -130,3 +131,12 @@ def test_cli_honours_the_config_override():
                             capture_output=True, text=True, cwd=REPO, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[1:] == ["window: 4242", "source: config"]
+
+
+def test_context_status_from_the_last_usage():
+    from swedeck.core.messages import Usage
+
+    status = context_status(ContextWindow(1000, "m", "map"), Usage(prompt_tokens=400, completion_tokens=9, cached_tokens=300), 450)
+    assert (status.window, status.prompt_tokens, status.cached_tokens, status.next_estimate) == (1000, 400, 300, 450)
+    assert status.left_percent == 60.0 and status.window_source == "map"
+    assert context_status(None, None).left_percent is None
