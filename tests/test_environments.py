@@ -177,6 +177,7 @@ def test_cwd_is_applied(kind, tmp_path):
         assert environment.execute("pwd").output.strip() == cwd
         assert environment.get_template_vars()["cwd"] == cwd
         assert environment.get_template_vars()["timeout"] == environment.config.timeout
+        assert environment.get_template_vars()["output_limit"] == environment.config.output_limit
     finally:
         environment.close()
 
@@ -250,3 +251,24 @@ def test_reset_clears_state(env):
 
 def test_description_names_the_place(env, kind):
     assert ("host" in env.description) if kind == "local" else ("docker" in env.description)
+
+
+def test_exit_starts_a_fresh_session(env):
+    result = env.execute("exit 3", timeout=20)
+    assert result.returncode is None and "new session" in result.output
+    assert env.execute("echo alive").output.strip() == "alive"
+
+
+def test_secrets_are_masked_in_output_and_stream(kind, tmp_path):
+    from swedeck.core.redact import Redactor
+
+    config = make_config(kind, tmp_path, env={"SERVICE_TOKEN": "s3cr3t-value-123"})
+    environment = get_environment(config, unique_session("secret"), redactor=Redactor(["s3cr3t-value-123"]))
+    environment.start()
+    streamed: list[str] = []
+    try:
+        result = environment.execute("echo token=$SERVICE_TOKEN", on_output=streamed.append)
+    finally:
+        environment.close()
+    assert result.output.strip() == "token=***"
+    assert "s3cr3t" not in "".join(streamed) and "***" in "".join(streamed)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def container_exists(client, name: str) -> bool:
-    return bool(client.containers.list(all=True, filters={"name": f"^/{name}$"}))
+    return bool(client.containers.list(all=True, ignore_removed=True, filters={"name": f"^/{name}$"}))
 
 
 def test_image_resolution_order():
@@ -121,7 +121,7 @@ def test_stale_containers_of_dead_owners_are_removed_on_start():
         assert container_exists(client, alive_name)  # its owner (this process) still runs
     finally:
         for name in (stale_name, alive_name):
-            for container in client.containers.list(all=True, filters={"name": f"^/{name}$"}):
+            for container in client.containers.list(all=True, ignore_removed=True, filters={"name": f"^/{name}$"}):
                 container.remove(force=True)
 
 

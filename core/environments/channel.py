@@ -26,18 +26,34 @@ class ReaderQueue:
     """A daemon thread moving chunks from a blocking `read` into a queue, so `recv` can time out."""
 
     def __init__(self, read: Callable[[], bytes], name: str):
-        self._queue: queue.Queue[bytes] = queue.Queue()
+        # Bounded: a command printing faster than we consume is held back by its pipe.
+        self._queue: queue.Queue[bytes] = queue.Queue(maxsize=64)
         self._read = read
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._pump, name=name, daemon=True)
         self._thread.start()
 
     def _pump(self) -> None:
         try:
             while chunk := self._read():
-                self._queue.put(chunk)
+                if not self._put(chunk):
+                    return
         except (OSError, ValueError):
             pass
-        self._queue.put(EOF_CHUNK)
+        self._put(EOF_CHUNK)
+
+    def _put(self, chunk: bytes) -> bool:
+        while not self._stopped.is_set():
+            try:
+                self._queue.put(chunk, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def stop(self) -> None:
+        """Let the thread end once its blocking read returns (the channel is closing)."""
+        self._stopped.set()
 
     def get(self, timeout: float) -> bytes | None:
         try:
@@ -45,5 +61,5 @@ class ReaderQueue:
         except queue.Empty:
             return None
         if chunk == EOF_CHUNK:
-            self._queue.put(EOF_CHUNK)  # stays at EOF for every later reader
+            self._queue.put_nowait(EOF_CHUNK)  # stays at EOF for every later reader (the queue is empty now)
         return chunk

@@ -61,6 +61,7 @@ class DockerChannel:
         return code, output or b""
 
     def close(self) -> None:
+        self._reader.stop()
         try:
             self._raw.close()
             self._socket.close()

@@ -50,7 +50,10 @@ def remove_stale(client: Any) -> list[str]:
     """Remove labelled containers on this host whose owning process is gone; their names."""
     removed = []
     host = socket.gethostname()
-    for container in client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]}):
+    # ignore_removed: another session may remove its container between listing and inspecting.
+    found = client.containers.list(all=True, ignore_removed=True,
+                                   filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
+    for container in found:
         pid = container.labels.get(LABEL_PID, "")
         if pid.isdigit() and not _process_alive(int(pid)):
             _force_remove(container)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 from pathlib import Path
 
@@ -40,6 +41,7 @@ class LocalChannel:
         return self._process.poll() is None
 
     def close(self) -> None:
+        self._reader.stop()
         try:
             os.killpg(self._process.pid, 9)  # the shell and whatever it left behind in its session
         except (ProcessLookupError, PermissionError):
@@ -62,6 +64,9 @@ class LocalEnvironment(SessionEnvironment):
     def _open_channel(self) -> LocalChannel:
         env = {name: value for name, value in os.environ.items() if name != "SWEDECK_CMD"}
         return LocalChannel({**env, **self.session_env()}, self.cwd)
+
+    def get_template_vars(self) -> dict[str, object]:
+        return {**super().get_template_vars(), **platform.uname()._asdict()}
 
     def _initial_cwd(self) -> str | None:
         return None  # the shell starts there
