@@ -1,0 +1,100 @@
+"""Generated inputs: histories and trajectories that look like real agent runs.
+
+Sizes follow what agents produce: a short thought and one command per step, and command
+output of very uneven length (mostly a few hundred bytes, sometimes a whole file). A fixed
+seed keeps every run of a benchmark on the same content.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
+
+SEED = 1729
+COMMANDS = ("ls -la src/", "grep -rn 'def parse' src/", "cat src/parser.py", "python -m pytest -q tests/",
+            "sed -n 1,80p src/config.py", "git diff", "find . -name '*.py' | head -50", "python repro.py")
+_WORDS = ("self", "value", "return", "if", "None", "for", "item", "in", "items", "def", "parse", "config",
+          "raise", "ValueError", "token", "=", "+", "len", "(", ")", "[", "]", "path", "line", "result")
+
+
+def _line_pool(rng: random.Random, count: int = 4096) -> list[str]:
+    return [" " * (4 * rng.randint(0, 3)) + " ".join(rng.choices(_WORDS, k=rng.randint(2, 14)))
+            for _ in range(count)]
+
+
+class Generator:
+    def __init__(self, mean_output_chars: int, seed: int = SEED):
+        self.rng = random.Random(seed)
+        self.mean_output_chars = mean_output_chars
+        self.lines = _line_pool(self.rng)
+
+    def _text(self, chars: int) -> str:
+        out, size = [], 0
+        start = self.rng.randrange(len(self.lines))
+        while size < chars:
+            line = self.lines[(start + len(out)) % len(self.lines)]
+            out.append(line)
+            size += len(line) + 1
+        return "\n".join(out)
+
+    def _output_chars(self) -> int:
+        # Exponential: many short outputs, a few long ones, the mean as asked.
+        return max(20, int(self.rng.expovariate(1 / self.mean_output_chars)))
+
+    def messages(self, steps: int, tool_calls: bool = True) -> Iterator[Message]:
+        """system, task, then `steps` (action, observation) pairs."""
+        now = time.time()
+        yield _message("system", "You are a careful software engineer. " + self._text(1500), MessageType.SYSTEM)
+        yield _message("user", "Fix the failing parser test.\n" + self._text(800), MessageType.TASK)
+        for step in range(1, steps + 1):
+            command = self.rng.choice(COMMANDS)
+            thought = "THOUGHT: " + self._text(self.rng.randint(100, 600)).replace("\n", " ")
+            call_id = f"call_{step:06d}" if tool_calls else None
+            action = Action(command=command, tool_call_id=call_id)
+            if tool_calls:
+                calls = (ToolCall(id=call_id, function=FunctionCall(name="bash", arguments=json.dumps({"command": command}))),)
+                yield _message("assistant", thought, MessageType.ACTION, step=step, actions=(action,),
+                               tool_calls=calls, timestamp=now + step)
+            else:
+                yield _message("assistant", f"{thought}\n\n```bash\n{command}\n```", MessageType.ACTION,
+                               step=step, actions=(action,), timestamp=now + step)
+            output = self._text(self._output_chars())
+            yield _message("tool" if tool_calls else "user", f"<returncode>0</returncode>\n<output>\n{output}\n</output>",
+                           MessageType.OBSERVATION, step=step, tool_call_id=call_id, returncode=0,
+                           timestamp=now + step + 0.5)
+
+
+def _message(role: str, content: str, kind: MessageType, tool_calls=None, tool_call_id=None, **extra) -> Message:
+    return Message(role=role, content=content, tool_calls=tool_calls, tool_call_id=tool_call_id,
+                   extra=MessageExtra(message_type=kind, **extra))
+
+
+def history(messages: int, mean_output_chars: int = 2000) -> list[Message]:
+    """About `messages` messages (system, task, then action/observation pairs)."""
+    return list(Generator(mean_output_chars).messages(max(1, (messages - 2) // 2)))
+
+
+def write_jsonl(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A swedeck live file (SPEC §9.1): the header line, then one message per line."""
+    header = {"role": "meta", "format": "swedeck-traj/1",
+              "session": {"id": "bench", "model": "bench/model", "environment": "local", "swedeck_version": "bench"}}
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(header) + "\n")
+        for message in Generator(mean_output_chars).messages(steps):
+            handle.write(json.dumps(message.to_record()) + "\n")
+    return path
+
+
+def jsonl_to_mini(source: Path, target: Path) -> Path:
+    """The same messages as a mini-swe-agent `.traj.json` (a dict with `messages`)."""
+    with open(source, encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    messages = [record for record in records if record.get("role") != "meta"]
+    target.write_text(json.dumps({"info": {"exit_status": "Submitted"}, "messages": messages,
+                                  "trajectory_format": "mini-swe-agent-1.1"}), encoding="utf-8")
+    return target
