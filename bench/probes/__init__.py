@@ -1,0 +1,2 @@
+"""Measurements that run in their own interpreter (see `bench.probe`). Each prints one JSON
+object as its last line of stdout."""
