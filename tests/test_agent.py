@@ -315,3 +315,21 @@ def test_every_query_records_its_processors_and_context(openai_server, tmp_path)
     assert actions[1]["extra"]["context"] == {"window": 1000, "prompt_tokens": 600, "left_percent": 40.0}
     updates = driver.of(ev.ContextUpdated)
     assert updates and updates[-1].status.next_estimate > 0
+
+
+def test_replay_model_drives_a_session_and_ends_cleanly_when_exhausted(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo recorded > r.txt"), Turn.bash_tool("cat r.txt"))
+    recording = make_config(tmp_path, model_config(openai_server), agent__mode="yolo", agent__step_limit=2)
+    run_session(recording, "record", Driver(), interactive=False)
+    recorded = tmp_path / "recorded.traj.json"
+    (tmp_path / "session.traj.json").rename(recorded)
+    (tmp_path / "r.txt").unlink()
+    from swedeck.core.config import ModelConfig
+
+    replay = ModelConfig(model_name=f"replay:{recorded}", model_kwargs={"tokens_per_second": 0})
+    config = make_config(tmp_path, replay, agent__mode="yolo")
+    driver = Driver()
+    result = run_session(config, "record", driver, interactive=False)
+    assert (result.exit_status, result.exit_code) == ("ReplayExhausted", 0)
+    assert [e.output for e in driver.of(ev.CommandFinished)] == ["", "recorded\n"]
+    assert (tmp_path / "r.txt").read_text() == "recorded\n"

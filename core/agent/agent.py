@@ -36,6 +36,7 @@ from ..models.base import (
     ModelResponse,
     ModelSpec,
     QueryCancelled,
+    ReplayExhausted,
 )
 from ..tokens import count_messages
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
@@ -253,6 +254,10 @@ class Agent:
         except (APIError, ContextWindowExceeded):
             self.step -= 1  # nothing was answered: the retry is the same step
             raise
+        except ReplayExhausted:
+            self.step -= 1
+            raise SessionEnd(ExitStatus.REPLAY_EXHAUSTED, "the replayed trajectory has no more responses",
+                             submission=self.submission) from None
         except QueryCancelled:
             self.step -= 1
             self._emit(ev.QueryCancelled(step=step))
