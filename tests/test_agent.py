@@ -333,3 +333,22 @@ def test_replay_model_drives_a_session_and_ends_cleanly_when_exhausted(openai_se
     assert (result.exit_status, result.exit_code) == ("ReplayExhausted", 0)
     assert [e.output for e in driver.of(ev.CommandFinished)] == ["", "recorded\n"]
     assert (tmp_path / "r.txt").read_text() == "recorded\n"
+
+
+def test_task_solved_headless_in_docker(openai_server, tmp_path):
+    from support.docker_env import docker_client
+
+    client = docker_client()
+    openai_server.script(
+        Turn.bash_tool("cd /tmp && echo inside > proof.txt", usage=Usage(100, 10)),
+        Turn.bash_tool(f"{SUBMIT} && cat /tmp/proof.txt && hostname", usage=Usage(150, 10)),
+    )
+    config = make_config(tmp_path, model_config(openai_server), env="docker", agent__mode="yolo")
+    result = run_session(config, "prove you ran in the container", Driver(), interactive=False, timeout=120)
+    assert (result.exit_status, result.exit_code) == ("Submitted", 0), result.message
+    proof, hostname = result.submission.splitlines()
+    assert proof == "inside" and not (tmp_path / "proof.txt").exists()
+    saved = final_file(tmp_path)
+    assert saved["info"]["exit_status"] == "Submitted"
+    assert [m["extra"]["usage"]["prompt_tokens"] for m in saved["messages"] if m["extra"]["message_type"] == "action"] == [100, 150]
+    assert not [c for c in client.containers.list(all=True) if hostname in (c.id[:12], c.name)]
