@@ -81,7 +81,8 @@ def test_missing_image_error_is_clear():
     env.close()
 
 
-def test_container_removed_when_owner_gets_sigint(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_container_removed_when_owner_gets_signal(signum):
     client = docker_client()
     session = unique_session("sigint")
     script = textwrap.dedent(f"""
@@ -97,7 +98,7 @@ def test_container_removed_when_owner_gets_sigint(tmp_path):
     try:
         assert owner.stdout.readline().strip() == "ready", owner.stderr.read()
         assert container_exists(client, f"swedeck-{session}")
-        owner.send_signal(signal.SIGINT)
+        owner.send_signal(signum)
         owner.wait(timeout=30)
     finally:
         owner.kill()
@@ -137,3 +138,24 @@ def test_timeout_kills_inside_the_container_not_just_the_client():
         assert not [row for row in top["Processes"] if "sleep 34" in " ".join(row)]
     finally:
         env.close()
+
+
+def test_network_and_run_args_are_passed():
+    client = docker_client()
+    session = unique_session("args")
+    env = get_environment(docker_config(network="none", run_args={"hostname": "sdbox"}), session)
+    env.start()
+    try:
+        container = client.containers.get(f"swedeck-{session}")
+        assert container.attrs["HostConfig"]["NetworkMode"] == "none"
+        assert env.execute("hostname").output.strip() == "sdbox"
+    finally:
+        env.close()
+
+
+def test_unreachable_engine_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    env = get_environment(EnvironmentConfig(environment_class="docker", image=TEST_IMAGE), unique_session("nohost"))
+    with pytest.raises(SwedeckError, match="no Docker engine answers"):
+        env.start()
+    env.close()

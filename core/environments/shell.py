@@ -19,6 +19,7 @@ import re
 import secrets
 import threading
 import time
+from dataclasses import dataclass
 from collections.abc import Callable
 
 from ..redact import Redactor
@@ -189,12 +190,12 @@ def _drop_kill_reports(text: str, stopped: bool) -> str:
     return _KILLED_REPORT.sub("", text) if stopped else text
 
 
+@dataclass
 class _Status:
-    def __init__(self, returncode: int | None, note: str = "", timed_out: bool = False, interrupted: bool = False):
-        self.returncode = returncode
-        self.note = note
-        self.timed_out = timed_out
-        self.interrupted = interrupted
+    returncode: int | None
+    note: str = ""
+    timed_out: bool = False
+    interrupted: bool = False
 
 
 class _Collector:
