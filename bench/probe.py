@@ -22,6 +22,6 @@ def probe(name: str, *args: str, timeout: float = 120, env: dict[str, str] | Non
                           env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=timeout)
     lines = done.stdout.strip().splitlines()
     if done.returncode != 0 or not lines:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise ProbeFailed(f"probe {name} {' '.join(args)} exited {done.returncode}: {tail}")
+        tail = " / ".join(done.stderr.strip().splitlines()[-2:]) or "no output"
+        raise ProbeFailed(f"probe {name} exited {done.returncode}: {tail}")
     return json.loads(lines[-1])

@@ -15,12 +15,16 @@ from typing import Any
 class Bound:
     max: float | None = None
     min: float | None = None
+    equals: bool | None = None
 
-    def holds(self, value: float) -> bool:
+    def holds(self, value: float | bool) -> bool:
+        if self.equals is not None:
+            return value is self.equals
         return (self.max is None or value <= self.max) and (self.min is None or value >= self.min)
 
-    def to_json(self) -> dict[str, float]:
-        return {key: value for key, value in (("max", self.max), ("min", self.min)) if value is not None}
+    def to_json(self) -> dict[str, float | bool]:
+        return {key: value for key, value in (("max", self.max), ("min", self.min), ("equals", self.equals))
+                if value is not None}
 
 
 def at_most(value: float) -> Bound:
@@ -29,6 +33,10 @@ def at_most(value: float) -> Bound:
 
 def at_least(value: float) -> Bound:
     return Bound(min=value)
+
+
+def is_true() -> Bound:
+    return Bound(equals=True)
 
 
 @dataclass
