@@ -1,0 +1,165 @@
+"""A trajectory opened for replay (SPEC §11.1): what one step shows, found lazily.
+
+A swedeck `.traj.jsonl` is indexed (byte offsets and roles of its lines) and a step's
+messages are parsed when the step is shown, so the first screen of a 50 MB file does not
+wait for the whole file; `refresh()` follows a growing file by reading only new bytes.
+Every other file is one JSON document: it is loaded once by the common loader.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..messages import Action, Message, MessageType
+from ..tokens import count_message
+from ..trajectory.errors import TrajectoryError
+from ..trajectory.loader import load_trajectory
+from ..trajectory.model import Trajectory, TrajectoryInfo
+from ..trajectory.normalize import actions_of, build_steps
+from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
+from .live_index import RoleIndex
+
+ANSWER_TYPES = (MessageType.OBSERVATION, MessageType.FINAL, MessageType.FORMAT_ERROR)
+
+
+@dataclass(frozen=True)
+class StepView:
+    """What the replay screen shows for one step."""
+
+    number: int
+    """1-based."""
+    assistant: Message
+    actions: tuple[Action, ...]
+    observations: list[Message]
+    prompt_end: int
+    prompt_tokens: int | None
+    """Recorded prompt tokens of this query (None: not recorded; see `estimated_prompt_tokens`)."""
+    cached_tokens: int
+    window: int | None
+    cost: float | None
+
+
+class ReplayDocument(Protocol):
+    path: Path
+    format: str
+
+    @property
+    def step_count(self) -> int: ...
+    @property
+    def info(self) -> TrajectoryInfo: ...
+    def step(self, number: int) -> StepView: ...
+    def messages_before(self, end: int) -> list[Message]: ...
+    def refresh(self) -> int: ...
+    def trajectory(self) -> Trajectory: ...
+
+
+def _view(number: int, assistant: Message, observations: list[Message], prompt_end: int) -> StepView:
+    extra = assistant.extra
+    tokens = extra.usage.prompt_tokens if extra.usage and extra.usage.prompt_tokens else None
+    if tokens is None and extra.context and extra.context.prompt_tokens:
+        tokens = extra.context.prompt_tokens
+    return StepView(number=number, assistant=assistant, actions=actions_of(assistant), observations=observations,
+                    prompt_end=prompt_end, prompt_tokens=tokens,
+                    cached_tokens=extra.usage.cached_tokens if extra.usage else 0,
+                    window=extra.context.window if extra.context else None, cost=extra.cost)
+
+
+def estimated_prompt_tokens(history: list[Message]) -> int:
+    """The prompt of a query estimated from the history before it (no processors)."""
+    return sum(count_message(message) for message in history if message.role != "exit") + 3
+
+
+class LoadedDocument:
+    """A file read whole (a `.json` is one document); steps are viewed on demand."""
+
+    def __init__(self, trajectory: Trajectory):
+        self._trajectory = trajectory
+        self.path = trajectory.path
+        self.format = trajectory.format
+
+    @property
+    def step_count(self) -> int:
+        return len(self._trajectory.steps)
+
+    @property
+    def info(self) -> TrajectoryInfo:
+        return self._trajectory.info
+
+    def step(self, number: int) -> StepView:
+        step = self._trajectory.steps[number - 1]
+        messages = self._trajectory.messages
+        return _view(number, messages[step.message_index], [messages[i] for i in step.observation_indices],
+                     step.prompt_end)
+
+    def messages_before(self, end: int) -> list[Message]:
+        return self._trajectory.messages[:end]
+
+    def refresh(self) -> int:
+        return 0
+
+    def trajectory(self) -> Trajectory:
+        return self._trajectory
+
+
+class LiveDocument:
+    """A swedeck `.traj.jsonl`, indexed, parsed per step, able to follow appends."""
+
+    format = "swedeck-jsonl"
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.index = RoleIndex(path)
+        self._full: Trajectory | None = None
+
+    @property
+    def step_count(self) -> int:
+        return len(self.index.assistants)
+
+    @property
+    def info(self) -> TrajectoryInfo:
+        info = header_info(self.index.header)
+        apply_end(info, self.index.meta_events())
+        if self.index.torn_tail:
+            info.warnings.append("the last line is incomplete (being written, or cut off)")
+        return info
+
+    def step(self, number: int) -> StepView:
+        assistants = self.index.assistants
+        start = assistants[number - 1]
+        end = assistants[number] if number < len(assistants) else len(self.index)
+        answers = [self.index.message(i) for i in range(start + 1, end)]
+        return _view(number, self.index.message(start), [m for m in answers if m.message_type in ANSWER_TYPES], start)
+
+    def messages_before(self, end: int) -> list[Message]:
+        return [self.index.message(i) for i in range(end)]
+
+    def refresh(self) -> int:
+        before = self.step_count
+        self.index.refresh()
+        return self.step_count - before
+
+    def trajectory(self) -> Trajectory:
+        """The whole file parsed (prompt inspector, what-if, search, fork); cached until it grows."""
+        count = len(self.index)
+        if self._full is None or len(self._full.messages) != count:
+            messages = [self.index.message(i) for i in range(count)]
+            events = self.index.meta_events()
+            self._full = Trajectory(path=self.path, format="swedeck-jsonl", messages=messages,
+                                    steps=build_steps(messages), info=self.info, meta_events=events,
+                                    processors=processors_of(events))
+        return self._full
+
+
+def open_document(path: str | Path) -> ReplayDocument:
+    """A replay document for any supported file; `TrajectoryError` names the file and reason."""
+    path = Path(path)
+    if path.name.endswith(".jsonl") and path.is_file():
+        try:
+            return LiveDocument(path)
+        except TrajectoryError:
+            pass  # not a swedeck live file: the loader says what it is or why it cannot be read
+        except OSError as error:
+            raise TrajectoryError(path, error.strerror or str(error)) from None
+    return LoadedDocument(load_trajectory(path))

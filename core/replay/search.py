@@ -1,0 +1,38 @@
+"""`/` search in replay (SPEC §11.1): the steps whose model output or command output
+contains the text, case-insensitively."""
+
+from __future__ import annotations
+
+from ..messages import Message
+from .document import ReplayDocument, StepView
+
+
+def step_texts(view: StepView) -> list[str]:
+    texts = [view.assistant.text, view.assistant.extra.reasoning or ""]
+    texts += [action.command for action in view.actions]
+    texts += [_text(message) for message in view.observations]
+    return texts
+
+
+def step_matches(view: StepView, query: str) -> bool:
+    needle = query.casefold()
+    return bool(needle) and any(needle in text.casefold() for text in step_texts(view))
+
+
+def find_steps(document: ReplayDocument, query: str) -> list[int]:
+    if not query:
+        return []
+    return [number for number in range(1, document.step_count + 1) if step_matches(document.step(number), query)]
+
+
+def next_match(matches: list[int], current: int, forward: bool = True) -> int | None:
+    """The match after (or before) `current`, wrapping around."""
+    if not matches:
+        return None
+    if forward:
+        return next((m for m in matches if m > current), matches[0])
+    return next((m for m in reversed(matches) if m < current), matches[-1])
+
+
+def _text(message: Message) -> str:
+    return message.text

@@ -1,0 +1,35 @@
+"""The token curve (SPEC §11.1): prompt tokens of every step, recorded or estimated.
+
+Computed step by step so the UI can draw it progressively from a background worker; the
+estimate of step k reuses the running sum of step k-1 (each message is counted once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..tokens import count_message
+from .document import ReplayDocument
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    step: int
+    tokens: int
+    estimated: bool
+
+
+def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint]:
+    """Points for steps `start..step_count`; estimates count the history before each query."""
+    running, counted = 3, 0
+    for number in range(start, document.step_count + 1):
+        view = document.step(number)
+        if view.prompt_tokens is not None:
+            yield CurvePoint(number, view.prompt_tokens, False)
+            continue
+        for message in document.messages_before(view.prompt_end)[counted:]:
+            if message.role != "exit":
+                running += count_message(message)
+        counted = view.prompt_end
+        yield CurvePoint(number, running, True)

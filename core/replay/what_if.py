@@ -1,0 +1,49 @@
+"""What-if processors (SPEC §11.1 `p`): the prompt the model would have seen at a step with
+other history processors, and the tokens that saves, for one step and as a curve.
+
+Every figure comes from `prompt_view.step_prompt`, the function behind `swedeck prompt`,
+so the UI and the command always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..processors.chain import ProcessorChain
+from ..prompt_view import StepPrompt, step_prompt
+from ..trajectory.model import Trajectory
+
+NO_PROCESSORS: list[dict[str, Any]] = [{"type": "default"}]
+"""An explicit "none" (an empty list would mean "the recorded ones")."""
+
+
+@dataclass(frozen=True)
+class WhatIfPoint:
+    step: int
+    history_tokens: int
+    """The prompt with no processors: everything before the query."""
+    tokens: int
+    """The prompt with the chosen processors."""
+
+    @property
+    def saved(self) -> int:
+        return self.history_tokens - self.tokens
+
+
+def processors_or_none(processors: list[Any]) -> list[Any]:
+    """The chain's active config, or the explicit "no processors" when all are off."""
+    active = ProcessorChain(processors).active_config()
+    return active or NO_PROCESSORS
+
+
+def what_if_prompt(trajectory: Trajectory, step: int, processors: list[Any], window: int | None = None) -> StepPrompt:
+    return step_prompt(trajectory, step, processors_or_none(processors), window)
+
+
+def what_if_curve(trajectory: Trajectory, processors: list[Any]) -> Iterator[WhatIfPoint]:
+    chosen = processors_or_none(processors)
+    for number in range(1, len(trajectory.steps) + 1):
+        prompt = step_prompt(trajectory, number, chosen)
+        yield WhatIfPoint(number, prompt.history_tokens, prompt.total_tokens)

@@ -1,0 +1,225 @@
+"""`swedeck watch DIR` without the drawing (SPEC §11.4): one row per trajectory under a
+folder, kept up to date by reading only what changed.
+
+A live `.traj.jsonl` is followed through a `TrajectoryIndex` (byte offsets; `refresh()`
+reads only appended bytes) and only its new messages are parsed. A final `.traj.json`
+(or another tool's file) is loaded once per change of its size or mtime. A session with
+both files is shown once, by its final file. Files that cannot be read become rows with
+status `error` and the reason: a bad file never stops the scan.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .messages import Message, MessageType
+from .trajectory.errors import TrajectoryError
+from .trajectory.files import LIVE_SUFFIX, base_name
+from .trajectory.index import TrajectoryIndex
+from .trajectory.loader import TRAJECTORY_SUFFIXES, load_trajectory
+
+Status = Literal["running", "finished", "stale", "error"]
+DEFAULT_STALE_AFTER_S = 60.0
+LAST_ACTION_CHARS = 120
+
+
+@dataclass(frozen=True)
+class WatchRow:
+    key: str
+    """The session's path without its trajectory suffix: stable while `.jsonl` turns into `.json`."""
+    name: str
+    """Relative to the watched folder."""
+    path: Path
+    """The file the row was read from (the final file once there is one)."""
+    status: Status
+    steps: int = 0
+    cost: float = 0.0
+    context_left: float | None = None
+    """Percent of the context window left at the last query, when known."""
+    last_action: str = ""
+    exit_status: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class WatchUpdate:
+    changed: list[WatchRow]
+    removed: list[str]
+    """Keys of rows whose files are gone."""
+
+
+@dataclass
+class _Tally:
+    """What a row shows, accumulated message by message."""
+
+    steps: int = 0
+    cost: float = 0.0
+    context_left: float | None = None
+    last_action: str = ""
+
+    def add(self, message: Message) -> None:
+        if message.role != "assistant":
+            return
+        self.steps += 1
+        extra = message.extra
+        self.cost += extra.cost or 0.0
+        if extra.context and extra.context.left_percent is not None:
+            self.context_left = extra.context.left_percent
+        elif extra.context and extra.context.window and extra.context.prompt_tokens is not None:
+            self.context_left = max(0.0, 100.0 * (1 - extra.context.prompt_tokens / extra.context.window))
+        if extra.actions:
+            self.last_action = _one_line(extra.actions[-1].command)
+        elif message.message_type == MessageType.ASSISTANT_MESSAGE:
+            self.last_action = _one_line(message.text)
+
+
+class _LiveFile:
+    """A `.traj.jsonl` being written: its index and the tally of the messages seen so far."""
+
+    def __init__(self, path: Path):
+        self.index = TrajectoryIndex(path)
+        self.tally = _Tally()
+        self.parsed = 0
+        self.ended: str | None = None
+        self.size = -1
+        self.changed_at = 0.0
+
+    def catch_up(self) -> None:
+        self.index.refresh()
+        for number in range(self.parsed, len(self.index)):
+            self.tally.add(self.index.message(number))
+        self.parsed = len(self.index)
+        for event in self.index.meta_events()[-1:]:
+            if event.event == "end":  # a kept .jsonl records how the session ended
+                self.ended = str(event.data.get("exit_status") or "ended")
+
+
+@dataclass
+class _FinalFile:
+    signature: tuple[float, int]
+    row: WatchRow
+
+
+class DirectoryWatcher:
+    """Scan a folder again and again; each `scan()` says which rows changed."""
+
+    def __init__(self, root: str | Path, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
+                 clock: Callable[[], float] = time.time):
+        self.root = Path(root)
+        self.stale_after_s = stale_after_s
+        self._clock = clock
+        self._live: dict[Path, _LiveFile] = {}
+        self._final: dict[Path, _FinalFile] = {}
+        self.rows: dict[str, WatchRow] = {}
+
+    def scan(self) -> WatchUpdate:
+        files = self._files()
+        now = self._clock()
+        new_rows: dict[str, WatchRow] = {}
+        finals = {key: path for key, path in files.items() if not path.name.endswith(LIVE_SUFFIX)}
+        for key, path in files.items():
+            if key in finals and path is not finals[key]:
+                continue
+            new_rows[key] = self._final_row(key, path) if key in finals else self._live_row(key, path, now)
+        for gone in set(self._live) - {p for p in files.values()}:
+            del self._live[gone]
+        for gone in set(self._final) - {p for p in files.values()}:
+            del self._final[gone]
+        changed = [row for key, row in new_rows.items() if self.rows.get(key) != row]
+        removed = [key for key in self.rows if key not in new_rows]
+        self.rows = new_rows
+        return WatchUpdate(changed=changed, removed=removed)
+
+    def _files(self) -> dict[str, Path]:
+        """Session key -> its file; the final file wins over the live one."""
+        found: dict[str, Path] = {}
+        for folder, _dirs, names in os.walk(self.root):
+            for name in names:
+                if not name.endswith(TRAJECTORY_SUFFIXES) or name.startswith("."):
+                    continue
+                path = Path(folder) / name
+                key = str(base_name(path))
+                if key not in found or found[key].name.endswith(LIVE_SUFFIX):
+                    found[key] = path
+        return dict(sorted(found.items()))
+
+    def _name(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def _live_row(self, key: str, path: Path, now: float) -> WatchRow:
+        try:
+            stat = path.stat()
+            live = self._live.get(path)
+            if stat.st_size == 0:  # just created, header not written yet
+                return WatchRow(key, self._name(path), path, self._activity(stat.st_mtime, now))
+            if live is None:
+                live = self._live[path] = _LiveFile(path)
+            if stat.st_size != live.size:
+                seen_before = live.size >= 0
+                live.catch_up()
+                live.size = stat.st_size
+                # growth seen by this watcher is activity now, whatever the file's mtime says
+                live.changed_at = now if seen_before else stat.st_mtime
+            live.changed_at = max(live.changed_at, stat.st_mtime)
+        except (TrajectoryError, OSError) as error:
+            self._live.pop(path, None)
+            return WatchRow(key, self._name(path), path, "error", error=_reason(error))
+        tally = live.tally
+        status: Status = "finished" if live.ended else self._activity(live.changed_at, now)
+        return WatchRow(key, self._name(path), path, status, steps=tally.steps, cost=tally.cost,
+                        context_left=tally.context_left, last_action=tally.last_action, exit_status=live.ended)
+
+    def _activity(self, changed_at: float, now: float) -> Status:
+        return "running" if now - changed_at < self.stale_after_s else "stale"
+
+    def _final_row(self, key: str, path: Path) -> WatchRow:
+        try:
+            stat = path.stat()
+        except OSError as error:
+            return WatchRow(key, self._name(path), path, "error", error=_reason(error))
+        signature = (stat.st_mtime, stat.st_size)
+        cached = self._final.get(path)
+        if cached is not None and cached.signature == signature:
+            return cached.row
+        try:
+            trajectory = load_trajectory(path)
+        except TrajectoryError as error:
+            row = WatchRow(key, self._name(path), path, "error", error=error.reason)
+        else:
+            tally = _Tally()
+            for message in trajectory.messages:
+                tally.add(message)
+            stats_cost = trajectory.info.model_stats.instance_cost
+            row = WatchRow(key, self._name(path), path, "finished", steps=len(trajectory.steps),
+                           cost=stats_cost or tally.cost, context_left=tally.context_left,
+                           last_action=tally.last_action, exit_status=trajectory.info.exit_status or "unknown")
+        self._final[path] = _FinalFile(signature, row)
+        return row
+
+
+def status_text(row: WatchRow) -> str:
+    """The status cell: `finished` says how it ended."""
+    if row.status == "finished":
+        return f"finished: {row.exit_status}" if row.exit_status else "finished"
+    return row.status
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= LAST_ACTION_CHARS else text[: LAST_ACTION_CHARS - 1] + "…"
+
+
+def _reason(error: Exception) -> str:
+    if isinstance(error, TrajectoryError):
+        return error.reason
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)

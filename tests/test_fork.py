@@ -1,0 +1,109 @@
+"""SPEC §11.3: fork a live session from step k; re-execute recorded actions; re-run a whole
+trajectory with the replay model."""
+
+from __future__ import annotations
+
+import subprocess
+
+from support.driver import Driver, make_config
+from support.openai_server import Turn, model_config
+from support.replay import add_step, start_writer, write_trajectory
+
+from swedeck.core.config import ModelConfig
+from swedeck.core.environments import get_environment
+from swedeck.core.replay.fork import actions_before, fork_history, fork_session, replay_actions
+from swedeck.core.trajectory import load_trajectory
+from conftest import swedeck_command
+
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def file_steps(base):
+    writer = start_writer(base)
+    add_step(writer, 1, command="echo one > one.txt")
+    add_step(writer, 2, command="cat one.txt >> two.txt && echo again >> two.txt")
+    add_step(writer, 3, command="ls")
+    return load_trajectory(writer.finish({"exit_status": "Submitted"}))
+
+
+def test_fork_history_is_everything_before_the_query(tmp_path):
+    trajectory = file_steps(tmp_path / "t")
+    history = fork_history(trajectory, 3)
+    assert history == trajectory.messages[: trajectory.steps[2].prompt_end]
+    assert [m.message_type.value for m in history] == ["system", "task", "action", "observation", "action",
+                                                     "observation"]
+    assert fork_history(trajectory, 1) == trajectory.messages[:2]
+    assert actions_before(trajectory, 3) == [(1, "echo one > one.txt"),
+                                             (2, "cat one.txt >> two.txt && echo again >> two.txt")]
+    assert actions_before(trajectory, -1) == actions_before(trajectory, 3)
+
+
+def test_replay_actions_rebuild_the_files(tmp_path):
+    trajectory = file_steps(tmp_path / "t")
+    work = tmp_path / "work"
+    work.mkdir()
+    config = make_config(work, ModelConfig())
+    seen = []
+    env = get_environment(config.environment, "fork-test")
+    env.start()
+    try:
+        results = replay_actions(env, actions_before(trajectory, 3), progress=lambda s, c, r: seen.append(s))
+    finally:
+        env.close()
+    assert [r.returncode for r in results] == [0, 0] and seen == [1, 2]
+    assert (work / "two.txt").read_text() == "one\nagain\n"
+
+
+def test_fork_sends_the_history_up_to_k_and_continues(openai_server, tmp_path):
+    trajectory = file_steps(tmp_path / "t")
+    work = tmp_path / "work"
+    work.mkdir()
+    openai_server.script(Turn.bash_tool("cat two.txt"), Turn.bash_tool(SUBMIT))
+    config = make_config(work, model_config(openai_server), agent__mode="yolo")
+    config.run.output = str(tmp_path / "fork.traj.json")
+    session = fork_session(trajectory, 3, config, replay=True, interactive=False)
+    driver = Driver()
+    result = session.run(driver)
+
+    assert result.exit_status == "Submitted", result.message
+    first = openai_server.requests[0]["messages"]
+    history = fork_history(trajectory, 3)
+    assert [(m["role"], m["content"]) for m in first] == [(m.role, m.content) for m in history]
+    assert (work / "two.txt").read_text() == "one\nagain\n"  # the actions ran before the first query
+    assert [r.returncode for r in session.replay_hook.results] == [0, 0]
+    forked = load_trajectory(result.trajectory_path)
+    assert forked.messages[: len(history)] == history  # the fork's own file replays whole
+    cat_step = next(step for step in forked.steps if step.commands == ["cat two.txt"])
+    assert "one\nagain" in forked.observations(cat_step)[0].text
+
+
+def test_fork_without_replay_starts_from_a_fresh_environment(openai_server, tmp_path):
+    trajectory = file_steps(tmp_path / "t")
+    work = tmp_path / "work"
+    work.mkdir()
+    openai_server.script(Turn.bash_tool(SUBMIT))
+    config = make_config(work, model_config(openai_server), agent__mode="yolo")
+    session = fork_session(trajectory, 2, config, interactive=False)
+    result = session.run(Driver())
+    assert result.exit_status == "Submitted"
+    assert session.replay_hook is None and not (work / "one.txt").exists()
+    assert len(openai_server.requests[0]["messages"]) == len(fork_history(trajectory, 2))
+
+
+def test_run_with_the_replay_model_re_executes_a_whole_trajectory(tmp_path):
+    writer = start_writer(tmp_path / "recorded")
+    add_step(writer, 1, command="echo rebuilt > made.txt")
+    add_step(writer, 2, command=f"{SUBMIT} && cat made.txt")
+    recorded = writer.finish({"exit_status": "Submitted"})
+    work = tmp_path / "work"
+    work.mkdir()
+    out = tmp_path / "again.traj.json"
+    completed = subprocess.run(
+        [*swedeck_command(), "run", "-m", f"replay:{recorded}", "-c", "model.model_kwargs.tokens_per_second=0",
+         "--headless", "--cwd", str(work), "-o", str(out), "-t", "Fix the bug in calc.py", "--exit-immediately"],
+        capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr + completed.stdout
+    assert (work / "made.txt").read_text() == "rebuilt\n"
+    replayed = load_trajectory(out)
+    assert replayed.info.exit_status == "Submitted"
+    assert [s.commands for s in replayed.steps if s.commands] == [["echo rebuilt > made.txt"], [f"{SUBMIT} && cat made.txt"]]

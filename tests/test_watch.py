@@ -1,0 +1,117 @@
+"""SPEC §11.4: the watch table's rows, read incrementally, without the UI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+from support.replay import add_step, start_writer, write_trajectory
+
+from swedeck.core.watch import DirectoryWatcher, status_text
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+
+
+def by_name(watcher: DirectoryWatcher) -> dict:
+    return {row.name: row for row in watcher.rows.values()}
+
+
+def test_running_finished_stale_and_foreign_files(tmp_path):
+    write_trajectory(tmp_path / "done", 3)
+    running = start_writer(tmp_path / "sub" / "live")
+    add_step(running, 1)
+    crashed = write_trajectory(tmp_path / "crashed", 2, finish=False)
+    old = time.time() - 600
+    os.utime(crashed, (old, old))
+    shutil.copy(MINI_FIXTURE, tmp_path / "mini.traj.json")
+    shutil.copy(SWEAGENT_FIXTURE, tmp_path / "swe.traj")
+
+    watcher = DirectoryWatcher(tmp_path, stale_after_s=60)
+    update = watcher.scan()
+    rows = by_name(watcher)
+
+    assert len(update.changed) == 5
+    assert rows["done.traj.json"].status == "finished"
+    assert status_text(rows["done.traj.json"]) == "finished: Submitted"
+    assert rows["done.traj.json"].steps == 3
+    assert rows["done.traj.json"].cost == 0.03
+    assert rows["done.traj.json"].last_action == "echo step-3-output"
+    assert rows["done.traj.json"].context_left == 97.0
+    live = rows[os.path.join("sub", "live.traj.jsonl")]
+    assert (live.status, live.steps, live.last_action) == ("running", 1, "echo step-1-output")
+    assert rows["crashed.traj.jsonl"].status == "stale"
+    assert rows["crashed.traj.jsonl"].steps == 2
+    assert rows["mini.traj.json"].status == "finished" and rows["mini.traj.json"].steps > 0
+    assert rows["swe.traj"].status == "finished" and rows["swe.traj"].steps > 0
+    running.close()
+
+
+def test_growth_reads_only_new_messages_and_updates_one_row(tmp_path):
+    write_trajectory(tmp_path / "done", 2)
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    watcher = DirectoryWatcher(tmp_path)
+    watcher.scan()
+    live_file = watcher._live[writer.path]
+    assert live_file.parsed == 4
+
+    assert watcher.scan().changed == []  # nothing changed, nothing reported
+    add_step(writer, 2, command="pytest -q")
+    update = watcher.scan()
+    assert [row.name for row in update.changed] == ["live.traj.jsonl"]
+    assert update.changed[0].steps == 2 and update.changed[0].last_action == "pytest -q"
+    assert live_file.parsed == 6 and watcher._live[writer.path] is live_file
+
+    writer.finish({"exit_status": "LimitsExceeded"})
+    update = watcher.scan()
+    assert [(row.name, row.status, row.exit_status) for row in update.changed] == [
+        ("live.traj.json", "finished", "LimitsExceeded")]
+    assert update.removed == []
+
+
+def test_a_file_that_stops_growing_becomes_stale(tmp_path):
+    now = [1000.0]
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    os.utime(writer.path, (now[0], now[0]))
+    watcher = DirectoryWatcher(tmp_path, stale_after_s=30, clock=lambda: now[0])
+    assert watcher.scan().changed[0].status == "running"
+    now[0] += 31
+    assert watcher.scan().changed[0].status == "stale"
+    add_step(writer, 2)
+    assert watcher.scan().changed[0].status == "running"
+    writer.close()
+
+
+def test_bad_files_are_rows_with_a_reason(tmp_path):
+    (tmp_path / "binary.traj.json").write_bytes(b"\x00\x01\x02garbage")
+    (tmp_path / "wrong.traj.json").write_text('{"messages": 42}')
+    (tmp_path / "notswedeck.traj.jsonl").write_text('{"hello": 1}\n')
+    write_trajectory(tmp_path / "good", 1)
+    watcher = DirectoryWatcher(tmp_path)
+    watcher.scan()
+    rows = by_name(watcher)
+    assert rows["good.traj.json"].status == "finished"
+    assert rows["binary.traj.json"].status == "error" and "binary" in rows["binary.traj.json"].error
+    assert rows["wrong.traj.json"].status == "error" and rows["wrong.traj.json"].error
+    assert rows["notswedeck.traj.jsonl"].status == "error" and "header" in rows["notswedeck.traj.jsonl"].error
+
+
+def test_removed_files_are_reported(tmp_path):
+    path = write_trajectory(tmp_path / "gone", 1)
+    watcher = DirectoryWatcher(tmp_path)
+    watcher.scan()
+    path.unlink()
+    update = watcher.scan()
+    assert update.removed == [str(tmp_path / "gone")] and watcher.rows == {}
+
+
+def test_a_thousand_files_rescan_reads_nothing_new(tmp_path):
+    source = write_trajectory(tmp_path / "seed", 2)
+    for number in range(1000):
+        folder = tmp_path / f"d{number % 10}"
+        folder.mkdir(exist_ok=True)
+        shutil.copy(source, folder / f"t{number}.traj.json")
+    watcher = DirectoryWatcher(tmp_path)
+    assert len(watcher.scan().changed) == 1001
+    assert watcher.scan().changed == []
