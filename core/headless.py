@@ -11,6 +11,7 @@ import json
 import re
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from . import events as ev
@@ -18,7 +19,7 @@ from .config import SwedeckConfig
 from .agent.exits import ExitStatus
 from .errors import UsageError
 from .messages import Message
-from .session import Session, SessionResult
+from .session import Session, SessionResult, build_redactor
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]")
 _QUIET = (ev.StreamDelta, ev.CommandOutput, ev.Request)
@@ -38,15 +39,16 @@ def _short(text: str, lines: int = 3, width: int = 160) -> str:
 class ProgressPrinter:
     """Turns events into short human-readable progress lines."""
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, redact: Callable[[str], str] = str):
         self.out = out
+        self.redact = redact
         self.cost = 0.0
         self.left: float | None = None
 
     def __call__(self, event: ev.Event) -> None:
         text = self.render(event)
         if text:
-            print(text, file=self.out, flush=True)
+            print(self.redact(text), file=self.out, flush=True)
 
     def render(self, event: ev.Event) -> str | None:
         match event:
@@ -81,15 +83,16 @@ class ProgressPrinter:
 class JsonPrinter:
     """One JSON object per event: `{"event": "QueryFinished", ...fields}`."""
 
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, redact: Callable[[str], str] = str):
         self.out = out
+        self.redact = redact
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, _QUIET):
             return
         record = {"event": type(event).__name__, **{f.name: _jsonable(getattr(event, f.name))
                                                      for f in dataclasses.fields(event)}}
-        print(json.dumps(record, ensure_ascii=False), file=self.out, flush=True)
+        print(self.redact(json.dumps(record, ensure_ascii=False)), file=self.out, flush=True)
 
 
 def _jsonable(value: Any) -> Any:
@@ -120,7 +123,10 @@ def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = Fal
     config = config.model_copy(deep=True)
     config.agent.mode = "yolo"
     out = out or sys.stdout
-    sink = JsonPrinter(out) if as_json else ProgressPrinter(out)
+    # Events carry raw text (a command the model wrote may hold a key); mask it as the
+    # trajectory writer does before it reaches stdout (SPEC §9.4).
+    redact = build_redactor(config).text
+    sink = JsonPrinter(out, redact) if as_json else ProgressPrinter(out, redact)
     session = Session(config, task, interactive=False, resume=resume)
     outcome: list[SessionResult] = []
     failure: list[BaseException] = []
