@@ -9,12 +9,12 @@ from pathlib import Path
 
 from swedeck.core.errors import UsageError
 
-from . import not_yet
-
 
 def run(args: argparse.Namespace) -> int:
     if not args.print_steps:
-        return not_yet("replay", 8)
+        from .replay_ui import run_replay_ui
+
+        return run_replay_ui(args)
     from swedeck.core.trajectory.errors import TrajectoryError
     from swedeck.core.trajectory.loader import load_trajectory, trajectory_files
 

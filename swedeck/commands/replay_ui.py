@@ -1,0 +1,47 @@
+"""`swedeck replay PATH [--step N] [--follow] [--play]`: the replay UI; `f` forks a live session."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from swedeck.core.errors import UsageError
+
+
+def replay_paths(path: Path) -> list[Path]:
+    from swedeck.core.trajectory.loader import trajectory_files
+
+    if path.is_dir():
+        paths = trajectory_files(path)
+        if not paths:
+            raise UsageError(f"no trajectory files (*.traj.jsonl, *.traj.json, *.traj) under {path}")
+        return paths
+    return [path]
+
+
+def run_replay_ui(args: argparse.Namespace) -> int:
+    from swedeck.core.config import load_config
+    from swedeck.tui.replay.app import ReplayApp
+
+    config = load_config(args.config)
+    processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
+    app = ReplayApp(replay_paths(Path(args.path)), theme=args.theme, start_step=args.step, follow=args.follow,
+                    play=args.play, processors=processors)
+    request = app.run()
+    if request is None:
+        return 0
+    return fork(request, config, replay=getattr(args, "replay_actions", False))
+
+
+def fork(request, config, *, replay: bool) -> int:
+    """Continue the trajectory live from the chosen step, in the live UI."""
+    from swedeck.core.replay.fork import fork_session
+    from swedeck.core.trajectory.loader import load_trajectory
+    from swedeck.tui.app import SwedeckApp
+
+    session = fork_session(load_trajectory(request.path), request.step, config, replay=replay)
+    app = SwedeckApp(session)
+    app.run()
+    if app.summary:
+        print(app.summary)
+    return app.exit_code

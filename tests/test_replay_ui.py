@@ -1,0 +1,199 @@
+"""SPEC §11.1: the replay view driven with Pilot: navigation, search, folders, errors,
+follow, the prompt inspector and what-if figures."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from support.replay import add_step, start_writer, write_trajectory
+
+from swedeck.core.prompt_view import step_prompt
+from swedeck.core.replay.what_if import what_if_prompt
+from swedeck.core.trajectory import load_trajectory
+from swedeck.tui.replay.app import ReplayApp
+from swedeck.tui.replay.prompt_screen import PromptScreen
+from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
+from swedeck.tui.replay.what_if_screen import WhatIfScreen
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+
+SIZE = (120, 36)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def screen_of(app) -> ReplayScreen:
+    screen = app.screen_stack[1]
+    assert isinstance(screen, ReplayScreen)
+    return screen
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector).render())
+
+
+async def test_navigation_keys(tmp_path):
+    path = write_trajectory(tmp_path / "t", 5)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.step == 1 and "echo step-1-output" in text_of(screen, "#model-command")
+        assert "step-1-output" in text_of(screen, "#output-text")
+        assert "context 100 / 10,000" in text_of(screen, "#replay-meter")
+        await pilot.press("l", "right")
+        assert screen.step == 3
+        await pilot.press("h")
+        assert screen.step == 2
+        await pilot.press("dollar_sign")
+        assert screen.step == 5 and "step 5/5" in text_of(screen, "#replay-header")
+        await pilot.press("0")
+        assert screen.step == 1
+        await pilot.press("g", *"4", "enter")
+        assert screen.step == 4
+        await pilot.press("g", "minus", "2", "enter")
+        assert screen.step == 4  # -2 = the one before last
+        await pilot.press("f")
+    assert app.return_value == ForkRequest(path, 4)
+
+
+async def test_search_moves_between_matches_and_highlights(tmp_path):
+    writer = start_writer(tmp_path / "t")
+    add_step(writer, 1)
+    add_step(writer, 2, output="Traceback: ZeroDivisionError")
+    add_step(writer, 3)
+    add_step(writer, 4, command="python -c 'raise ZeroDivisionError'")
+    path = writer.finish({"exit_status": "Submitted"})
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("slash", *"zerodivision", "enter")
+        assert screen.matches == [2, 4] and screen.step == 2
+        rendered = screen.query_one("#output-text").render()
+        assert any("reverse" in str(span.style) for span in rendered.spans)
+        await pilot.press("n")
+        assert screen.step == 4
+        await pilot.press("n")
+        assert screen.step == 2
+        await pilot.press("N")
+        assert screen.step == 4
+        await pilot.press("q")
+
+
+@pytest.mark.parametrize("fixture", [MINI_FIXTURE, SWEAGENT_FIXTURE])
+async def test_other_formats_open(fixture):
+    app = ReplayApp([fixture], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        trajectory = load_trajectory(fixture)
+        assert screen.step == len(trajectory.steps)
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(screen.curve) == len(trajectory.steps)
+        assert screen.error is None
+
+
+async def test_folder_with_a_bad_file_shows_its_error_and_moves_on(tmp_path):
+    write_trajectory(tmp_path / "a", 2)
+    (tmp_path / "b.traj.json").write_bytes(b"\x00\x00binary")
+    (tmp_path / "c.traj.json").write_text('{"messages": 7}')
+    shutil.copy(MINI_FIXTURE, tmp_path / "d.traj.json")
+    paths = sorted(tmp_path.glob("*.traj.json"))
+    app = ReplayApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.error is None and screen.step == 1
+        await pilot.press("L")
+        assert "b.traj.json" in screen.error and "binary" in screen.error
+        assert "b.traj.json" in text_of(screen, "#replay-error")
+        await pilot.press("l", "t", "p")  # nothing to show: no crash
+        await pilot.press("L")
+        assert "c.traj.json" in screen.error
+        await pilot.press("L")
+        assert screen.error is None and screen.path.name == "d.traj.json"
+        await pilot.press("H", "H", "H")
+        assert screen.error is None and screen.path.name == "a.traj.json"
+
+
+async def test_truncated_jsonl_opens_with_an_error_view(tmp_path):
+    path = tmp_path / "t.traj.jsonl"
+    path.write_text('{"role":"meta","format":"swedeck-traj/1","session":{}}\n'
+                    '{"role":"assistant","content":"cut', encoding="utf-8")
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE):
+        screen = screen_of(app)
+        assert "no steps" in screen.error
+
+
+async def test_follow_sees_appended_steps_and_stays_on_the_last(tmp_path):
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    app = ReplayApp([writer.path], follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.step_count == 1
+        add_step(writer, 2)
+        add_step(writer, 3, command="echo appended")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            if screen.step_count == 3:
+                break
+        assert screen.step == 3 and "echo appended" in text_of(screen, "#model-command")
+    writer.close()
+
+
+async def test_prompt_inspector_and_what_if_equal_step_prompt():
+    trajectory = load_trajectory(MINI_FIXTURE)
+    app = ReplayApp([MINI_FIXTURE], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.press("t")
+        inspector = app.screen
+        assert isinstance(inspector, PromptScreen)
+        expected = step_prompt(trajectory, len(trajectory.steps))
+        assert inspector.prompt.total_tokens == expected.total_tokens
+        assert f"total {expected.total_tokens:,} tokens" in str(inspector.query_one("#prompt-summary").render())
+        await pilot.press("escape", "p")
+        what_if = app.screen
+        assert isinstance(what_if, WhatIfScreen)
+        chosen = [p for p in what_if.processors if p["enabled"]]
+        assert what_if.prompt.total_tokens == what_if_prompt(trajectory, screen.step, chosen).total_tokens
+        await pilot.press("2", "3", "4")  # only last_n_observations stays on
+        only_last = what_if_prompt(trajectory, screen.step, [{"type": "last_n_observations", "n": 5}])
+        assert what_if.prompt.total_tokens == only_last.total_tokens < only_last.history_tokens
+        await pilot.press("minus")
+        fewer = what_if_prompt(trajectory, screen.step, [{"type": "last_n_observations", "n": 4}])
+        assert what_if.prompt.total_tokens == fewer.total_tokens
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(what_if.curve) == len(trajectory.steps) and max(what_if.curve) > 0
+        await pilot.press("1")
+        assert what_if.prompt.total_tokens == what_if.prompt.history_tokens
+
+
+async def test_play_types_out_and_any_key_stops(tmp_path):
+    path = write_trajectory(tmp_path / "t", 2)
+    app = ReplayApp([path], play=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert screen.playing
+        await pilot.pause(0.15)
+        assert "(no output)" not in text_of(screen, "#output-text")
+        await pilot.press("x")
+        assert not screen.playing
+        assert "step-1-output" in text_of(screen, "#output-text") or screen.step == 2
+
+
+async def test_markup_in_trajectories_is_literal(tmp_path):
+    writer = start_writer(tmp_path / "t")
+    add_step(writer, 1, thought="[red]not red[/red] [@click=app.quit]x[/]", output="[link=http://x]y[/link]")
+    path = writer.finish({"exit_status": "Submitted"})
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE):
+        screen = screen_of(app)
+        assert "[red]not red[/red]" in text_of(screen, "#model-text")
+        assert "[link=http://x]y[/link]" in text_of(screen, "#output-text")

@@ -1,0 +1,35 @@
+"""The app of `swedeck replay` (SPEC §11.1): the replay screen, themes, help and palette.
+Its result is a `ForkRequest` when the person pressed `f`, else None."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from .app_themes import register_themes
+from .bindings import DESCRIPTIONS, REPLAY_BINDINGS
+from .replay_screen import ForkRequest, ReplayScreen
+
+
+class ReplayApp(App[ForkRequest | None]):
+    TITLE = "swedeck replay"
+
+    def __init__(self, paths: list[Path], *, theme: str | None = None, **screen_options: Any) -> None:
+        super().__init__()
+        self.paths = paths
+        self.screen_options = screen_options
+        register_themes(self, theme)
+
+    def on_mount(self) -> None:
+        self.push_screen(ReplayScreen(self.paths, **self.screen_options))
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, ReplayScreen):
+            for binding in REPLAY_BINDINGS:
+                yield SystemCommand(binding.description, DESCRIPTIONS.get(binding.id or "", ""),
+                                    getattr(screen, f"action_{binding.action}"))

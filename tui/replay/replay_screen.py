@@ -1,0 +1,389 @@
+"""The replay view (SPEC §11.1): the live layout, read-only, for one saved trajectory.
+
+Steps are read from the document when shown (a `.traj.jsonl` is indexed, not parsed); the
+token curve is computed in a thread worker and drawn as it grows. Anything wrong with a
+file is an error view naming the file and the reason; in a folder L/H still move on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.events import Key
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Sparkline, Static
+
+from swedeck.core.prompt_view import step_prompt
+from swedeck.core.replay.document import ReplayDocument, StepView, open_document
+from swedeck.core.replay.search import find_steps, next_match
+from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.trajectory.errors import TrajectoryError
+
+from .ask_screen import AskScreen
+from .bindings import REPLAY_BINDINGS
+from .help_screen import ReplayHelp
+from .prompt_screen import PromptScreen
+from .what_if_screen import WhatIfScreen
+
+FOLLOW_INTERVAL_S = 0.5
+PLAY_TOKENS_PER_SECOND = 80
+PLAY_TICK_S = 0.05
+
+
+@dataclass(frozen=True)
+class ForkRequest:
+    """What the replay app returns when the person presses `f`."""
+
+    path: Path
+    step: int
+
+
+def highlighted(text: str, query: str) -> Content:
+    """Literal text with every match of the search marked (never parsed as markup)."""
+    content = Content(text)
+    if not query:
+        return content
+    lower, needle = text.casefold(), query.casefold()
+    start = lower.find(needle)
+    while start != -1 and len(lower) == len(text):
+        content = content.stylize("reverse bold", start, start + len(needle))
+        start = lower.find(needle, start + len(needle))
+    return content
+
+
+def model_text(view: StepView) -> str:
+    parts = []
+    if view.assistant.extra.reasoning:
+        parts.append(f"(reasoning) {view.assistant.extra.reasoning}")
+    parts.append(view.assistant.text)
+    for call in view.assistant.tool_calls or ():
+        parts.append(f"[tool call {call.function.name}] {call.function.arguments}")
+    return "\n".join(part for part in parts if part)
+
+
+def output_text(view: StepView) -> str:
+    chunks = []
+    for message in view.observations:
+        status = f"exit {message.extra.returncode}" if message.extra.returncode is not None else message.message_type.value
+        chunks.append(f"── {status} ──\n{message.text}")
+    return "\n".join(chunks) or "(no output)"
+
+
+def meter_text(view: StepView, estimate: int | None) -> str:
+    tokens, mark = (view.prompt_tokens, "") if view.prompt_tokens is not None else (estimate, " (estimated)")
+    used = "–" if tokens is None else f"{tokens:,}{mark}"
+    if view.window:
+        left = "" if tokens is None else f" · {max(0.0, 100 * (1 - tokens / view.window)):.0f}% left"
+        text = f"context {used} / {view.window:,}{left}"
+    else:
+        text = f"context {used} / unknown window"
+    if view.cached_tokens:
+        text += f" · cached {view.cached_tokens:,}"
+    if view.cost is not None:
+        text += f" · cost ${view.cost:.4f}"
+    return text
+
+
+class ReplayScreen(Screen[None]):
+    CSS_PATH = "replay_screen.tcss"
+    BINDINGS = REPLAY_BINDINGS
+
+    step: reactive[int] = reactive(0, init=False)
+
+    def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
+                 play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0) -> None:
+        super().__init__()
+        self.paths = paths
+        self.file_index = file_index
+        self.start_step = start_step
+        self.follow = follow
+        self.playing = play
+        self.processors = list(processors or [])
+        self.document: ReplayDocument | None = None
+        self.error: str | None = None
+        self.query_text = ""
+        self.matches: list[int] = []
+        self.curve: dict[int, int] = {}
+        self._play_shown = 0
+
+    # --- layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="replay-header", markup=False)
+        yield Static(id="replay-error", markup=False)
+        with Horizontal(id="replay-body"):
+            yield OptionList(id="replay-steps")
+            with Vertical(id="replay-model"):
+                with VerticalScroll(id="model-scroll"):
+                    yield Static(id="model-text", markup=False)
+                    yield Static(id="model-command", markup=False)
+            with Vertical(id="replay-output"):
+                with VerticalScroll(id="output-scroll"):
+                    yield Static(id="output-text", markup=False)
+        yield Sparkline([0], id="replay-curve")
+        yield Static(id="replay-meter", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#replay-model").border_title = "model output"
+        self.query_one("#replay-output").border_title = "output"
+        self.open_file(self.file_index)
+        if self.follow:
+            self.set_interval(FOLLOW_INTERVAL_S, self.poll)
+        if self.playing:
+            self.set_interval(PLAY_TICK_S, self.play_tick)
+
+    # --- files --------------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self.paths[self.file_index]
+
+    def open_file(self, index: int) -> None:
+        self.file_index = index
+        self.curve, self.matches, self.document, self.error = {}, [], None, None
+        options = self.query_one("#replay-steps", OptionList)
+        options.clear_options()
+        try:
+            self.document = open_document(self.path)
+        except TrajectoryError as error:
+            self.show_error(str(error))
+            return
+        count = self.document.step_count
+        options.add_options([f"{n:>4} step" for n in range(1, count + 1)])
+        if count == 0:
+            self.show_error(f"{self.path}: no steps to show (no assistant message yet)")
+            return
+        wanted = self.start_step if self.start_step is not None and index == self.file_index else 1
+        wanted = count + 1 + wanted if wanted < 0 else wanted
+        self.start_step = None
+        self.go(min(max(wanted, 1), count), force=True)
+        self.compute_curve(self.path)
+
+    def show_error(self, message: str) -> None:
+        self.error = message
+        error = self.query_one("#replay-error", Static)
+        error.update(Content(message))
+        error.display = True
+        self.query_one("#replay-body").display = False
+        self._header()
+
+    # --- steps --------------------------------------------------------------------------
+
+    @property
+    def step_count(self) -> int:
+        return self.document.step_count if self.document else 0
+
+    def go(self, number: int, force: bool = False) -> None:
+        if not self.step_count:
+            return
+        number = min(max(number, 1), self.step_count)
+        if number == self.step and not force:
+            return
+        self.step = number
+        self._play_shown = 0
+        self.show_step()
+
+    def show_step(self) -> None:
+        assert self.document is not None
+        try:
+            view = self.document.step(self.step)
+        except TrajectoryError as error:
+            self.show_error(str(error))
+            return
+        self.error = None
+        self.query_one("#replay-error").display = False
+        self.query_one("#replay-body").display = True
+        text = model_text(view)
+        if self.playing:
+            text = text[: self._play_shown]
+        self.query_one("#model-text", Static).update(highlighted(text, self.query_text))
+        commands = "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
+        self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))
+        output = "" if self.playing and self._play_shown < len(model_text(view)) else output_text(view)
+        self.query_one("#output-text", Static).update(highlighted(output, self.query_text))
+        self.query_one("#replay-meter", Static).update(Content(meter_text(view, self.curve.get(self.step))))
+        options = self.query_one("#replay-steps", OptionList)
+        if options.highlighted != self.step - 1:
+            options.highlighted = self.step - 1
+        self._header()
+
+    def _header(self) -> None:
+        parts = [str(self.path)]
+        if len(self.paths) > 1:
+            parts.append(f"file {self.file_index + 1}/{len(self.paths)}")
+        if self.document is not None:
+            parts.append(self.document.format)
+            parts.append(f"step {self.step}/{self.step_count}")
+            model = self.document.info.model_name
+            if model:
+                parts.append(model)
+        if self.query_text:
+            parts.append(f"/{self.query_text}: {len(self.matches)} steps")
+        if self.follow:
+            parts.append("following")
+        if self.playing:
+            parts.append("playing (any key stops)")
+        self.query_one("#replay-header", Static).update(Content(" · ".join(parts)))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_index + 1 != self.step:
+            self.go(event.option_index + 1)
+
+    # --- token curve ----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
+    def compute_curve(self, path: Path) -> None:
+        document = open_document(path)  # its own reader: the UI's document stays on the UI thread
+        batch: list[tuple[int, int]] = []
+        for point in token_curve(document):
+            batch.append((point.step, point.tokens))
+            if len(batch) >= 200:
+                self.app.call_from_thread(self._add_curve, path, batch)
+                batch = []
+        self.app.call_from_thread(self._add_curve, path, batch)
+
+    def _add_curve(self, path: Path, points: list[tuple[int, int]]) -> None:
+        if path != self.path:
+            return
+        self.curve.update(points)
+        self.query_one("#replay-curve", Sparkline).data = [self.curve[k] for k in sorted(self.curve)] or [0]
+
+    # --- follow and play ------------------------------------------------------------------
+
+    def poll(self) -> None:
+        if self.document is None:
+            return
+        at_end = self.step == self.step_count
+        try:
+            new = self.document.refresh()
+        except TrajectoryError as error:
+            self.show_error(str(error))
+            return
+        if not new:
+            return
+        options = self.query_one("#replay-steps", OptionList)
+        first = self.step_count - new + 1
+        options.add_options([f"{n:>4} step" for n in range(first, self.step_count + 1)])
+        if self.step == 0 or at_end:
+            self.go(self.step_count)
+        self.compute_curve(self.path)
+        self._header()
+
+    def play_tick(self) -> None:
+        if not self.playing or self.document is None or self.error:
+            return
+        view = self.document.step(self.step)
+        full = len(model_text(view))
+        if self._play_shown < full:
+            self._play_shown += max(1, int(PLAY_TOKENS_PER_SECOND * 4 * PLAY_TICK_S))  # ~4 characters a token
+            self.show_step()
+        elif self.step < self.step_count:
+            self.go(self.step + 1)
+        else:
+            self.playing = False
+            self.show_step()
+
+    def on_key(self, event: Key) -> None:
+        if self.playing:  # any key stops playing (and does nothing else)
+            self.playing = False
+            event.stop()
+            event.prevent_default()
+            self.show_step()
+
+    # --- actions ----------------------------------------------------------------------------
+
+    def action_next_step(self) -> None:
+        self.go(self.step + 1)
+
+    def action_previous_step(self) -> None:
+        self.go(self.step - 1)
+
+    def action_first_step(self) -> None:
+        self.go(1)
+
+    def action_last_step(self) -> None:
+        self.go(self.step_count)
+
+    def action_goto(self) -> None:
+        def answer(value: str | None) -> None:
+            if value and value.strip().lstrip("-").isdigit():
+                number = int(value)
+                self.go(self.step_count + 1 + number if number < 0 else number)
+        self.app.push_screen(AskScreen("go to step (negative counts from the end)"), answer)
+
+    def action_search(self) -> None:
+        def answer(value: str | None) -> None:
+            if value is not None:
+                self.search(value)
+        self.app.push_screen(AskScreen("search thoughts, commands and output", self.query_text), answer)
+
+    def search(self, text: str) -> None:
+        self.query_text = text
+        self.matches = find_steps(self.document, text) if self.document else []
+        if self.matches and self.step not in self.matches:
+            self.go(next_match(self.matches, self.step) or self.step)
+        else:
+            self.show_step() if self.document and not self.error else self._header()
+        if text and not self.matches:
+            self.notify(f"no step matches {text!r}", severity="warning", markup=False)
+
+    def action_next_match(self) -> None:
+        target = next_match(self.matches, self.step)
+        if target:
+            self.go(target)
+
+    def action_previous_match(self) -> None:
+        target = next_match(self.matches, self.step, forward=False)
+        if target:
+            self.go(target)
+
+    def action_next_file(self) -> None:
+        if self.file_index + 1 < len(self.paths):
+            self.step = 0
+            self.open_file(self.file_index + 1)
+
+    def action_previous_file(self) -> None:
+        if self.file_index > 0:
+            self.step = 0
+            self.open_file(self.file_index - 1)
+
+    def _trajectory(self):
+        if self.document is None or self.error:
+            self.notify("nothing to inspect here", severity="warning")
+            return None
+        try:
+            return self.document.trajectory()
+        except TrajectoryError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return None
+
+    def action_prompt(self) -> None:
+        trajectory = self._trajectory()
+        if trajectory is not None:
+            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors)))
+
+    def action_what_if(self) -> None:
+        trajectory = self._trajectory()
+        if trajectory is not None:
+            self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors))
+
+    def action_fork(self) -> None:
+        if self.document is not None and not self.error and self.step:
+            self.app.exit(ForkRequest(self.path, self.step))
+
+    def action_quit_replay(self) -> None:
+        if len(self.app.screen_stack) > 2:  # opened from watch: back to the table
+            self.app.pop_screen()
+        else:
+            self.app.exit()
+
+    def action_help(self) -> None:
+        self.app.push_screen(ReplayHelp())

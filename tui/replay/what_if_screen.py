@@ -1,0 +1,95 @@
+"""`p` in replay (SPEC §11.1): toggle history processors and see, for the selected step and
+as a curve over all steps, the prompt the model would have seen and the tokens saved."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Sparkline, Static
+
+from swedeck.core.replay.what_if import what_if_curve, what_if_prompt
+from swedeck.core.trajectory.model import Trajectory
+
+from .prompt_screen import prompt_summary
+
+CANDIDATES: list[dict[str, Any]] = [
+    {"type": "last_n_observations", "n": 5},
+    {"type": "remove_regex", "remove": ["<diff>.*</diff>"]},
+    {"type": "context_filter", "num_invocations_to_keep": 3},
+    {"type": "worker"},
+]
+"""Offered when the config has no processors of its own."""
+
+
+class WhatIfScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    WhatIfScreen { align: center middle; }
+    WhatIfScreen #what-if-box { width: 95%; height: auto; max-height: 90%; border: round $accent;
+                                background: $surface; padding: 0 1; }
+    WhatIfScreen #what-if-list, WhatIfScreen #what-if-figures { height: auto; }
+    WhatIfScreen Sparkline { height: 3; margin: 1 0; }
+    WhatIfScreen #what-if-hint { color: $text-muted; }
+    """
+    BINDINGS = [Binding("escape,q,p", "dismiss", "Close"),
+                *[Binding(str(n), f"toggle({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
+                Binding("plus", "bump(1)", "n+1", show=False), Binding("minus", "bump(-1)", "n-1", show=False)]
+
+    def __init__(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.trajectory = trajectory
+        self.step = step
+        self.processors = [dict(p, enabled=p.get("enabled", True)) for p in (processors or CANDIDATES)]
+        self.curve: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="what-if-box"):
+            yield Static(id="what-if-list", markup=False)
+            yield Static(id="what-if-figures", markup=False)
+            yield Sparkline([0], id="what-if-curve")
+            yield Static(Content("1-9 toggle a processor · +/- change the first number parameter of the first "
+                                 "active one · curve: tokens saved per step · Esc closes"), id="what-if-hint",
+                         markup=False)
+
+    def on_mount(self) -> None:
+        self.refresh_figures()
+
+    def refresh_figures(self) -> None:
+        rows = []
+        for number, processor in enumerate(self.processors, start=1):
+            params = ", ".join(f"{k}={v}" for k, v in processor.items() if k not in ("type", "enabled"))
+            box = "[x]" if processor["enabled"] else "[ ]"
+            rows.append(f"{number} {box} {processor['type']}({params})")
+        self.query_one("#what-if-list", Static).update(Content("\n".join(rows)))
+        self.prompt = what_if_prompt(self.trajectory, self.step, self.processors)
+        self.query_one("#what-if-figures", Static).update(Content(prompt_summary(self.prompt)))
+        self.compute_curve(list(self.processors))
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def compute_curve(self, processors: list[dict[str, Any]]) -> None:
+        saved = [point.saved for point in what_if_curve(self.trajectory, processors)]
+        self.app.call_from_thread(self._show_curve, saved)
+
+    def _show_curve(self, saved: list[int]) -> None:
+        self.curve = saved
+        self.query_one(Sparkline).data = saved or [0]
+
+    def action_toggle(self, index: int) -> None:
+        if index < len(self.processors):
+            self.processors[index]["enabled"] = not self.processors[index]["enabled"]
+            self.refresh_figures()
+
+    def action_bump(self, delta: int) -> None:
+        for processor in self.processors:
+            if not processor["enabled"]:
+                continue
+            for key, value in processor.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    processor[key] = max(1, value + delta)
+                    self.refresh_figures()
+                    return
