@@ -85,9 +85,9 @@ def test_unreadable_file_is_one_clear_error(tmp_path: Path) -> None:
     assert result.stderr.strip() == f"swedeck: cannot read trajectory {bad}: a binary file, not JSON"
 
 
-def test_without_print_the_ui_is_announced() -> None:
-    result = replay(str(MINI_FIXTURE))
-    assert result.returncode == 1 and "issue #8" in result.stderr
+def test_without_print_an_empty_folder_is_a_usage_error(tmp_path) -> None:
+    result = replay(str(tmp_path))  # the UI path checks its arguments before drawing anything
+    assert result.returncode == 2 and "no trajectory files" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_strip_control_keeps_text() -> None:
