@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")
+    watch.add_argument("--stale-after", type=float, default=60.0, metavar="S",
+                       help="a .traj.jsonl unchanged this long (seconds) with no .traj.json is stale")
     watch.add_argument("--theme", metavar="NAME")
 
     demo = sub.add_parser("demo", help="an offline demo session, no API key needed")

@@ -1,9 +1,26 @@
+"""`swedeck watch DIR [--stale-after S]`: a live table of the trajectories under DIR (SPEC §11.4)."""
+
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from . import not_yet
+from swedeck.core.errors import UsageError
 
 
 def run(args: argparse.Namespace) -> int:
-    return not_yet("watch", 8)
+    from swedeck.core.watch import DirectoryWatcher
+    from swedeck.tui.watch.app import WatchApp
+
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder")
+    watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after)
+    request = WatchApp(watcher, theme=args.theme).run()
+    if request is None:
+        return 0
+    from swedeck.core.config import load_config
+
+    from .replay_ui import fork
+
+    return fork(request, load_config([]), replay=False)  # `f` in a followed replay forks it

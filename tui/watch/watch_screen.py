@@ -1,0 +1,98 @@
+"""`swedeck watch DIR` (SPEC §11.4): a live table of the trajectories under a folder.
+
+The folder is scanned in a thread worker (only new bytes are read, see core.watch); the
+UI thread gets the changed rows and updates those cells in place, never rebuilding the
+table. Enter follows the selected trajectory in the replay view.
+"""
+
+from __future__ import annotations
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
+
+from ..replay.replay_screen import ReplayScreen
+
+SCAN_INTERVAL_S = 1.0
+COLUMNS = ("name", "status", "steps", "cost", "context left", "last action")
+
+
+def cells(row: WatchRow) -> tuple[Content, ...]:
+    context = "–" if row.context_left is None else f"{row.context_left:.0f}%"
+    status = status_text(row) if row.status != "error" else f"error: {row.error}"
+    style = {"running": "bold", "stale": "italic", "error": "reverse"}.get(row.status, "")
+    return (Content(row.name), Content.styled(status, style), Content(str(row.steps)), Content(f"${row.cost:.2f}"),
+            Content(context), Content(row.last_action))
+
+
+class WatchScreen(Screen[None]):
+    DEFAULT_CSS = """
+    WatchScreen #watch-header { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    WatchScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [Binding("enter", "follow", "Follow", id="watch_follow"),
+                Binding("q", "quit_watch", "Quit", id="watch_quit")]
+
+    def __init__(self, watcher: DirectoryWatcher, interval_s: float = SCAN_INTERVAL_S) -> None:
+        super().__init__()
+        self.watcher = watcher
+        self.interval_s = interval_s
+        self.scans = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(f"watching {self.watcher.root}"), id="watch-header", markup=False)
+        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.scan()
+        self.set_interval(self.interval_s, self.scan)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
+    def scan(self) -> None:
+        update = self.watcher.scan()
+        self.app.call_from_thread(self.apply, update)
+
+    def apply(self, update: WatchUpdate) -> None:
+        table = self.query_one(DataTable)
+        for key in update.removed:
+            if key in table.rows:
+                table.remove_row(key)
+        for row in update.changed:
+            if row.key in table.rows:
+                for column, value in zip(COLUMNS, cells(row)):
+                    table.update_cell(row.key, column, value)
+            else:
+                table.add_row(*cells(row), key=row.key)
+        self.scans += 1
+        counts: dict[str, int] = {}
+        for row in self.watcher.rows.values():
+            counts[row.status] = counts.get(row.status, 0) + 1
+        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        self.query_one("#watch-header", Static).update(Content(f"watching {self.watcher.root} · {summary}"))
+
+    def selected(self) -> WatchRow | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.watcher.rows.get(key)
+
+    def action_follow(self) -> None:
+        row = self.selected()
+        if row is not None:
+            self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished"))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_follow()
+
+    def action_quit_watch(self) -> None:
+        self.app.exit()
