@@ -216,7 +216,7 @@ class ReplayScreen(Screen[None]):
         self._header()
 
     def _header(self) -> None:
-        parts = [str(self.path)]
+        parts = [self.path.name]
         if len(self.paths) > 1:
             parts.append(f"file {self.file_index + 1}/{len(self.paths)}")
         if self.document is not None:
