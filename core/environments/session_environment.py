@@ -73,10 +73,17 @@ class SessionEnvironment:
             self._teardown()
             raise SwedeckError(f"{self.description}: could not start a shell: {error}") from error
         self._started = True
+        try:
+            self._run_post_startup_commands()
+        except BaseException:
+            self.close()  # a half-started environment would leak its shell or container
+            raise
+        self._fire("on_environment_startup", self)
+
+    def _run_post_startup_commands(self) -> None:
         for command in self.config.post_startup_commands:
             self.communicate(command, timeout=self.config.post_startup_command_timeout, check="raise",
                              error_msg=f"post-startup command {command!r} failed")
-        self._fire("on_environment_startup", self)
 
     def _initial_cwd(self) -> str | None:
         return self.config.cwd
@@ -104,9 +111,7 @@ class SessionEnvironment:
     def reset(self) -> None:
         """A fresh shell (state cleared, variables from `set_env_variables` kept) plus the start-up commands."""
         self._session.restart()
-        for command in self.config.post_startup_commands:
-            self.communicate(command, timeout=self.config.post_startup_command_timeout, check="raise",
-                             error_msg=f"post-startup command {command!r} failed")
+        self._run_post_startup_commands()
 
     def set_env_variables(self, variables: dict[str, str]) -> None:
         if not variables:
