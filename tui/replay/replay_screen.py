@@ -7,7 +7,7 @@ file is an error view naming the file and the reason; in a folder L/H still move
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Sparkline, Static
 
+from swedeck.core.context_window import resolve_context_window
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, open_document
 from swedeck.core.replay.search import find_steps, next_match
@@ -76,6 +77,16 @@ def output_text(view: StepView) -> str:
     return "\n".join(chunks) or "(no output)"
 
 
+def model_window(model_name: str | None) -> int | None:
+    """The window of the recorded model from swedeck's map (never litellm: replay stays light)."""
+    if not model_name:
+        return None
+    try:
+        return resolve_context_window(model_name).window
+    except Exception:  # an unreadable user map must not stop a replay; the meter says "unknown"
+        return None
+
+
 def meter_text(view: StepView, estimate: int | None) -> str:
     tokens, mark = (view.prompt_tokens, "") if view.prompt_tokens is not None else (estimate, " (estimated)")
     used = "–" if tokens is None else f"{tokens:,}{mark}"
@@ -112,6 +123,8 @@ class ReplayScreen(Screen[None]):
         self.matches: list[int] = []
         self.curve: dict[int, int] = {}
         self._play_shown = 0
+        self.view: StepView | None = None
+        self.window: int | None = None
 
     # --- layout -------------------------------------------------------------------------
 
@@ -148,7 +161,7 @@ class ReplayScreen(Screen[None]):
 
     def open_file(self, index: int) -> None:
         self.file_index = index
-        self.curve, self.matches, self.document, self.error = {}, [], None, None
+        self.curve, self.matches, self.document, self.error, self.view = {}, [], None, None, None
         options = self.query_one("#replay-steps", OptionList)
         options.clear_options()
         try:
@@ -156,6 +169,7 @@ class ReplayScreen(Screen[None]):
         except TrajectoryError as error:
             self.show_error(str(error))
             return
+        self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
         options.add_options([f"{n:>4} step" for n in range(1, count + 1)])
         if count == 0:
@@ -209,11 +223,20 @@ class ReplayScreen(Screen[None]):
         self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))
         output = "" if self.playing and self._play_shown < len(model_text(view)) else output_text(view)
         self.query_one("#output-text", Static).update(highlighted(output, self.query_text))
-        self.query_one("#replay-meter", Static).update(Content(meter_text(view, self.curve.get(self.step))))
+        self.view = view
+        self._meter()
         options = self.query_one("#replay-steps", OptionList)
         if options.highlighted != self.step - 1:
             options.highlighted = self.step - 1
         self._header()
+
+    def _meter(self) -> None:
+        view = self.view
+        if view is None:
+            return
+        if view.window is None and self.window is not None:
+            view = replace(view, window=self.window)
+        self.query_one("#replay-meter", Static).update(Content(meter_text(view, self.curve.get(self.step))))
 
     def _header(self) -> None:
         parts = [self.path.name]
@@ -255,6 +278,8 @@ class ReplayScreen(Screen[None]):
             return
         self.curve.update(points)
         self.query_one("#replay-curve", Sparkline).data = [self.curve[k] for k in sorted(self.curve)] or [0]
+        if self.view is not None and self.view.prompt_tokens is None and self.step in dict(points):
+            self._meter()  # the estimate of the shown step just arrived
 
     # --- follow and play ------------------------------------------------------------------
 
