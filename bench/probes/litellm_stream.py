@@ -1,0 +1,42 @@
+"""B1's reference: the rate at which litellm alone consumes the bench server's stream.
+
+    python -m bench.probes.litellm_stream API_BASE TOKENS
+
+Imports litellm and warms it up with one short request first, so the figure is the stream,
+not the import. Prints tokens (content deltas) per second from the first to the last delta.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+
+
+def consume(litellm, api_base: str) -> tuple[int, float, float]:
+    start = time.perf_counter()
+    first = last = None
+    tokens = 0
+    stream = litellm.completion(model="openai/bench-model", api_base=api_base, api_key="sk-bench", stream=True,
+                                messages=[{"role": "user", "content": "go"}])
+    for chunk in stream:
+        if chunk.choices and chunk.choices[0].delta.content:
+            tokens += 1
+            last = time.perf_counter()
+            first = first or last
+    return tokens, last - first, last - start
+
+
+if __name__ == "__main__":
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    litellm.suppress_debug_info = True
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    api_base = sys.argv[1]
+    consume(litellm, api_base)  # warm-up (request 1 of the script is a short one)
+    tokens, streaming, total = consume(litellm, api_base)
+    print(json.dumps({"tokens": tokens, "stream_s": streaming, "request_s": total,
+                      "tokens_per_s": tokens / streaming}))

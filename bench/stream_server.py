@@ -1,0 +1,99 @@
+"""A fast OpenAI-compatible chat server for B1 and B6, in its own process so that serving
+never competes with the client for the GIL.
+
+    python -m bench.stream_server SCRIPT.json      prints `PORT` on its first stdout line
+
+SCRIPT.json is a list of responses `{"tokens": N, "command": "..."}`: request k gets
+response k (the last one repeats). A response streams N one-token content deltas of
+markdown-ish prose, then one `bash` tool call with the command, then a usage chunk. Each
+whole response is encoded before the first request, so the socket writes as fast as the
+client reads.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+from pathlib import Path
+
+WORDS = ("the", "parser", "reads", "each", "line", "and", "returns", "a", "token", "so", "we", "check",
+         "whether", "config", "value", "is", "None", "before", "calling", "it")
+
+
+def token(i: int) -> str:
+    """Words with a line break every 12 tokens and a paragraph every 96, like a real answer."""
+    if i % 96 == 95:
+        return "\n\n"
+    return WORDS[i % len(WORDS)] + ("\n" if i % 12 == 11 else " ")
+
+
+def text_of(tokens: int) -> str:
+    return "".join(token(i) for i in range(tokens))
+
+
+def sse_body(tokens: int, command: str) -> bytes:
+    base = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 0, "model": "bench-model"}
+
+    def event(choices: list, **extra) -> bytes:
+        return b"data: " + json.dumps({**base, "choices": choices, **extra}).encode() + b"\n\n"
+
+    parts = [event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]
+    parts += [event([{"index": 0, "delta": {"content": token(i)}, "finish_reason": None}]) for i in range(tokens)]
+    call = {"index": 0, "id": "call_bench", "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})}}
+    parts.append(event([{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]))
+    parts.append(event([{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]))
+    parts.append(event([], usage={"prompt_tokens": 1000, "completion_tokens": tokens + 20,
+                                  "total_tokens": tokens + 1020}))
+    parts.append(b"data: [DONE]\n\n")
+    return b"".join(parts)
+
+
+def response(body: bytes) -> bytes:
+    head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    return head.encode() + body
+
+
+def read_request(conn: socket.socket) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return
+        body += chunk
+
+
+def serve(responses: list[bytes]) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    print(listener.getsockname()[1], flush=True)
+    served = 0
+    lock = threading.Lock()
+
+    def handle(conn: socket.socket) -> None:
+        nonlocal served
+        with conn:
+            read_request(conn)
+            with lock:
+                body = responses[min(served, len(responses) - 1)]
+                served += 1
+            conn.sendall(body)
+
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    script = json.loads(Path(sys.argv[1]).read_text())
+    serve([response(sse_body(item["tokens"], item["command"])) for item in script])
