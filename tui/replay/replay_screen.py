@@ -77,6 +77,10 @@ def output_text(view: StepView) -> str:
     return "\n".join(chunks) or "(no output)"
 
 
+def step_label(number: int, command: str = "") -> Content:
+    return Content(f"{number:>4} " + (" ".join(command.split())[:40] or "step"))
+
+
 def model_window(model_name: str | None) -> int | None:
     """The window of the recorded model from swedeck's map (never litellm: replay stays light)."""
     if not model_name:
@@ -171,7 +175,7 @@ class ReplayScreen(Screen[None]):
             return
         self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
-        options.add_options([f"{n:>4} step" for n in range(1, count + 1)])
+        options.add_options([step_label(n) for n in range(1, count + 1)])
         if count == 0:
             self.show_error(f"{self.path}: no steps to show (no assistant message yet)")
             return
@@ -265,20 +269,24 @@ class ReplayScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
     def compute_curve(self, path: Path) -> None:
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
-        batch: list[tuple[int, int]] = []
+        batch: list[tuple[int, int, str]] = []
         for point in token_curve(document):
-            batch.append((point.step, point.tokens))
+            batch.append((point.step, point.tokens, point.command))
             if len(batch) >= 200:
                 self.app.call_from_thread(self._add_curve, path, batch)
                 batch = []
         self.app.call_from_thread(self._add_curve, path, batch)
 
-    def _add_curve(self, path: Path, points: list[tuple[int, int]]) -> None:
+    def _add_curve(self, path: Path, points: list[tuple[int, int, str]]) -> None:
         if path != self.path:
             return
-        self.curve.update(points)
+        options = self.query_one("#replay-steps", OptionList)
+        for step, tokens, command in points:
+            self.curve[step] = tokens
+            if command and step <= options.option_count:
+                options.replace_option_prompt_at_index(step - 1, step_label(step, command))
         self.query_one("#replay-curve", Sparkline).data = [self.curve[k] for k in sorted(self.curve)] or [0]
-        if self.view is not None and self.view.prompt_tokens is None and self.step in dict(points):
+        if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
 
     # --- follow and play ------------------------------------------------------------------
@@ -296,7 +304,7 @@ class ReplayScreen(Screen[None]):
             return
         options = self.query_one("#replay-steps", OptionList)
         first = self.step_count - new + 1
-        options.add_options([f"{n:>4} step" for n in range(first, self.step_count + 1)])
+        options.add_options([step_label(n) for n in range(first, self.step_count + 1)])
         if self.step == 0 or at_end:
             self.go(self.step_count)
         self.compute_curve(self.path)

@@ -1,0 +1,86 @@
+"""The Textual app of a live session: themes, keymap, help, palette, quitting.
+
+The app is thin: the session screen holds the session's state. The app's result
+(`app.run()`'s return value) is the exit code of the session (SPEC §2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from swedeck.themes import DEFAULT_THEME, SHIPPED_THEMES, load_user_themes
+
+from .bindings import APP_BINDINGS, DESCRIPTIONS, SESSION_BINDINGS
+from .messages import SessionFinished
+from .screens.help_screen import HelpScreen
+from .screens.session_screen import SessionScreen
+
+
+class SwedeckApp(App[int]):
+    TITLE = "swedeck"
+    BINDINGS = APP_BINDINGS
+
+    def __init__(self, session: Any, *, theme: str | None = None, themes_dir: Path | None = None,
+                 registry: dict[str, type] | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.registry = registry
+        self.exit_code = 0
+        self.summary = ""
+        """What the terminal shows after the UI closes: how the session ended, where it is saved."""
+        self._startup_notes: list[str] = []
+        for shipped in SHIPPED_THEMES.values():
+            self.register_theme(shipped)
+        loaded = load_user_themes(themes_dir)
+        for user_theme in loaded.themes:
+            self.register_theme(user_theme)
+        self._startup_notes += loaded.errors
+        wanted = theme or session.config.ui.theme or DEFAULT_THEME
+        if wanted in self.available_themes:
+            self.theme = wanted
+        else:
+            self.theme = DEFAULT_THEME
+            self._startup_notes.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
+        self.set_keymap(dict(session.config.ui.keymap))
+
+    @property
+    def session_screen(self) -> SessionScreen:
+        return self.get_screen("session")  # type: ignore[return-value]
+
+    def on_mount(self) -> None:
+        self.install_screen(SessionScreen(self.session, self.registry), name="session")
+        self.push_screen("session")
+        for note in self._startup_notes:
+            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
+
+    def on_session_finished(self, message: SessionFinished) -> None:
+        self.exit_code = message.exit_code
+        lines = [f"swedeck: {message.exit_status}" + (f" ({message.message})" if message.message else "")]
+        if message.trajectory_path:
+            lines.append(f"trajectory: {message.trajectory_path}")
+        self.summary = "\n".join(lines)
+
+    def action_request_quit(self) -> None:
+        self.session_screen.request_quit()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for binding in [*SESSION_BINDINGS, *APP_BINDINGS]:
+            if binding.action in seen:
+                continue
+            seen.add(binding.action)
+            target = self if binding in APP_BINDINGS else self.session_screen
+            title = binding.description or binding.action
+            help_text = f"{DESCRIPTIONS.get(binding.id or '', '')} [{binding.id}]"
+            yield SystemCommand(title, help_text, partial(self.run_action, binding.action, target))

@@ -1,0 +1,1 @@
+"""The live UI's screens, each with its .tcss beside it."""

@@ -1,0 +1,461 @@
+"""The live session screen (SPEC §10.1-§10.3, flows of §6.5).
+
+State lives here; widgets only draw what they are given. The session runs in a thread
+worker and talks to this screen through the controller's queue (`AgentEvents`); requests
+(confirm, input, pause) keep their future here until the person answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from textual import work
+from textual.app import ComposeResult
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from swedeck.core import events as ev
+from swedeck.core.messages import MessageType
+
+from ..bindings import SESSION_BINDINGS
+from ..controller import OutputChunk, SessionController, resolve
+from ..messages import AgentEvents, SessionFinished
+from ..widgets.command_block import CommandBlock
+from ..widgets.context_meter import ContextMeter
+from ..widgets.header_bar import HeaderBar, HeaderInfo
+from ..widgets.input_line import InputLine
+from ..widgets.observation_pane import ObservationPane
+from ..widgets.processors_panel import SUGGESTED, ProcessorsPanel
+from ..widgets.transcript import Transcript
+from .pause_screen import PauseScreen
+from .prompt_inspector import PromptInspector
+from .quit_screen import QuitScreen
+
+MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
+CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
+STACK_BELOW_COLUMNS = 110
+"""In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
+FALLBACK_PROCESSOR = "last_n_observations"
+"""Offered when the context overflows, if registered (SPEC §6.4)."""
+
+Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
+
+
+def processor_label(processor: Any) -> str:
+    params = {k: v for k, v in processor.model_dump().items() if k not in ("type", "enabled")}
+    inner = ", ".join(f"{k}={v}" for k, v in params.items() if v not in (None, [], {}))
+    return f"{processor.type}({inner})" if inner else processor.type
+
+
+class SessionScreen(Screen):
+    CSS_PATH = "session_screen.tcss"
+    BINDINGS = SESSION_BINDINGS
+
+    def __init__(self, session: Any, registry: dict[str, type] | None = None) -> None:
+        super().__init__()
+        self.session = session
+        self.registry = registry if registry is not None else _registry()
+        self.controller = SessionController(self.post_message)
+        self.confirmation: ev.ConfirmationRequested | None = None
+        self.input_request: ev.InputRequested | None = None
+        self.state = ev.AgentState.STARTING
+        self.result: Any = None
+        self.ended = False
+        self.quitting = False
+        config = session.config
+        self.info = HeaderInfo(
+            title=session.task or "(no task yet)", model=config.model.model_name or "",
+            environment=config.environment.environment_class,
+            host=config.environment.environment_class == "local", mode=session.mode,
+            step_limit=config.agent.step_limit, cost_limit=config.agent.cost_limit,
+        )
+
+    # --- layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar()
+        with Container(id="panes"):
+            yield Transcript(id="transcript")
+            yield ObservationPane(id="observation")
+        yield ProcessorsPanel(self.registry, self.session.processors, id="processors")
+        yield ContextMeter(id="meter")
+        yield InputLine(id="input")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._header(**{})
+        self.query_one(ContextMeter).processors = self._processor_labels(self.session.processors)
+        self._apply_layout(self.size.width)
+        self.query_one(Transcript).focus()
+        self.run_session()
+
+    def on_unmount(self) -> None:
+        # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
+        if not self.ended:
+            self.session.quit()
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_layout(event.size.width)
+
+    def _apply_layout(self, width: int) -> None:
+        layout = self.session.config.ui.layout
+        if layout == "auto":
+            self.query_one("#panes").set_class(width < STACK_BELOW_COLUMNS, "-stacked")
+        else:
+            self.query_one("#panes").set_class(layout == "stacked", "-stacked")
+
+    def _header(self, **changes: Any) -> None:
+        self.info = self.info.but(**changes)
+        self.query_one(HeaderBar).info = self.info
+
+    # --- the worker -----------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="session")
+    def run_session(self) -> Any:
+        return self.session.run(self.controller.emit)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "session":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.result = event.worker.result
+            code, status, message = self.result.exit_code, self.result.exit_status, self.result.message
+            path = self.result.trajectory_path
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            code, status, message = 1, "error", f"{type(error).__name__}: {error}"
+            path = None
+            self.notify(message, title="The session failed", severity="error", timeout=30, markup=False)
+        else:
+            return
+        self.ended = True
+        self._header(state="done")
+        self.query_one(InputLine).done()
+        self.app.post_message(SessionFinished(code, status, message, path))
+        if self.quitting:
+            self.app.exit(code)  # type: ignore[arg-type]
+
+    # --- events from the agent ------------------------------------------------------------
+
+    async def on_agent_events(self, message: AgentEvents) -> None:
+        for event in self.controller.drain():
+            handler = HANDLERS.get(type(event))
+            if handler is not None:
+                result = handler(self, event)
+                if result is not None:
+                    await result
+        self.query_one(Transcript).follow_end()
+
+    def _draw_session_started(self, event: ev.SessionStarted) -> None:
+        self._header(model=event.model_name, environment=event.environment,
+                     host=event.environment.startswith("local"), mode=event.mode)
+
+    def _draw_state(self, event: ev.StateChanged) -> None:
+        self.state = event.state
+        self._header(state=event.state.value)
+
+    async def _draw_mode(self, event: ev.ModeChanged) -> None:
+        self._header(mode=event.mode)
+        if self.input_request is not None and self.input_request.kind == "human_command" and event.mode != "human":
+            self.input_request = None
+            self.query_one(InputLine).done()
+        await self.query_one(Transcript).add_note(f"mode: {event.previous} → {event.mode}")
+        self.refresh_bindings()
+
+    def _draw_progress(self, event: ev.ProgressUpdated) -> None:
+        self._header(step=event.step, step_limit=event.step_limit, cost=event.cost, cost_limit=event.cost_limit)
+
+    def _draw_context(self, event: ev.ContextUpdated) -> None:
+        self.query_one(ContextMeter).status = event.status
+
+    async def _draw_notice(self, event: ev.Notice) -> None:
+        await self.query_one(Transcript).add_note(event.text, event.level)
+        if event.level != "info":
+            self.notify(event.text, severity="warning" if event.level == "warning" else "error", markup=False)
+
+    async def _draw_session_ended(self, event: ev.SessionEnded) -> None:
+        text = f"session ended: {event.exit_status}"
+        if event.message:
+            text += f" ({event.message})"
+        if event.trajectory_path:
+            text += f"\ntrajectory: {event.trajectory_path}"
+        await self.query_one(Transcript).add_note(text, "final" if event.exit_status == "Submitted" else "info")
+        self.notify(text + "\nctrl+q quits", title="Done", markup=False, timeout=10)
+
+    async def _draw_query_started(self, event: ev.QueryStarted) -> None:
+        await self.query_one(Transcript).begin_message(event.step)
+
+    async def _draw_delta(self, event: ev.StreamDelta) -> None:
+        transcript = self.query_one(Transcript)
+        current = transcript.current or await transcript.begin_message(event.step)
+        await current.append(event.kind, event.text)
+
+    async def _draw_retrying(self, event: ev.QueryRetrying) -> None:
+        transcript = self.query_one(Transcript)
+        await transcript.discard_message()
+        text = f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s: {event.error}"
+        await transcript.add_note(text, "warning")
+        self._header(state=f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s")
+
+    async def _draw_query_finished(self, event: ev.QueryFinished) -> None:
+        transcript = self.query_one(Transcript)
+        current = transcript.current or await transcript.begin_message(event.step)
+        await current.finish(event.message.text, event.message.extra.reasoning)
+        transcript.current = None
+
+    async def _draw_query_cancelled(self, event: ev.QueryCancelled) -> None:
+        transcript = self.query_one(Transcript)
+        if transcript.current is not None:
+            await transcript.current.cancel()
+            transcript.current = None
+        await transcript.add_note("query cancelled", "warning")
+
+    async def _draw_action_proposed(self, event: ev.ActionProposed) -> None:
+        state = "pending" if event.needs_confirmation else "proposed"
+        await self.query_one(Transcript).add_command(event.action_id, event.command, state)
+
+    def _draw_action_decided(self, event: ev.ActionDecided) -> None:
+        block = self._block(event.action_id)
+        if block is not None:
+            if event.decision == "edited":
+                block.set_command(event.command)
+            block.state = event.decision
+        if self.confirmation is not None and self.confirmation.action_id == event.action_id:
+            self._clear_confirmation()
+
+    def _draw_command_started(self, event: ev.CommandStarted) -> None:
+        block = self._block(event.action_id)
+        if block is not None:
+            block.state = "running"
+        self.query_one(ObservationPane).start(event.action_id, event.command)
+
+    def _draw_output(self, event: OutputChunk) -> None:
+        self.query_one(ObservationPane).append(event.action_id, event.text)
+
+    def _draw_command_finished(self, event: ev.CommandFinished) -> None:
+        note = "timed out" if event.timed_out else "interrupted" if event.interrupted else ""
+        block = self._block(event.action_id)
+        if block is not None:
+            block.finished(event.returncode, event.duration_s, note)
+        self.query_one(ObservationPane).finish(
+            event.action_id, event.command, event.output, event.returncode, event.duration_s,
+            timed_out=event.timed_out, interrupted=event.interrupted, truncated=event.truncated)
+
+    async def _draw_message(self, event: ev.MessageAdded) -> None:
+        message = event.message
+        transcript = self.query_one(Transcript)
+        kind = message.message_type
+        if kind == MessageType.TASK:
+            task = str((message.extra.model_extra or {}).get("task") or message.text)
+            self._header(title=task)
+            await transcript.add_note(task, "task", "task")
+        elif kind == MessageType.USER_MESSAGE and message.role == "user" and not message.extra.actions:
+            await transcript.add_note(message.text, "user", "you")
+        elif kind == MessageType.INTERRUPT:
+            await transcript.add_note("interrupted", "warning")
+        elif kind == MessageType.FORMAT_ERROR:
+            await transcript.add_note(message.text, "warning", "format error")
+        elif kind == MessageType.FINAL:
+            await transcript.add_note(message.text or "(empty submission)", "final", "submitted")
+
+    # --- requests -------------------------------------------------------------------------
+
+    def _draw_confirmation(self, event: ev.ConfirmationRequested) -> None:
+        self.confirmation = event
+        block = self._block(event.action_id)
+        if block is not None:
+            block.state = "pending"
+            block.scroll_visible()
+        self.query_one(Transcript).focus()
+        self.refresh_bindings()
+
+    def _draw_input(self, event: ev.InputRequested) -> None:
+        self.input_request = event
+        self.query_one(InputLine).ask(event.kind)
+
+    def _draw_pause(self, event: ev.PauseRequested) -> None:
+        def answer(decision: ev.PauseDecision | None) -> None:
+            resolve(event.future, decision or ev.PauseDecision(kind="quit"))
+
+        self.app.push_screen(PauseScreen(event.reason, event.detail, self._fallback_processor()), answer)
+
+    def _fallback_processor(self) -> dict[str, Any] | None:
+        active = {p.type for p in self.session.processors if getattr(p, "enabled", True)}
+        if FALLBACK_PROCESSOR in self.registry and FALLBACK_PROCESSOR not in active:
+            return {"type": FALLBACK_PROCESSOR, **SUGGESTED.get(FALLBACK_PROCESSOR, {})}
+        return None
+
+    def _block(self, action_id: str) -> CommandBlock | None:
+        return self.query_one(Transcript).commands.get(action_id)
+
+    def _clear_confirmation(self) -> None:
+        self.confirmation = None
+        line = self.query_one(InputLine)
+        if line.purpose in ("reject", "edit"):
+            line.done()
+        self.refresh_bindings()
+
+    # --- the person's actions --------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in CONFIRM_ACTIONS:
+            return self.confirmation is not None and self.query_one(InputLine).purpose not in ("reject", "edit")
+        return True
+
+    def _decide(self, decision: ev.Decision) -> None:
+        if self.confirmation is None:
+            return
+        resolve(self.confirmation.future, decision)
+        self._clear_confirmation()
+        self.query_one(Transcript).focus()
+
+    def action_approve(self) -> None:
+        self._decide(ev.Decision(kind="approve"))
+
+    def action_always_allow(self) -> None:
+        self._decide(ev.Decision(kind="always_allow"))
+
+    def action_reject(self) -> None:
+        if self.confirmation is not None:
+            self.query_one(InputLine).ask("reject")
+            self.refresh_bindings()
+
+    def action_edit(self) -> None:
+        if self.confirmation is not None:
+            self.query_one(InputLine).ask("edit", value=self.confirmation.command)
+            self.refresh_bindings()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        line = self.query_one(InputLine)
+        if event.input is not line:
+            return
+        event.stop()
+        purpose, text = line.purpose, event.value
+        if purpose == "reject":
+            self._decide(ev.Decision(kind="reject", comment=text.strip()))
+        elif purpose == "edit":
+            self._decide(ev.Decision(kind="edit", command=text))
+        elif purpose is not None and self.input_request is not None:
+            request, self.input_request = self.input_request, None
+            resolve(request.future, text)
+            line.done()
+            self.query_one(Transcript).focus()
+
+    def action_cycle_mode(self) -> None:
+        current = self.session.mode
+        self.session.set_mode(MODES[(MODES.index(current) + 1) % len(MODES)])
+        self._after_mode_change()
+
+    def action_yolo(self) -> None:
+        self.session.set_mode("yolo")
+        self._after_mode_change()
+
+    def _after_mode_change(self) -> None:
+        self._header(mode=self.session.mode)
+
+    def action_interrupt(self) -> None:
+        line = self.query_one(InputLine)
+        if line.purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
+            line.done()
+            self.query_one(Transcript).focus()
+            self.refresh_bindings()
+            return
+        if self.ended:
+            return
+        if self.confirmation is not None:
+            block = self._block(self.confirmation.action_id)
+            if block is not None:
+                block.state = "interrupted"
+            self.confirmation = None
+            self.refresh_bindings()
+        self.session.interrupt()
+
+    def action_toggle_processors(self) -> None:
+        panel = self.query_one(ProcessorsPanel)
+        panel.toggle_class("-open")
+        if panel.has_class("-open"):
+            panel.focus()
+        else:
+            self.query_one(Transcript).focus()
+
+    def on_processors_panel_changed(self, event: ProcessorsPanel.Changed) -> None:
+        try:
+            self.session.set_processors(event.processors)
+        except Exception as exc:  # a processor the core refuses: say why, keep the old ones
+            self.notify(f"{exc}", title="Processors not changed", severity="error", markup=False)
+            return
+        meter = self.query_one(ContextMeter)
+        meter.processors = self._processor_labels(self.session.processors)
+        try:
+            preview = self.session.prompt_preview()
+        except Exception as exc:
+            self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
+            return
+        meter.set_estimate(preview.total, preview.window)
+
+    def _processor_labels(self, processors: list[Any]) -> list[str]:
+        return [processor_label(p) for p in processors if getattr(p, "enabled", True) and p.type != "default"]
+
+    def action_prompt_inspector(self) -> None:
+        try:
+            preview = self.session.prompt_preview()
+        except Exception as exc:
+            self.notify(f"{exc}", title="Cannot build the prompt", severity="error", markup=False)
+            return
+        self.app.push_screen(PromptInspector(preview, self.session.history))
+
+    def action_toggle_split(self) -> None:
+        self.query_one("#panes").toggle_class("-stacked")
+
+    def on_command_block_selected(self, event: CommandBlock.Selected) -> None:
+        self.query_one(ObservationPane).show(event.action_id)
+
+    def request_quit(self) -> None:
+        if self.ended:
+            self.app.exit(self.result.exit_code if self.result else 0)  # type: ignore[arg-type]
+            return
+        if self.state == ev.AgentState.RUNNING:
+            self.app.push_screen(QuitScreen(), lambda yes: self._quit() if yes else None)
+        else:
+            self._quit()
+
+    def _quit(self) -> None:
+        self.quitting = True
+        self.session.quit()
+        # The agent notices a quit within a fraction of a second; never hang the terminal.
+        self.set_timer(5, lambda: self.app.exit(self.result.exit_code if self.result else 0))  # type: ignore[arg-type]
+
+
+def _registry() -> dict[str, type]:
+    from swedeck.core.processors import PROCESSORS
+
+    return dict(PROCESSORS)
+
+
+HANDLERS: dict[type, Handler] = {
+    ev.SessionStarted: SessionScreen._draw_session_started,
+    ev.StateChanged: SessionScreen._draw_state,
+    ev.ModeChanged: SessionScreen._draw_mode,
+    ev.ProgressUpdated: SessionScreen._draw_progress,
+    ev.ContextUpdated: SessionScreen._draw_context,
+    ev.Notice: SessionScreen._draw_notice,
+    ev.SessionEnded: SessionScreen._draw_session_ended,
+    ev.QueryStarted: SessionScreen._draw_query_started,
+    ev.StreamDelta: SessionScreen._draw_delta,
+    ev.QueryRetrying: SessionScreen._draw_retrying,
+    ev.QueryFinished: SessionScreen._draw_query_finished,
+    ev.QueryCancelled: SessionScreen._draw_query_cancelled,
+    ev.ActionProposed: SessionScreen._draw_action_proposed,
+    ev.ActionDecided: SessionScreen._draw_action_decided,
+    ev.CommandStarted: SessionScreen._draw_command_started,
+    OutputChunk: SessionScreen._draw_output,
+    ev.CommandFinished: SessionScreen._draw_command_finished,
+    ev.MessageAdded: SessionScreen._draw_message,
+    ev.ConfirmationRequested: SessionScreen._draw_confirmation,
+    ev.InputRequested: SessionScreen._draw_input,
+    ev.PauseRequested: SessionScreen._draw_pause,
+}
+"""Which method draws which event: one line per event type."""

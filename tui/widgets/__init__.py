@@ -1,0 +1,1 @@
+"""The live UI's widgets, one per file."""

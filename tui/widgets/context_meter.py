@@ -1,0 +1,94 @@
+"""The context-budget meter (SPEC §10.1, §5): used / window, % left, cached, next ≈ N.
+
+Coloured by how much is left: ok above `WARN_BELOW` percent, warning above
+`DANGER_BELOW`, danger under it; "unknown window" when the window size is not known.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from swedeck.core.events import ContextStatus
+
+from .text import literal
+
+WARN_BELOW = 50.0
+DANGER_BELOW = 20.0
+BAR_WIDTH = 16
+
+
+def meter_level(status: ContextStatus | None) -> str:
+    left = status.left_percent if status else None
+    if left is None:
+        return "unknown"
+    if left < DANGER_BELOW:
+        return "danger"
+    if left < WARN_BELOW:
+        return "warn"
+    return "ok"
+
+
+def describe(status: ContextStatus | None, processors: list[str]) -> str:
+    status = status or ContextStatus(window=None, prompt_tokens=None)
+    used = "–" if status.prompt_tokens is None else f"{status.prompt_tokens:,}"
+    if status.window:
+        parts = [f"context {used} / {status.window:,}"]
+        left = status.left_percent
+        if left is not None:
+            parts.append(f"{left:.0f}% left")
+    else:
+        parts = [f"context {used} / unknown window"]
+    if status.cached_tokens:
+        parts.append(f"cached {status.cached_tokens:,}")
+    if status.next_estimate is not None:
+        parts.append(f"next ≈ {status.next_estimate:,}")
+    parts.append("processors: " + (", ".join(processors) if processors else "none"))
+    return " · ".join(parts)
+
+
+def bar(status: ContextStatus | None) -> str:
+    if not status or not status.window:
+        return "░" * BAR_WIDTH
+    used = min(1.0, (status.prompt_tokens or 0) / status.window)
+    filled = round(used * BAR_WIDTH)
+    return "█" * filled + "░" * (BAR_WIDTH - filled)
+
+
+class ContextMeter(Static):
+    DEFAULT_CSS = """
+    ContextMeter { height: 1; padding: 0 1; background: $panel; color: $foreground; }
+    ContextMeter.-ok { color: $success; }
+    ContextMeter.-warn { color: $warning; }
+    ContextMeter.-danger { color: $error; text-style: bold; }
+    ContextMeter.-unknown { color: $text-muted; }
+    """
+
+    status: reactive[ContextStatus | None] = reactive(None, always_update=True)
+    processors: reactive[list[str]] = reactive(list, always_update=True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(markup=False, **kwargs)
+
+    def on_mount(self) -> None:
+        self._draw()
+
+    def watch_status(self) -> None:
+        self._draw()
+
+    def watch_processors(self) -> None:
+        self._draw()
+
+    def set_estimate(self, next_estimate: int | None, window: int | None = None) -> None:
+        """A new prediction (a processor was toggled) before the agent reports one."""
+        status = self.status or ContextStatus(window=window, prompt_tokens=None)
+        self.status = ContextStatus(window=status.window or window, prompt_tokens=status.prompt_tokens,
+                                    cached_tokens=status.cached_tokens, next_estimate=next_estimate,
+                                    window_source=status.window_source)
+
+    def _draw(self) -> None:
+        if not self.is_mounted:
+            return
+        self.set_classes(f"-{meter_level(self.status)}")
+        self.update(Content.assemble(bar(self.status), " ", literal(describe(self.status, self.processors))))

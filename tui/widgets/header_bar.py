@@ -1,0 +1,78 @@
+"""The header: mode badge, task title, model, environment, step, cost, state (SPEC §10.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widgets import Label
+
+from .text import literal, shorten
+
+
+@dataclass(frozen=True)
+class HeaderInfo:
+    title: str = "(no task yet)"
+    model: str = ""
+    environment: str = ""
+    host: bool = False
+    """Commands run on this machine (local environment): the header warns."""
+    mode: str = "confirm"
+    step: int = 0
+    step_limit: int = 0
+    cost: float = 0.0
+    cost_limit: float = 0.0
+    state: str = "starting"
+
+    def but(self, **changes: object) -> HeaderInfo:
+        return replace(self, **changes)
+
+
+class HeaderBar(Vertical):
+    DEFAULT_CSS = """
+    HeaderBar { height: 2; background: $panel; color: $foreground; }
+    HeaderBar Horizontal { height: 1; }
+    HeaderBar #mode-badge { padding: 0 1; text-style: bold; background: $primary; color: $background; }
+    HeaderBar #mode-badge.-yolo { background: $error; }
+    HeaderBar #mode-badge.-human { background: $secondary; }
+    HeaderBar #title { width: 1fr; padding: 0 1; text-style: bold; }
+    HeaderBar #state { padding: 0 1; color: $accent; text-style: bold; }
+    HeaderBar #model, HeaderBar #environment, HeaderBar #step, HeaderBar #cost { padding: 0 1; color: $text-muted; }
+    HeaderBar #environment.-host { color: $warning; }
+    HeaderBar #model { width: 1fr; }
+    """
+
+    info: reactive[HeaderInfo] = reactive(HeaderInfo, always_update=True)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield Label(id="mode-badge")
+            yield Label(id="title")
+            yield Label(id="state")
+        with Horizontal():
+            yield Label(id="model")
+            yield Label(id="environment")
+            yield Label(id="step")
+            yield Label(id="cost")
+
+    def watch_info(self, info: HeaderInfo) -> None:
+        if not self.is_mounted:
+            return
+        badge = self.query_one("#mode-badge", Label)
+        badge.update(info.mode.upper())
+        badge.set_classes(f"-{info.mode}")
+        self.query_one("#title", Label).update(literal(shorten(info.title, 200)))
+        self.query_one("#state", Label).update(literal(info.state))
+        self.query_one("#model", Label).update(literal(info.model or "(no model)"))
+        environment = self.query_one("#environment", Label)
+        environment.update(literal(f"⚠ host: {info.environment}" if info.host else info.environment))
+        environment.set_class(info.host, "-host")
+        limit = f"/{info.step_limit}" if info.step_limit else ""
+        self.query_one("#step", Label).update(f"step {info.step}{limit}")
+        cost_limit = f"/${info.cost_limit:.2f}" if info.cost_limit else ""
+        self.query_one("#cost", Label).update(f"${info.cost:.2f}{cost_limit}")
+
+    def on_mount(self) -> None:
+        self.watch_info(self.info)

@@ -1,0 +1,117 @@
+"""The observation pane: output of the running or selected command (SPEC §10.1).
+
+Output goes into a `Log` (plain lines, no markup, bounded line count), so a flood of
+output costs appended lines, not re-rendered text. Outputs of earlier commands are kept
+(bounded) so clicking a command block in the transcript shows its output again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Log, Static
+
+from .text import clean_output, literal, shorten
+
+MAX_LINES = 5000
+KEEP_OUTPUTS = 50
+KEEP_CHARS = 200_000
+
+
+@dataclass
+class CommandRecord:
+    command: str
+    output: str = ""
+    returncode: int | None = None
+    duration_s: float | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+    truncated: bool = False
+    finished: bool = False
+
+    def status(self) -> str:
+        if not self.finished:
+            return "running…"
+        parts = [f"exit {self.returncode if self.returncode is not None else '?'}"]
+        if self.duration_s is not None:
+            parts.append(f"{self.duration_s:.2f} s")
+        if self.timed_out:
+            parts.append("timed out")
+        if self.interrupted:
+            parts.append("interrupted")
+        if self.truncated:
+            parts.append("output truncated: the model got its head and tail")
+        return " · ".join(parts)
+
+
+class ObservationPane(Vertical):
+    DEFAULT_CSS = """
+    ObservationPane { border: round $panel; background: $background; }
+    ObservationPane #obs-command { height: auto; max-height: 3; color: $foreground; text-style: bold; padding: 0 1; }
+    ObservationPane #obs-status { height: 1; color: $text-muted; padding: 0 1; }
+    ObservationPane #obs-status.-failed { color: $error; }
+    ObservationPane #obs-status.-ok { color: $success; }
+    ObservationPane Log { background: $background; scrollbar-size-vertical: 1; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "output"
+        self.records: OrderedDict[str, CommandRecord] = OrderedDict()
+        self.shown: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(literal("no command yet"), id="obs-command", markup=False)
+        yield Static(id="obs-status", markup=False)
+        yield Log(max_lines=MAX_LINES, highlight=False, auto_scroll=True)
+
+    def start(self, action_id: str, command: str) -> None:
+        self.records[action_id] = CommandRecord(command)
+        while len(self.records) > KEEP_OUTPUTS:
+            self.records.popitem(last=False)
+        self.show(action_id)
+
+    def append(self, action_id: str, text: str) -> None:
+        record = self.records.get(action_id)
+        if record is None:
+            return
+        text = clean_output(text)
+        record.output = (record.output + text)[-KEEP_CHARS:]
+        if self.shown == action_id:
+            self.query_one(Log).write(text)
+
+    def finish(self, action_id: str, command: str, output: str, returncode: int | None, duration_s: float,
+               timed_out: bool = False, interrupted: bool = False, truncated: bool = False) -> None:
+        record = self.records.get(action_id) or CommandRecord(command)
+        self.records[action_id] = record
+        streamed = bool(record.output)
+        record.returncode, record.duration_s = returncode, duration_s
+        record.timed_out, record.interrupted, record.truncated = timed_out, interrupted, truncated
+        record.finished = True
+        if not streamed and output:
+            record.output = clean_output(output)[-KEEP_CHARS:]
+            if self.shown == action_id:
+                self.query_one(Log).write(record.output)
+        if self.shown == action_id:
+            self._status(record)
+
+    def show(self, action_id: str) -> None:
+        record = self.records.get(action_id)
+        if record is None:
+            return
+        self.shown = action_id
+        self.query_one("#obs-command", Static).update(literal("$ " + shorten(record.command, 300)))
+        log = self.query_one(Log)
+        log.clear()
+        if record.output:
+            log.write(record.output)
+        self._status(record)
+
+    def _status(self, record: CommandRecord) -> None:
+        status = self.query_one("#obs-status", Static)
+        status.update(literal(record.status()))
+        status.set_class(record.finished and record.returncode not in (0, None), "-failed")
+        status.set_class(record.finished and record.returncode == 0, "-ok")

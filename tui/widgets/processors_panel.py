@@ -1,0 +1,168 @@
+"""The history processors side panel (SPEC §10.1, §7).
+
+Every registered processor type has a row: an on/off switch and one input per
+parameter. Configured processors show their values and keep their order; the others are
+off with their defaults and join at the end when switched on. Each change is validated
+by the processor's own pydantic model and posted as `ProcessorsPanel.Changed` with the
+full new list; an invalid value marks its input and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticUndefined
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, Static, Switch
+
+from .text import literal
+
+HIDDEN_FIELDS = ("type", "enabled")
+SUGGESTED: dict[str, dict[str, Any]] = {
+    "last_n_observations": {"n": 5},
+    "context_filter": {"num_invocations_to_keep": 3},
+}
+"""Starting values for parameters that have no default, so switching a processor on works."""
+
+
+def parameter_fields(cls: type[BaseModel]) -> dict[str, Any]:
+    return {name: info for name, info in cls.model_fields.items() if name not in HIDDEN_FIELDS}
+
+
+def show_value(value: Any) -> str:
+    if value is PydanticUndefined:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value) if isinstance(value, (list, dict, tuple)) else yaml.safe_dump(value).strip()\
+        .removesuffix("...").strip()
+
+
+def parse_value(text: str) -> Any:
+    if text.strip() == "":
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+class ProcessorRow(Vertical):
+    DEFAULT_CSS = """
+    ProcessorRow { height: auto; padding: 0 0 1 0; border-bottom: solid $panel; }
+    ProcessorRow Horizontal { height: auto; }
+    ProcessorRow .name { padding: 1 1 0 1; text-style: bold; }
+    ProcessorRow .param { height: auto; }
+    ProcessorRow .param Label { width: 16; padding: 1 0 0 1; color: $text-muted; }
+    ProcessorRow .param Input { width: 1fr; }
+    ProcessorRow Input.-invalid { border: tall $error; }
+    ProcessorRow .error { color: $error; padding: 0 1; display: none; }
+    ProcessorRow .error.-shown { display: block; }
+    """
+
+    def __init__(self, type_name: str, cls: type[BaseModel], current: BaseModel | None) -> None:
+        super().__init__(classes=f"processor-{type_name}")
+        self.type_name = type_name
+        self.cls = cls
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        enabled = bool(self.current is not None and getattr(self.current, "enabled", True))
+        with Horizontal():
+            yield Switch(value=enabled)
+            yield Label(literal(self.type_name), classes="name")
+        for name, info in parameter_fields(self.cls).items():
+            if self.current is not None:
+                value = getattr(self.current, name)
+            else:
+                value = SUGGESTED.get(self.type_name, {}).get(name, info.default)
+            with Horizontal(classes="param"):
+                yield Label(literal(name))
+                yield Input(show_value(value), name=name, classes="param-input")
+        yield Static(classes="error", markup=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.query_one(Switch).value
+
+    def build(self) -> BaseModel:
+        """The processor as the row describes it; raises ValueError with a readable reason."""
+        data: dict[str, Any] = {"type": self.type_name, "enabled": self.enabled}
+        for field in self.query(".param-input").results(Input):
+            value = parse_value(field.value)
+            if value is not None:
+                data[field.name] = value
+        error = self.query_one(".error", Static)
+        try:
+            built = self.cls.model_validate(data)
+        except ValidationError as exc:
+            reason = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            error.update(literal(reason))
+            error.add_class("-shown")
+            bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            for field in self.query(".param-input").results(Input):
+                field.set_class(field.name in bad, "-invalid")
+            raise ValueError(reason) from None
+        error.remove_class("-shown")
+        for field in self.query(".param-input").results(Input):
+            field.remove_class("-invalid")
+        return built
+
+
+class ProcessorsPanel(VerticalScroll):
+    DEFAULT_CSS = """
+    ProcessorsPanel { dock: right; width: 44; background: $surface; border-left: solid $primary; display: none; }
+    ProcessorsPanel.-open { display: block; }
+    ProcessorsPanel .title { padding: 0 1; text-style: bold; color: $primary; }
+    ProcessorsPanel .hint { padding: 0 1; color: $text-muted; }
+    """
+
+    class Changed(Message):
+        def __init__(self, processors: list[BaseModel]) -> None:
+            super().__init__()
+            self.processors = processors
+
+    def __init__(self, registry: dict[str, type[BaseModel]], configured: list[BaseModel], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.registry = registry
+        self.configured = list(configured)
+
+    def compose(self) -> ComposeResult:
+        yield Label("History processors", classes="title")
+        yield Static(literal("Switch on/off, edit values (Enter applies). The meter's next ≈ updates at once."),
+                     classes="hint")
+        configured_types = [getattr(p, "type", "") for p in self.configured]
+        for processor in self.configured:
+            cls = self.registry.get(processor.type, type(processor))
+            yield ProcessorRow(processor.type, cls, processor)
+        for name, cls in self.registry.items():
+            if name not in configured_types:
+                yield ProcessorRow(name, cls, None)
+
+    def processors(self) -> list[BaseModel]:
+        """The new list: every enabled row, plus configured ones switched off (kept, disabled)."""
+        built: list[BaseModel] = []
+        for row in self.query(ProcessorRow).results(ProcessorRow):
+            if row.enabled or row.current is not None:
+                built.append(row.build())
+        return built
+
+    def _apply(self) -> None:
+        try:
+            processors = self.processors()
+        except ValueError:
+            return
+        self.post_message(self.Changed(processors))
+
+    def on_switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        self._apply()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._apply()

@@ -1,0 +1,75 @@
+"""The model output pane: the transcript of the session (SPEC §10.1).
+
+Children are assistant messages, command blocks and notes. The widget count is bounded:
+on long sessions the oldest children are removed (the trajectory file keeps everything).
+It follows the end while the user has not scrolled up.
+"""
+
+from __future__ import annotations
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from .assistant_message import AssistantMessage
+from .command_block import CommandBlock
+from .note import Note
+
+MAX_CHILDREN = 300
+
+
+class Transcript(VerticalScroll, can_focus=True):
+    DEFAULT_CSS = """
+    Transcript { background: $background; padding: 0 1; border: round $panel; }
+    Transcript:focus { border: round $primary; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.border_title = "model"
+        self.current: AssistantMessage | None = None
+        self.commands: dict[str, CommandBlock] = {}
+
+    async def add(self, widget: Widget) -> Widget:
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        await self.mount(widget)
+        self._prune()
+        if follow:
+            self.scroll_end(animate=False, immediate=False)
+        return widget
+
+    async def begin_message(self, step: int) -> AssistantMessage:
+        self.current = AssistantMessage(step)
+        await self.add(self.current)
+        return self.current
+
+    async def discard_message(self) -> None:
+        """A retried query leaves nothing behind (SPEC §4.3)."""
+        if self.current is not None:
+            await self.current.cancel()
+            await self.current.remove()
+            self.current = None
+
+    async def add_command(self, action_id: str, command: str, state: str) -> CommandBlock:
+        block = CommandBlock(action_id, command, state)
+        self.commands[action_id] = block
+        await self.add(block)
+        return block
+
+    async def add_note(self, text: str, kind: str = "info", label: str = "") -> Note:
+        note = Note(text, kind, label)
+        await self.add(note)
+        return note
+
+    def follow_end(self) -> None:
+        if self.is_vertical_scroll_end or self.max_scroll_y == 0:
+            self.scroll_end(animate=False, immediate=False)
+
+    def _prune(self) -> None:
+        extra = len(self.children) - MAX_CHILDREN
+        if extra <= 0:
+            return
+        old = list(self.children[:extra])
+        for widget in old:
+            if isinstance(widget, CommandBlock):
+                self.commands.pop(widget.action_id, None)
+        self.remove_children(old)
