@@ -1,0 +1,47 @@
+"""The installed `swedeck demo` in a real terminal (tmux): approve a command, see its output."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+SCRIPT = Path(sys.executable).parent / "swedeck"
+
+
+def capture(name: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+
+
+def wait_for_text(name: str, text: str, timeout: float = 30) -> str:
+    end = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < end:
+        screen = capture(name)
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None or not SCRIPT.exists(), reason="needs tmux and the installed swedeck")
+def test_demo_in_tmux_approves_a_command_and_shows_its_output(tmp_path):
+    name = f"swedeck-test-{uuid.uuid4().hex[:8]}"
+    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
+    subprocess.run(["tmux", "new", "-d", "-s", name, "-x", "160", "-y", "48",
+                    f"env {env} {SCRIPT} demo -c model.model_kwargs.tokens_per_second=0"], check=True)
+    try:
+        wait_for_text(name, "waiting for you: y approve")
+        assert "CONFIRM" in capture(name)
+        subprocess.run(["tmux", "send-keys", "-t", name, "y"], check=True)
+        screen = wait_for_text(name, "test_calc.py")
+        assert "exit 0" in screen
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], check=True)
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
