@@ -18,6 +18,8 @@ class CurvePoint:
     step: int
     tokens: int
     estimated: bool
+    command: str = ""
+    """The step's first command, for the step list."""
 
 
 def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint]:
@@ -25,11 +27,12 @@ def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint
     running, counted = 3, 0
     for number in range(start, document.step_count + 1):
         view = document.step(number)
+        command = view.actions[0].command if view.actions else ""
         if view.prompt_tokens is not None:
-            yield CurvePoint(number, view.prompt_tokens, False)
+            yield CurvePoint(number, view.prompt_tokens, False, command)
             continue
         for message in document.messages_before(view.prompt_end)[counted:]:
             if message.role != "exit":
                 running += count_message(message)
         counted = view.prompt_end
-        yield CurvePoint(number, running, True)
+        yield CurvePoint(number, running, True, command)

@@ -78,7 +78,12 @@ def output_text(view: StepView) -> str:
 
 
 def step_label(number: int, command: str = "") -> Content:
-    return Content(f"{number:>4} " + (" ".join(command.split())[:40] or "step"))
+    return Content(f"{number:>4} " + (_short(command) or "step"))
+
+
+def _short(command: str, width: int = 18) -> str:
+    text = " ".join(command.split())  # one line: a wrapped option would push the list around
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def model_window(model_name: str | None) -> int | None:
