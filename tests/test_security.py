@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 
 from support.driver import Driver, make_config, run_session
@@ -75,7 +76,7 @@ def assert_no_secret(text: str, where: str) -> None:
 
 def test_secrets_never_reach_files_or_headless_output(openai_server, tmp_path):
     openai_server.script(*leaking_script())
-    env = {**__import__("os").environ, FORWARDED[0]: FORWARDED[1]}
+    env = {**os.environ, FORWARDED[0]: FORWARDED[1]}
     args = headless_args(openai_server.url, tmp_path, *secret_config_args(openai_server.url), "use the token")
     result = subprocess.run(args, capture_output=True, text=True, timeout=90, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
