@@ -1,0 +1,47 @@
+"""The UI driving a real session: replay model over the demo trajectory, local shell."""
+
+from __future__ import annotations
+
+import pytest
+
+from swedeck.commands.demo import TASK, prepare_repo
+from swedeck.core import paths
+from swedeck.core.config import load_config
+from swedeck.core.session import Session
+from swedeck.tui.app import SwedeckApp
+from swedeck.tui.widgets.input_line import InputLine
+from swedeck.tui.widgets.observation_pane import ObservationPane
+from tests.support.tui import wait_for
+
+pytestmark = [pytest.mark.timeout(90), pytest.mark.anyio]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def test_demo_session_fixes_the_bug_through_the_ui(tmp_path):
+    repo = prepare_repo(tmp_path)
+    trajectory = paths.shipped_configs_dir() / "demo" / "demo.traj.json"
+    config = load_config(["demo", "model.model_kwargs.tokens_per_second=0"], environ={}, flags={
+        "model.model_name": f"replay:{trajectory}", "environment.cwd": str(repo),
+        "run.output": str(tmp_path / "demo.traj.jsonl")})
+    app = SwedeckApp(Session(config, TASK))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.session_screen
+        line = screen.query_one(InputLine)
+        for _ in range(6):
+            await wait_for(pilot, lambda: screen.confirmation is not None or line.purpose == "follow_up", 20)
+            if line.purpose == "follow_up":
+                break
+            asked = screen.confirmation
+            await pilot.press("y")
+            await wait_for(pilot, lambda: screen.confirmation is not asked, 20)
+        await wait_for(pilot, lambda: line.purpose == "follow_up", 20)
+        outputs = [record.output for record in screen.query_one(ObservationPane).records.values()]
+        assert any("all tests passed" in output for output in outputs)
+        assert "return a + b" in (repo / "calc.py").read_text()
+        await pilot.press("enter")  # no follow-up: the session ends
+        await wait_for(pilot, lambda: screen.ended, 20)
+        assert app.exit_code == 0 and "Submitted" in app.summary
