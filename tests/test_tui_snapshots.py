@@ -69,3 +69,12 @@ def test_prompt_inspector(snap_compare):
         await settle(pilot)
 
     assert snap_compare(app_with(*CONFIRM), terminal_size=(120, 36), run_before=open_inspector)
+
+
+def test_streaming(snap_compare):
+    deltas = [ev.StateChanged(ev.AgentState.THINKING), ev.QueryStarted(step=2),
+              ev.StreamDelta(step=2, kind="reasoning", text="The test expects 5; "),
+              ev.StreamDelta(step=2, kind="text", text="The bug is in `add`: it "),
+              ev.StreamDelta(step=2, kind="text", text="subtracts. I will fix")]
+    assert snap_compare(app_with(emit_all(*deltas), ask(ev.InputRequested, kind="after_interrupt")),
+                        terminal_size=(120, 36), run_before=settle)
