@@ -176,15 +176,18 @@ async def test_prompt_inspector_and_what_if_equal_step_prompt():
 
 
 async def test_play_types_out_and_any_key_stops(tmp_path):
-    path = write_trajectory(tmp_path / "t", 2)
+    full = "Thought: " + "a long look at the code " * 100  # ~8 s of typing at 80 tok/s
+    path = write_trajectory(tmp_path / "t", 2, thought=full)
     app = ReplayApp([path], play=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        assert screen.playing
-        await pilot.pause(0.15)
-        assert "(no output)" not in text_of(screen, "#output-text")
+        assert screen.playing and screen.step == 1
+        typed = text_of(screen, "#model-text")
+        assert len(typed) < len(full) and full.startswith(typed)  # typed out, not shown at once
+        assert text_of(screen, "#output-text") == ""  # the output comes after the text
         await pilot.press("x")
         assert not screen.playing
+        assert full.strip() in text_of(screen, "#model-text")
         assert "step-1-output" in text_of(screen, "#output-text") or screen.step == 2
 
 
