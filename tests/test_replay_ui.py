@@ -200,3 +200,24 @@ async def test_markup_in_trajectories_is_literal(tmp_path):
         screen = screen_of(app)
         assert "[red]not red[/red]" in text_of(screen, "#model-text")
         assert "[link=http://x]y[/link]" in text_of(screen, "#output-text")
+
+
+async def test_every_key_is_in_the_help_and_the_palette(tmp_path):
+    from textual.widgets import DataTable
+
+    from swedeck.tui.replay.bindings import REPLAY_BINDINGS
+    from swedeck.tui.replay.help_screen import ReplayHelp
+
+    path = write_trajectory(tmp_path / "t", 1)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        titles = {command.title for command in app.get_system_commands(screen)}
+        assert {binding.description for binding in REPLAY_BINDINGS} <= titles
+        await pilot.press("f1")
+        assert isinstance(app.screen, ReplayHelp)
+        table = app.screen.query_one(DataTable)
+        ids = {str(table.get_row_at(row)[1]) for row in range(table.row_count)}
+        assert {binding.id for binding in REPLAY_BINDINGS} <= ids
+        await pilot.press("escape")
+        assert app.screen is screen
