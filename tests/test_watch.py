@@ -115,3 +115,10 @@ def test_a_thousand_files_rescan_reads_nothing_new(tmp_path):
     watcher = DirectoryWatcher(tmp_path)
     assert len(watcher.scan().changed) == 1001
     assert watcher.scan().changed == []
+
+
+def test_watch_a_missing_folder_is_a_usage_error(tmp_path, capsys):
+    from swedeck.cli import main
+
+    assert main(["watch", str(tmp_path / "nope")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
