@@ -4,6 +4,8 @@ follow, the prompt inspector and what-if figures."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 
 import pytest
 from support.replay import add_step, start_writer, write_trajectory
@@ -136,8 +138,12 @@ async def test_follow_sees_appended_steps_and_stays_on_the_last(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         assert screen.step_count == 1
-        add_step(writer, 2)
-        add_step(writer, 3, command="echo appended")
+        def write_more() -> None:  # another writer thread, as a running session would be
+            time.sleep(0.2)
+            add_step(writer, 2)
+            add_step(writer, 3, command="echo appended")
+
+        threading.Thread(target=write_more, daemon=True).start()
         for _ in range(50):
             await pilot.pause(0.1)
             if screen.step_count == 3:
