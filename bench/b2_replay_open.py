@@ -1,6 +1,6 @@
 """B2 replay open (SPEC §12): a generated 5,000-step `.traj.jsonl` of ~50 MB.
 
-Until swedeck's replay UI exists this measures the core path it stands on
+Until the replay UI is driven here, this measures the core path it stands on
 (`TrajectoryIndex`: line offsets, messages parsed on demand) and the full parse
 (`load_trajectory`) beside it, against mini-swe-agent's inspector opening the same
 messages as its `.traj.json` (its Textual app, headless at 160x48). Each runs in a fresh
@@ -17,7 +17,8 @@ from .result import Result, at_most
 from .stats import ms
 
 SIZE = (160, 48)
-UI_MISSING = "swedeck has no replay UI yet: the core path (TrajectoryIndex) stands in for it"
+UI_MISSING = ("swedeck's replay UI is not driven here yet (its first frame is in B3): "
+              "the core path it reads through (TrajectoryIndex) stands in for it")
 
 
 def _ms_figures(prefix: str, data: dict) -> dict:
