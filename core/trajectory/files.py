@@ -27,7 +27,9 @@ def base_name(path: Path) -> Path:
 
 def default_base(session_id: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    return paths.trajectories_dir() / f"{stamp}-{session_id[:8] or 'session'}"
+    # Session ids start with their own timestamp (`20261121-021949-3fa2c1`): keep the unique tail.
+    short = session_id.rsplit("-", 1)[-1][:8]
+    return paths.trajectories_dir() / f"{stamp}-{short or 'session'}"
 
 
 def resolve_base(output: str | Path | None, session_id: str) -> Path:
