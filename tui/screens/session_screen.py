@@ -90,7 +90,9 @@ class SessionScreen(Screen):
         self.query_one(ContextMeter).processors = self._processor_labels(self.session.processors)
         self._apply_layout(self.size.width)
         self.query_one(Transcript).focus()
-        self.run_session()
+        # Start the agent after the first frame: building the model loads litellm (seconds),
+        # which must happen behind a visible UI (SPEC §4.6).
+        self.call_after_refresh(self.run_session)
 
     def on_unmount(self) -> None:
         # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
