@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,14 +139,7 @@ class LitellmModel:
         guard = self._guard()
         fired = False
         call = self._start(self.request(messages, stream=True))
-        while True:
-            kind, item = call.items.get()
-            if kind == _CANCEL:
-                raise _Cancelled()
-            if kind == _ERROR:
-                raise item
-            if kind == _END:
-                break
+        for item in _items(call):
             if assembler.feed(item) and guard is not None and guard.tripped(assembler.text):
                 fired = True
                 assembler.replace_text(guard.cut(assembler.text))
@@ -266,16 +260,10 @@ class LitellmModel:
         """A non-streaming call: its response, cancelable."""
         call = self._start(kwargs)
         result = None
-        while True:
-            kind, item = call.items.get()
-            if kind == _CANCEL:
-                raise _Cancelled()
-            if kind == _ERROR:
-                raise item
-            if kind == _END:
-                self._finish(call)
-                return result
-            result = item
+        for result in _items(call):
+            pass
+        self._finish(call)
+        return result
 
     def _finish(self, call: _Call) -> None:
         with self._lock:
@@ -301,3 +289,16 @@ def _provider_usage(stream: Any, last_seen: Any) -> Any:
 def _response_text(parts: Parts) -> str:
     calls = " ".join(call.function.name + call.function.arguments for call in parts.tool_calls)
     return " ".join(text for text in (parts.reasoning, parts.content, calls) if text)
+
+
+def _items(call: _Call) -> Iterator[Any]:
+    """What the call's thread produces, until its end; its error or a cancel is raised here."""
+    while True:
+        kind, item = call.items.get()
+        if kind == _CANCEL:
+            raise _Cancelled()
+        if kind == _ERROR:
+            raise item
+        if kind == _END:
+            return
+        yield item
