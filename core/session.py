@@ -145,7 +145,7 @@ class Session:
             else:
                 # a given history (a fork, §11.3) opens the new trajectory, so it replays whole
                 writer = TrajectoryWriter(self.config.run.output, self._session_meta(), redactor,
-                                          keep_jsonl=self.config.run.keep_jsonl, _messages=history)
+                                          keep_jsonl=self.config.run.keep_jsonl, messages=history)
             self.trajectory_path = str(writer.path)
             emit(ev.StateChanged(ev.AgentState.STARTING, "starting the environment"))
             model, window, source = self._model(cls)

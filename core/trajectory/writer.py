@@ -27,14 +27,14 @@ _STATS = ("instance_cost", "api_calls", "prompt_tokens", "completion_tokens")
 
 class TrajectoryWriter:
     def __init__(self, output: str | Path | None, session_meta: Mapping[str, Any], redactor: Redactor | None = None,
-                 *, keep_jsonl: bool = False, _append: bool = False, _messages: Iterable[Message] = ()):
+                 *, keep_jsonl: bool = False, _append: bool = False, messages: Iterable[Message] = ()):
         self._redactor = redactor or Redactor()
         self._session = self._redactor.record(dict(session_meta))
         self.keep_jsonl = keep_jsonl
         base = files.resolve_base(output, str(session_meta.get("id", "")))
         self.path = base.with_name(base.name + files.LIVE_SUFFIX)
         self.final_path = base.with_name(base.name + files.FINAL_SUFFIX)
-        self._records: list[dict[str, Any]] = [self._redactor.record(m.to_record()) for m in _messages]
+        self._records: list[dict[str, Any]] = [self._redactor.record(m.to_record()) for m in messages]
         self._meta: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._finished: Path | None = None
@@ -59,10 +59,10 @@ class TrajectoryWriter:
         with `messages`, so the original file is never overwritten."""
         path = Path(path)
         if path.name.endswith(files.LIVE_SUFFIX):
-            return cls(path, session_meta, redactor, keep_jsonl=keep_jsonl, _append=True, _messages=messages)
+            return cls(path, session_meta, redactor, keep_jsonl=keep_jsonl, _append=True, messages=messages)
         short_id = str(session_meta.get("id", ""))[:8] or time.strftime("%H%M%S")
         fresh = files.base_name(path).with_name(f"{files.base_name(path).name}.resumed-{short_id}")
-        return cls(fresh, session_meta, redactor, keep_jsonl=keep_jsonl, _messages=messages)
+        return cls(fresh, session_meta, redactor, keep_jsonl=keep_jsonl, messages=messages)
 
     # --- while running -------------------------------------------------------------------
 
