@@ -1,16 +1,20 @@
-"""The live UI's flows (SPEC §10, §6.5), driven with Textual's Pilot.
+"""The live UI's flows (SPEC §10, §6.5), driven with Textual's Pilot against the real core.
 
-The session is `ScriptedSession` (tests/support/tui.py): real core events and real
-futures, no model. End-to-end runs with the real core are in test_tui_session.py.
+Each test runs a real `Session` (the agent loop, a local shell in `tmp_path`) whose model
+is the scripted OpenAI-compatible server over real HTTP, and asserts on what the core did
+(commands run, requests the model received, the saved trajectory) as well as on the screen.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Switch
 
 from swedeck.core import events as ev
-from swedeck.core.messages import MessageType
+from swedeck.core.session import Session
 from swedeck.tui.app import SwedeckApp
 from swedeck.tui.screens.help_screen import HelpScreen
 from swedeck.tui.screens.pause_screen import PauseScreen
@@ -18,242 +22,283 @@ from swedeck.tui.screens.prompt_inspector import PromptInspector
 from swedeck.tui.screens.quit_screen import QuitScreen
 from swedeck.tui.widgets.context_meter import ContextMeter
 from swedeck.tui.widgets.input_line import InputLine
-from swedeck.tui.widgets.observation_pane import ObservationPane
+from swedeck.tui.widgets.observation_pane import CommandRecord, ObservationPane
 from swedeck.tui.widgets.transcript import Transcript
-from tests.support.tui import (
-    ScriptedSession,
-    add_message,
-    ask,
-    assistant_turn,
-    emit_all,
-    tui_config,
-    wait_for,
-)
+from tests.support.driver import make_config
+from tests.support.openai_server import Turn, Usage, model_config
+from tests.support.tui import wait_for
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
+
+TASK = "Fix the failing test"
+SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+WAIT = 15  # the first query imports litellm
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
-TASK = add_message("user", "Fix the failing test", MessageType.TASK, task="Fix the failing test")
 
-
-def session_with(*steps, config=None, **flags) -> ScriptedSession:
-    return ScriptedSession(config or tui_config(**flags), [TASK, *steps], task="Fix the failing test")
+def live(server, tmp_path: Path, *turns: Turn, model=None, **fields) -> Session:
+    """A real session whose model answers `turns` in order."""
+    server.script(*turns)
+    return Session(make_config(tmp_path, model or model_config(server), **fields), TASK)
 
 
 def pending(app: SwedeckApp) -> bool:
     return app.session_screen.confirmation is not None
 
 
-async def test_approve_runs_the_command_and_shows_its_output():
-    session = session_with(*assistant_turn(1, "Let me list the files.", "ls -la"))
+def asked(app: SwedeckApp, purpose: str) -> bool:
+    return app.session_screen.query_one(InputLine).purpose == purpose
+
+
+def record(app: SwedeckApp, command: str) -> CommandRecord | None:
+    records = app.session_screen.query_one(ObservationPane).records.values()
+    return next((r for r in records if r.command == command and r.finished), None)
+
+
+def last_sent(server) -> dict:
+    return server.requests[-1]["messages"][-1]
+
+
+def saved_messages(tmp_path: Path) -> list[dict]:
+    return json.loads((tmp_path / "session.traj.json").read_text())["messages"]
+
+
+async def test_approve_runs_the_command_and_shows_its_output(openai_server, tmp_path):
+    command = "echo hello > a.txt && ls"
+    session = live(openai_server, tmp_path, Turn.bash_tool(command, text="Let me list the files."),
+                   Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("y")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers == [ev.Decision(kind="approve")]
-        pane = app.session_screen.query_one(ObservationPane)
-        await wait_for(pilot, lambda: pane.records.get("1.0") and pane.records["1.0"].finished)
-        assert "output of ls -la" in pane.records["1.0"].output
-        block = app.session_screen.query_one(Transcript).commands["1.0"]
+        done = await wait_for(pilot, lambda: record(app, command), WAIT)
+        assert "a.txt" in done.output and (tmp_path / "a.txt").read_text() == "hello\n"
+        block = next(b for b in app.session_screen.query_one(Transcript).commands.values() if b.command == command)
         assert block.state == "ran" and block.returncode == 0
+        await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
+        assert "a.txt" in last_sent(openai_server)["content"]  # the output reached the model
 
 
-async def test_enter_approves():
-    session = session_with(*assistant_turn(1, "Run it.", "true"))
+async def test_enter_approves(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch entered.txt", text="Run it."))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("enter")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers[0].kind == "approve"
+        await wait_for(pilot, lambda: (tmp_path / "entered.txt").exists(), WAIT)
 
 
-async def test_reject_sends_the_comment_to_the_model():
-    session = session_with(*assistant_turn(1, "Delete everything.", "rm -rf /tmp/x"))
+async def test_reject_sends_the_comment_to_the_model(openai_server, tmp_path):
+    (tmp_path / "build").mkdir()
+    session = live(openai_server, tmp_path, Turn.bash_tool("rm -rf build", text="Delete everything."),
+                   Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("n")
         line = app.session_screen.query_one(InputLine)
         assert line.purpose == "reject" and app.focused is line
         await pilot.press(*"use git clean")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers == [ev.Decision(kind="reject", comment="use git clean")]
-        block = app.session_screen.query_one(Transcript).commands["1.0"]
+        await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
+        assert "use git clean" in last_sent(openai_server)["content"]
+        assert (tmp_path / "build").is_dir()
+        block = next(b for b in app.session_screen.query_one(Transcript).commands.values() if b.command == "rm -rf build")
         await wait_for(pilot, lambda: block.state == "rejected")
 
 
-async def test_escape_backs_out_of_a_rejection_comment():
-    session = session_with(*assistant_turn(1, "Run.", "echo hi"))
+async def test_escape_backs_out_of_a_rejection_comment(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo hi > hi.txt", text="Run."))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("n", "escape")
         assert app.session_screen.query_one(InputLine).purpose is None
-        assert pending(app) and ("interrupt", None) not in session.calls
+        await pilot.pause(0.2)
+        assert pending(app) and not (tmp_path / "hi.txt").exists()  # not interrupted, still asking
         await pilot.press("y")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers[0].kind == "approve"
+        await wait_for(pilot, lambda: (tmp_path / "hi.txt").exists(), WAIT)
 
 
-async def test_edit_runs_the_edited_command():
-    session = session_with(*assistant_turn(1, "Run the tests.", "pytest"))
+async def test_edit_runs_the_edited_command(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo one", text="Run the tests."))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("e")
         line = app.session_screen.query_one(InputLine)
-        assert line.value == "pytest"
-        await pilot.press(*" -x")
+        assert line.value == "echo one"
+        await pilot.press(*" two")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers == [ev.Decision(kind="edit", command="pytest -x")]
-        pane = app.session_screen.query_one(ObservationPane)
-        await wait_for(pilot, lambda: "1.0" in pane.records and pane.records["1.0"].finished)
-        assert pane.records["1.0"].command == "pytest -x"
+        done = await wait_for(pilot, lambda: record(app, "echo one two"), WAIT)
+        assert done.output == "one two\n"
+        assert record(app, "echo one") is None
 
 
-async def test_always_allow():
-    session = session_with(*assistant_turn(1, "Look.", "ls"))
+async def test_always_allow(openai_server, tmp_path):
+    command = "echo a >> log.txt"
+    session = live(openai_server, tmp_path, Turn.bash_tool(command, text="Look."), Turn.bash_tool(command),
+                   Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("a")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers == [ev.Decision(kind="always_allow")]
+        # the same command again runs without asking; the next, different one asks
+        await wait_for(pilot, lambda: pending(app) and app.session_screen.confirmation.command == SUBMIT, WAIT)
+        assert (tmp_path / "log.txt").read_text() == "a\na\n"
 
 
-async def test_switching_to_yolo_never_runs_the_pending_command():
-    session = session_with(*assistant_turn(1, "Look.", "ls"))
+async def test_switching_to_yolo_never_runs_the_pending_command(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch ran.txt", text="Look."), Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.session_screen.info.mode == "yolo")
         await pilot.pause(0.2)
-        assert ("set_mode", "yolo") in session.calls
-        assert session.answers == [] and pending(app)
+        assert session.mode == "yolo"
+        assert pending(app) and not (tmp_path / "ran.txt").exists()
         await pilot.press("y")
-        await wait_for(pilot, lambda: session.answers)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)  # the submission ran unasked
+        assert (tmp_path / "ran.txt").exists()
 
 
-async def test_m_cycles_the_modes():
-    session = session_with(ask(ev.InputRequested, kind="follow_up"))
+async def test_m_cycles_the_modes(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         app.session_screen.query_one(Transcript).focus()
-        await pilot.press("m")
-        await pilot.press("m")
-        await pilot.press("m")
-        assert [call for call in session.calls if call[0] == "set_mode"] == [
-            ("set_mode", "yolo"), ("set_mode", "human"), ("set_mode", "confirm")]
-        await wait_for(pilot, lambda: app.session_screen.info.mode == "confirm")
+        modes = []
+        for _ in range(3):
+            await pilot.press("m")
+            await wait_for(pilot, lambda: app.session_screen.info.mode == session.mode and session.mode not in modes[-1:])
+            modes.append(session.mode)
+        assert modes == ["human", "confirm", "yolo"]
 
 
-async def test_human_mode_runs_typed_commands():
-    session = session_with(ask(ev.InputRequested, kind="human_command"),
-                           config=tui_config("agent.mode=human"))
+async def test_human_mode_runs_typed_commands(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, agent__mode="human")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        line = app.session_screen.query_one(InputLine)
-        await wait_for(pilot, lambda: line.purpose == "human_command")
+        await wait_for(pilot, lambda: asked(app, "human_command"), WAIT)
         assert "HUMAN" in str(app.session_screen.query_one("#mode-badge").render())
-        await pilot.press(*"git status")
+        await pilot.press(*"echo typed > human.txt")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers == ["git status"]
+        await wait_for(pilot, lambda: record(app, "echo typed > human.txt"), WAIT)
+        assert (tmp_path / "human.txt").read_text() == "typed\n"
+        assert any(m.content == "echo typed > human.txt" for m in session.history)
+        assert openai_server.requests == []  # human mode never asks the model
 
 
-async def test_escape_interrupts_and_a_follow_up_message_can_be_given():
-    session = session_with(*assistant_turn(1, "Thinking...", "sleep 100"),
-                           ask(ev.InputRequested, kind="after_interrupt"))
+async def test_escape_interrupts_and_a_follow_up_message_can_be_given(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("sleep 100", text="Thinking..."), Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("escape")
-        assert ("interrupt", None) in session.calls
-        line = app.session_screen.query_one(InputLine)
-        await wait_for(pilot, lambda: line.purpose == "after_interrupt")
+        await wait_for(pilot, lambda: asked(app, "after_interrupt"), WAIT)
         await pilot.press(*"try grep instead")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: "try grep instead" in session.answers)
+        await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
+        assert last_sent(openai_server)["content"] == "try grep instead"
+        assert record(app, "sleep 100") is None
 
 
-async def test_ctrl_c_interrupts():
-    session = session_with(*assistant_turn(1, "Thinking...", "sleep 100"))
+async def test_ctrl_c_interrupts(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("sleep 100", text="Thinking..."))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("ctrl+c")
-        assert ("interrupt", None) in session.calls
-        assert app.is_running
+        await wait_for(pilot, lambda: asked(app, "after_interrupt"), WAIT)
+        assert app.is_running and record(app, "sleep 100") is None
 
 
-async def test_follow_up_task_after_submission():
-    session = session_with(*assistant_turn(1, "Done.", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", needs_confirmation=False),
-                           ask(ev.InputRequested, kind="follow_up"))
+async def test_follow_up_task_after_submission(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(f"{SUBMIT} && echo first", text="Done."),
+                   Turn.bash_tool(f"{SUBMIT} && echo second"), agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
         line = app.session_screen.query_one(InputLine)
-        await wait_for(pilot, lambda: line.purpose == "follow_up")
+        await wait_for(pilot, lambda: line.purpose == "follow_up", WAIT)
         assert "follow-up" in line.placeholder.lower()
         await pilot.press(*"now add a test")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: session.answers == ["now add a test"])
+        await wait_for(pilot, lambda: len(openai_server.requests) == 2 and line.purpose == "follow_up", WAIT)
+        await pilot.press("enter")  # nothing more: the session ends
+        await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
+    tasks = [m for m in saved_messages(tmp_path) if m["extra"]["message_type"] == "task"]
+    assert len(tasks) == 2 and "now add a test" in tasks[1]["content"]
 
 
-@pytest.mark.parametrize("reason,key,expected", [("api_error", "r", "retry"), ("limit", "r", "raise_limits"),
-                                                  ("limit", "q", "quit")])
-async def test_pause_offers_retry_raise_or_quit(reason, key, expected):
-    session = session_with(ask(ev.PauseRequested, reason=reason, detail="step limit reached (3/3 steps)"))
+@pytest.mark.parametrize("reason,key", [("api_error", "r"), ("limit", "r"), ("limit", "q")])
+async def test_pause_offers_retry_raise_or_quit(openai_server, tmp_path, reason, key):
+    if reason == "api_error":
+        session = live(openai_server, tmp_path, Turn.error(500), Turn.bash_tool(SUBMIT),
+                       model=model_config(openai_server, attempts=1), agent__mode="yolo")
+    else:
+        session = live(openai_server, tmp_path, Turn.bash_tool("echo 1"), Turn.bash_tool(SUBMIT),
+                       agent__mode="yolo", agent__step_limit=1)
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen))
+        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen), WAIT)
+        assert app.screen.reason == reason
         await pilot.press(key)
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers[0].kind == expected
+        if key == "q":
+            await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
+            assert len(openai_server.requests) == 1
+            assert "LimitsExceeded" in app.summary
+        else:  # retried / raised: the session went on to the submission
+            await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+            assert len(openai_server.requests) == 2
 
 
-async def test_context_exceeded_offers_to_switch_on_a_processor():
-    session = session_with(ask(ev.PauseRequested, reason="context_exceeded", detail="too long"))
+async def test_context_exceeded_offers_to_switch_on_a_processor(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.context_exceeded(), Turn.bash_tool(SUBMIT), agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen))
-        await wait_for(pilot, lambda: app.screen.query_one("#enable_processor").region.width > 0)
+        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen), WAIT)
+        assert app.screen.reason == "context_exceeded"
+        # the screen may still be composing its buttons
+        await wait_for(pilot, lambda: any(b.region.width > 0 for b in app.screen.query("#enable_processor")))
         await pilot.press("p")
-        await wait_for(pilot, lambda: session.answers)
-        assert session.answers[0].kind == "enable_processor"
-        assert session.answers[0].processor == {"type": "last_n_observations", "n": 5}
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+        assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 5)]
+        assert len(openai_server.requests) == 2
 
 
-async def test_retry_discards_the_partial_response():
-    partial = [ev.QueryStarted(step=1), ev.StreamDelta(step=1, kind="text", text="half an ans"),
-               ev.QueryRetrying(step=1, attempt=1, attempts=6, wait_s=2, error="503")]
-    session = session_with(emit_all(*partial), ask(ev.InputRequested, kind="follow_up"))
+PARTIAL = "half an answer that breaks"
+
+
+async def test_retry_discards_the_partial_response(openai_server, tmp_path):
+    # backoff fixed at 2 s so the retry is on screen long enough to read
+    model = model_config(openai_server, attempts=6, backoff_min_s=2, backoff_max_s=2)
+    session = live(openai_server, tmp_path, Turn(text=PARTIAL, chunks=4, drop_after=3),
+                   Turn.bash_tool(SUBMIT, text="All done."), model=model, agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: "retry 1/6 in 2 s" in app.session_screen.info.state, WAIT)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         sources = [md.source for md in app.session_screen.query("Markdown")]
-        assert not any("half an ans" in source for source in sources)
-        assert "retry 1/6 in 2 s" in app.session_screen.info.state
+        assert any("All done." in source for source in sources)
+        assert not any(PARTIAL[:8] in source for source in sources)
+        assert len(openai_server.requests) == 2
 
 
 MARKUP = "[red]x[/red] [@click=app.quit]q[/]"
 
 
-async def test_markup_in_model_and_command_text_is_shown_literally_and_does_nothing():
-    session = session_with(*assistant_turn(1, f"Look: {MARKUP}", f"echo '{MARKUP}'", needs_confirmation=False),
-                           ask(ev.InputRequested, kind="follow_up"))
+async def test_markup_in_model_and_command_text_is_shown_literally_and_does_nothing(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(f"echo '{MARKUP}'", text=f"Look: {MARKUP}"),
+                   Turn.bash_tool(SUBMIT), agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         screenshot = app.export_screenshot()
         assert "[red]x[/red]" in screenshot and "[@click=app.quit]q[/]" in screenshot
         for widget in app.session_screen.query("Markdown, CommandBlock"):
@@ -262,14 +307,16 @@ async def test_markup_in_model_and_command_text_is_shown_literally_and_does_noth
         assert app.is_running and app.return_code is None
 
 
-async def test_processors_panel_toggles_and_the_prediction_updates():
-    session = session_with(
-        add_message("assistant", "step", MessageType.ACTION),
-        *[add_message("user", "output " * 200, MessageType.OBSERVATION) for _ in range(4)],
-        ask(ev.InputRequested, kind="follow_up"))
+def big_output_turns(count: int) -> list[Turn]:
+    return [Turn.bash_tool(f"seq {1000 * i} {1000 * i + 400}", usage=Usage(100, 10)) for i in range(1, count + 1)]
+
+
+async def test_processors_panel_toggles_and_the_prediction_updates(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, *big_output_turns(4), Turn.bash_tool(SUBMIT), agent__mode="yolo",
+                   model=model_config(openai_server, context_window=50_000))
     app = SwedeckApp(session)
     async with app.run_test(size=(140, 44)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("p")
         panel = app.session_screen.query_one("#processors")
@@ -278,22 +325,22 @@ async def test_processors_panel_toggles_and_the_prediction_updates():
         row.query_one(Input).value = "1"  # keep only the last observation's output
         switch = row.query_one(Switch)
         switch.value = True
-        await wait_for(pilot, lambda: any(c[0] == "set_processors" for c in session.calls))
-        processors = [c for c in session.calls if c[0] == "set_processors"][-1][1]
-        assert [p.type for p in processors] == ["last_n_observations"]
+        await wait_for(pilot, lambda: session.processors)
+        assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 1)]
         meter = app.session_screen.query_one(ContextMeter)
-        assert any(label.startswith("last_n_observations") for label in meter.processors)
+        await wait_for(pilot, lambda: any(label.startswith("last_n_observations") for label in meter.processors))
         with_processor = meter.status.next_estimate
+        assert with_processor == session.prompt_preview().total
         switch.value = False
         await wait_for(pilot, lambda: meter.status.next_estimate != with_processor)
-        assert meter.status.next_estimate > with_processor
+        assert session.processors == [] and meter.status.next_estimate > with_processor
 
 
-async def test_processor_parameters_are_validated():
-    session = session_with(ask(ev.InputRequested, kind="follow_up"))
+async def test_processor_parameters_are_validated(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
     app = SwedeckApp(session)
     async with app.run_test(size=(140, 44)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("p")
         row = app.session_screen.query_one(".processor-last_n_observations")
@@ -301,34 +348,36 @@ async def test_processor_parameters_are_validated():
         field.value = "not a number"
         row.query_one(Switch).value = True
         await pilot.pause(0.2)
-        assert not any(c[0] == "set_processors" for c in session.calls)
+        assert session.processors == []
         assert field.has_class("-invalid")
 
 
-async def test_prompt_inspector_shows_the_next_prompt():
-    session = session_with(add_message("system", "You are a helpful agent.", MessageType.SYSTEM),
-                           ask(ev.InputRequested, kind="follow_up"))
+async def test_prompt_inspector_shows_the_next_prompt(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo",
+                   model=model_config(openai_server, context_window=50_000))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
         rows = app.screen.query("PromptMessage")
-        assert [row.message.role for row in rows] == ["user", "system"]
+        prompt = session.prompt_preview().messages
+        assert [row.message.role for row in rows] == [m.role for m in prompt]
+        assert [m.role for m in prompt[:2]] == ["system", "user"] and TASK in prompt[1].content
         summary = str(app.screen.query_one("#inspector-summary").render())
-        assert "2 messages" in summary and "/ 1,000" in summary
+        assert f"{len(prompt)} messages" in summary and "/ 50,000" in summary
         await pilot.press("escape")
         assert not isinstance(app.screen, PromptInspector)
 
 
-async def test_help_lists_every_binding_with_its_id():
+async def test_help_lists_every_binding_with_its_id(openai_server, tmp_path):
     from swedeck.tui.bindings import all_bindings
 
-    session = session_with(ask(ev.InputRequested, kind="follow_up"))
+    session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         table = app.screen.query_one("DataTable")
@@ -336,36 +385,36 @@ async def test_help_lists_every_binding_with_its_id():
         assert {binding.id for binding in all_bindings()} <= ids
 
 
-async def test_command_palette_offers_every_action():
+async def test_command_palette_offers_every_action(openai_server, tmp_path):
     from swedeck.tui.bindings import all_bindings
 
-    session = session_with(ask(ev.InputRequested, kind="follow_up"))
+    session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
+        await wait_for(pilot, lambda: pending(app), WAIT)
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {b.description for b in all_bindings()} <= titles
         assert "Theme" in titles
 
 
-async def test_keymap_from_config_remaps_a_binding():
-    config = tui_config("ui.keymap={approve: o}")
-    session = session_with(*assistant_turn(1, "Look.", "ls"), config=config)
+async def test_keymap_from_config_remaps_a_binding(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch ok.txt", text="Look."),
+                   ui__keymap={"approve": "o"})
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("y")
-        await pilot.pause(0.1)
-        assert session.answers == []
+        await pilot.pause(0.2)
+        assert pending(app) and not (tmp_path / "ok.txt").exists()
         await pilot.press("o")
-        await wait_for(pilot, lambda: session.answers)
+        await wait_for(pilot, lambda: (tmp_path / "ok.txt").exists(), WAIT)
 
 
-async def test_80x24_stacks_the_panes_and_still_confirms():
-    session = session_with(*assistant_turn(1, "Look.", "ls"))
+async def test_80x24_stacks_the_panes_and_still_confirms(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch small.txt", text="Look."))
     app = SwedeckApp(session)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: pending(app))
+        await wait_for(pilot, lambda: pending(app), WAIT)
         assert app.session_screen.query_one("#panes").has_class("-stacked")
         for widget_id in ("#transcript", "#observation", "#meter", "#input"):
             widget = app.session_screen.query_one(widget_id)
@@ -373,22 +422,22 @@ async def test_80x24_stacks_the_panes_and_still_confirms():
         await pilot.press("s")
         assert not app.session_screen.query_one("#panes").has_class("-stacked")
         await pilot.press("y")
-        await wait_for(pilot, lambda: session.answers)
+        await wait_for(pilot, lambda: (tmp_path / "small.txt").exists(), WAIT)
 
 
-async def test_quit_asks_while_a_command_runs():
-    session = session_with(emit_all(ev.StateChanged(ev.AgentState.RUNNING, "sleep 100")),
-                           ask(ev.InputRequested, kind="follow_up"))
+async def test_quit_asks_while_a_command_runs(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("sleep 30"), agent__mode="yolo", timeout=40)
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.input_request is not None)
-        app.session_screen.state = ev.AgentState.RUNNING
+        screen = app.session_screen
+        await wait_for(pilot, lambda: screen.state == ev.AgentState.RUNNING, WAIT)
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
         await pilot.press("n")
-        assert app.is_running and ("quit", None) not in session.calls
+        assert app.is_running and not screen.ended
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: ("quit", None) in session.calls)
-        await wait_for(pilot, lambda: not app.is_running)
+        await wait_for(pilot, lambda: not app.is_running, WAIT)
+    assert screen.ended and "UserQuit" in app.summary
+    assert json.loads((tmp_path / "session.traj.json").read_text())["info"]["exit_status"] == "UserQuit"
