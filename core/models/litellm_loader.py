@@ -31,6 +31,10 @@ def litellm() -> Any:
 
             module.suppress_debug_info = True
             module.set_verbose = False
+            # swedeck keeps its own usage and cost; litellm's per-stream success logging runs
+            # in a thread pool with a fresh event loop each time and starves the UI thread of
+            # the GIL (bench B1: stalls of 300-500 ms while streaming).
+            module.disable_streaming_logging = True
             module.drop_params = True  # providers that lack a parameter (stream_options...) get it dropped
             for name in _LOGGERS:
                 logging.getLogger(name).setLevel(logging.ERROR)
