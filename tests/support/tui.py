@@ -2,8 +2,9 @@
 
 `ScriptedSession` has the control API of `swedeck.core.session.Session` and, in `run`,
 emits real `core.events` objects from a script, waiting on real futures for requests, as
-the agent does. It lets the UI's flows be tested without a model; the end-to-end tests
-drive real sessions (replay model, local shell) instead.
+the agent does. Only the snapshot and theme tests use it: a snapshot needs a frame that is
+the same on every run (no session id, temp paths, durations, or a stream caught mid-way).
+The flow tests drive the real `Session` (scripted HTTP model, local shell) instead.
 """
 
 from __future__ import annotations
