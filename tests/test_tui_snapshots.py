@@ -24,6 +24,12 @@ def app_with(*steps, config=None) -> SwedeckApp:
 
 
 async def settle(pilot) -> None:
+    # Every script ends waiting on a request: wait for it (not a fixed time, which a loaded
+    # machine can outrun), then let the screen draw what it was sent.
+    for _ in range(200):
+        if pilot.app.session._waiting is not None:
+            break
+        await pilot.pause(0.05)
     for line in pilot.app.screen.query(InputLine):
         line.cursor_blink = False
     await pilot.pause(0.5)
