@@ -7,6 +7,7 @@ from typing import Any
 from ..errors import SwedeckError
 from ..messages import Message, Usage
 from ..tokens import count_messages, count_text
+from .assembler import _get
 from .litellm_loader import litellm
 
 FREE_PROVIDERS = ("hosted_vllm", "vllm", "ollama", "ollama_chat", "lm_studio", "llamafile")
@@ -15,14 +16,6 @@ FREE_PROVIDERS = ("hosted_vllm", "vllm", "ollama", "ollama_chat", "lm_studio", "
 
 class CostUnknown(SwedeckError):
     pass
-
-
-def _get(obj: Any, key: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 def usage_from(raw: Any) -> Usage | None:

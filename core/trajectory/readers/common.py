@@ -80,3 +80,11 @@ def _number(value: Any) -> float | None:
 
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def info_of(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], TrajectoryInfo]:
+    """A document's `info` object (which must be one, if present) and what it says."""
+    raw_info = document.get("info") or {}
+    if not isinstance(raw_info, Mapping):
+        raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
+    return raw_info, info_from(raw_info)

@@ -15,7 +15,7 @@ from typing import Any
 from ...messages import Action, MessageType
 from ..model import Trajectory
 from ..normalize import as_mapping_list, build_message, build_steps, foreign_extra
-from .common import info_from, maybe_parsed, model_name
+from .common import info_of, maybe_parsed, model_name
 from .source import Source
 
 FORMAT = "swe-agent"
@@ -37,10 +37,7 @@ def accepts(source: Source) -> bool:
 
 def read(source: Source) -> Trajectory:
     document = source.document
-    raw_info = document.get("info") or {}
-    if not isinstance(raw_info, Mapping):
-        raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
-    info = info_from(raw_info)
+    raw_info, info = info_of(document)
     config = maybe_parsed(document.get("replay_config"))
     if isinstance(config, Mapping):
         info.config = dict(config)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from ...messages import Message
 from ..model import Trajectory
 from ..normalize import as_mapping_list, build_steps
-from .common import info_from
+from .common import info_of
 from .source import Source
 from .swedeck_jsonl import meta_event, processors_of
 
@@ -23,10 +23,7 @@ def accepts(source: Source) -> bool:
 
 def read(source: Source) -> Trajectory:
     document = source.document
-    raw_info = document.get("info") or {}
-    if not isinstance(raw_info, Mapping):
-        raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
-    info = info_from(raw_info)
+    raw_info, info = info_of(document)
     session = raw_info.get("session")
     if isinstance(session, Mapping):
         info.session = dict(session)
