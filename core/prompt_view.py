@@ -10,7 +10,7 @@ from typing import Any
 from .errors import UsageError
 from .messages import Message
 from .processors.chain import ChainResult, ProcessorChain
-from .tokens import count_message
+from .tokens import count_message, count_messages
 
 
 @dataclass
@@ -83,8 +83,8 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
         context = trajectory.steps[number - 1].context
         window = context.window if context else None
     return StepPrompt(
-        step=number, lines=lines, total_tokens=sum(line.tokens for line in lines) + 3,
-        history_tokens=sum(count_message(m) for m in history) + 3,
+        step=number, lines=lines, total_tokens=count_messages(result.messages),
+        history_tokens=count_messages(history),
         processors=chain.active_config(), processors_source=source, window=window, errors=result.errors,
     )
 

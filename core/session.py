@@ -21,7 +21,7 @@ from .config import SwedeckConfig
 from .errors import SwedeckError, UsageError
 from .messages import Message
 from .redact import Redactor, is_secret_name, secret_values
-from .tokens import count_message
+from .tokens import count_message, count_messages
 
 
 @dataclass
@@ -117,7 +117,8 @@ class Session:
         prompt = self.prompts.build(history)
         tokens = [count_message(message) for message in prompt.messages]
         window = self._agent.window if self._agent else self.config.model.context_window
-        return PromptPreview(prompt.messages, tokens, sum(tokens) + 3 if tokens else 0, window,
+        total = count_messages(prompt.messages) if prompt.messages else 0
+        return PromptPreview(prompt.messages, tokens, total, window,
                              prompt.processors_hash, prompt.errors)
 
     @property

@@ -11,23 +11,10 @@ import uuid
 import pytest
 
 from conftest import MINI_FIXTURE, swedeck_command
+from support.terminal import wait_for_text
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-
-def capture(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
-
-
-def wait_for_text(session: str, text: str, timeout: float = 20) -> str:
-    deadline = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = capture(session)
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
 def test_replay_in_tmux(tmp_path):
@@ -36,11 +23,11 @@ def test_replay_in_tmux(tmp_path):
     command = " ".join([*swedeck_command(), "replay", str(MINI_FIXTURE)]) + f"; echo $? > {done}"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
     try:
-        wait_for_text(session, "step 1/")
+        wait_for_text(session, "step 1/", timeout=20)
         subprocess.run(["tmux", "send-keys", "-t", session, "$"], check=True)
-        screen = wait_for_text(session, "mini-swe-agent · step")
+        screen = wait_for_text(session, "mini-swe-agent · step", timeout=20)
         total = re.search(r"step \d+/(\d+)", screen).group(1)
-        wait_for_text(session, f"step {total}/{total}")
+        wait_for_text(session, f"step {total}/{total}", timeout=20)
         subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
         deadline = time.monotonic() + 10
         while not done.exists() and time.monotonic() < deadline:

@@ -5,29 +5,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from support.terminal import capture, wait_for_text
+
 pytestmark = pytest.mark.timeout(90)
 SCRIPT = Path(sys.executable).parent / "swedeck"
 
-
-def capture(name: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
-
-
-def wait_for_text(name: str, text: str, timeout: float = 30) -> str:
-    end = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < end:
-        screen = capture(name)
-        if text in screen:
-            return screen
-        time.sleep(0.2)
-    raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None or not SCRIPT.exists(), reason="needs tmux and the installed swedeck")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-import uuid
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -575,7 +574,3 @@ class _Rejected(Exception):
     def __init__(self, comment: str):
         super().__init__(comment)
         self.comment = comment
-
-
-def new_action_id() -> str:
-    return uuid.uuid4().hex[:8]
