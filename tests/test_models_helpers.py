@@ -75,3 +75,16 @@ def test_usage_records():
     assert anthropic.cached_tokens == 8
     openai = usage_from({"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 4}})
     assert openai.cached_tokens == 4 and not openai.estimated
+
+
+def test_litellm_import_is_left_out_of_later_garbage_collections():
+    # A full collection walks every tracked object with the GIL held; the import's million
+    # objects live as long as the process, so they are frozen once loaded (bench B1).
+    import subprocess
+    import sys
+
+    code = ("import gc; from swedeck.core.models.litellm_loader import litellm; before = gc.get_freeze_count(); "
+            "litellm(); print(before, gc.get_freeze_count(), len(gc.get_objects()))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    before, frozen, tracked = map(int, done.stdout.split())
+    assert before == 0 and frozen > 200_000 and tracked < frozen // 10

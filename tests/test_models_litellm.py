@@ -65,6 +65,40 @@ def test_tool_call_arguments_split_over_many_chunks_and_two_parallel_calls(opena
     assert response.message.content is None
 
 
+def test_a_long_stream_keeps_text_tool_call_and_usage_while_litellm_lets_go_of_old_chunks(openai_server, monkeypatch):
+    # litellm keeps every chunk until the stream ends; swedeck trims that list as chunks pass
+    # (bench B1). The answer, the tool call and the provider's usage must come through whole.
+    from swedeck.core.models import litellm_model
+
+    kept = []
+    trim = litellm_model._trim_kept_chunks
+
+    def watch(stream):
+        trim(stream)
+        kept.append(len(stream.chunks))
+
+    monkeypatch.setattr(litellm_model, "_trim_kept_chunks", watch)
+    text = " ".join(f"word{i}" for i in range(1500))
+    command = "echo " + "y" * 900
+    openai_server.script(Turn(text=text, chunks=1500, reasoning="r" * 600, tool_calls=[
+        ToolCallSpec("bash", {"command": command}, chunks=300)], usage=Usage(4321, 1800)))
+    events = []
+    response = _model(openai_server).query(TASK, emit=events.append)
+    assert response.message.content == text and response.message.extra.reasoning == "r" * 600
+    assert [a.command for a in response.actions] == [command]
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (4321, 1800)
+    assert not response.usage.estimated
+    assert "".join(e.text for e in _deltas(events, "text")) == text
+    assert len(kept) > 1500 and max(kept) < 300
+
+
+def test_a_long_stream_without_usage_is_estimated_from_the_whole_answer(openai_server):
+    text = " ".join(f"word{i}" for i in range(1500))
+    openai_server.script(Turn(text=text, chunks=1500, tool_calls=[ToolCallSpec("bash", {"command": "ls"})], usage=None))
+    response = _model(openai_server, usage_fallback="estimate").query(TASK)
+    assert response.usage.estimated and response.usage.completion_tokens > 1500
+
+
 def test_usage_chunk_with_empty_choices_and_cached_tokens(openai_server):
     openai_server.script(Turn.bash_tool("ls", usage=Usage(1234, 56, cached_tokens=1000)))
     model = _model(openai_server)

@@ -441,3 +441,26 @@ async def test_quit_asks_while_a_command_runs(openai_server, tmp_path):
         await wait_for(pilot, lambda: not app.is_running, WAIT)
     assert screen.ended and "UserQuit" in app.summary
     assert json.loads((tmp_path / "session.traj.json").read_text())["info"]["exit_status"] == "UserQuit"
+
+
+async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_server, tmp_path):
+    # 50 MB of output: the pane streams the capped live part, keeps at most MAX_LINES lines
+    # and its end, and the model gets head and tail (SPEC §12 B6, measured in bench/).
+    from textual.widgets import Log
+
+    from swedeck.tui.widgets.observation_pane import KEEP_CHARS, MAX_LINES
+
+    command = "seq 1 9000000 | head -c 50000000"
+    session = live(openai_server, tmp_path, Turn.bash_tool(command), Turn.bash_tool(SUBMIT), agent__mode="yolo")
+    app = SwedeckApp(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_for(pilot, lambda: record(app, command) is not None, WAIT)
+        flood = record(app, command)
+        assert flood.truncated and len(flood.output) <= KEEP_CHARS
+        log = app.session_screen.query_one(ObservationPane).query_one(Log)
+        lines = [line for line in log.lines if line]
+        assert 0 < len(lines) <= MAX_LINES
+        assert lines[-1] == "<live output capped; the result shows head and tail>"
+        assert lines[-2].isdigit()  # whole lines of the command's output before the note
+        sent = next(m for m in openai_server.requests[1]["messages"] if m["role"] == "tool")
+        assert sent["content"].count("\n") < 2000 and "output truncated" in sent["content"]

@@ -10,6 +10,7 @@ never falls behind the agent.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -32,19 +33,23 @@ class OutputChunk:
 def coalesce(events: list[ev.Event]) -> list[Any]:
     """Merge consecutive deltas of the same kind/step/index (and output of one command)."""
     merged: list[Any] = []
+    texts: list[list[str]] = []  # the pieces of merged[i], joined once at the end
     for event in events:
         last = merged[-1] if merged else None
         if isinstance(event, ev.StreamDelta) and isinstance(last, ev.StreamDelta) and (
-            last.kind, last.step, last.index) == (event.kind, event.step, event.index) and event.name is None:
-            merged[-1] = ev.StreamDelta(step=last.step, kind=last.kind, text=last.text + event.text,
-                                        index=last.index, name=last.name)
-        elif isinstance(event, ev.CommandOutput):
+                last.kind, last.step, last.index) == (event.kind, event.step, event.index) and event.name is None:
+            texts[-1].append(event.text)
+            continue
+        if isinstance(event, ev.CommandOutput):
             if isinstance(last, OutputChunk) and last.action_id == event.action_id:
-                merged[-1] = OutputChunk(last.action_id, last.text + event.text)
-            else:
-                merged.append(OutputChunk(event.action_id, event.text))
-        else:
-            merged.append(event)
+                texts[-1].append(event.text)
+                continue
+            event = OutputChunk(event.action_id, event.text)
+        merged.append(event)
+        texts.append([event.text] if isinstance(event, (ev.StreamDelta, OutputChunk)) else [])
+    for i, pieces in enumerate(texts):
+        if len(pieces) > 1:
+            merged[i] = dataclasses.replace(merged[i], text="".join(pieces))
     return merged
 
 

@@ -39,12 +39,12 @@ class Assembler:
     usage: Any = None
     _content_len: int = 0
 
-    def feed(self, chunk: Any) -> bool:
-        """Take one chunk; True when it added content text (the stream guard looks then)."""
+    def feed(self, chunk: Any) -> str:
+        """Take one chunk; the content text it added (the stream guard looks at that)."""
         usage = _get(chunk, "usage")
         if usage is not None:
             self.usage = usage
-        added_text = False
+        added_text = ""
         for choice in _get(chunk, "choices") or ():
             delta = _get(choice, "delta")
             if delta is None:
@@ -58,7 +58,7 @@ class Assembler:
                 self.content.append(text)
                 self._content_len += len(text)
                 self._send("text", text)
-                added_text = True
+                added_text += text
             for call in _get(delta, "tool_calls") or ():
                 self._feed_call(call)
         return added_text
@@ -86,6 +86,17 @@ class Assembler:
     @property
     def text(self) -> str:
         return "".join(self.content)
+
+    def tail(self, chars: int) -> str:
+        """The last `chars` characters of the content, without joining all of it."""
+        pieces: list[str] = []
+        size = 0
+        for piece in reversed(self.content):
+            pieces.append(piece)
+            size += len(piece)
+            if size >= chars:
+                break
+        return "".join(reversed(pieces))[-chars:] if chars > 0 else ""
 
     @property
     def reasoning_text(self) -> str:

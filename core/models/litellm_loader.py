@@ -12,6 +12,8 @@ import os
 import threading
 from typing import Any
 
+from ..gc_tuning import freeze_permanent_objects
+
 _lock = threading.Lock()
 _module: Any = None
 _LOGGERS = ("LiteLLM", "LiteLLM Proxy", "LiteLLM Router", "litellm", "httpx", "openai")
@@ -39,6 +41,7 @@ def litellm() -> Any:
             for name in _LOGGERS:
                 logging.getLogger(name).setLevel(logging.ERROR)
             _module = module
+            freeze_permanent_objects()  # litellm's module graph lives as long as we do
     return _module
 
 

@@ -32,6 +32,8 @@ DUMMY_API_KEY = "swedeck-no-key"
 """openai-compatible servers without auth still need the SDK to have some key."""
 
 _CHUNK, _END, _ERROR, _CANCEL = "chunk", "end", "error", "cancel"
+_CHUNKS_KEPT = 8
+_CHUNKS_TRIM_AT = 256
 _RESPONSE_ATTRS = ("http_response", "response", "streaming_response", "response_iterator", "completion_stream")
 
 
@@ -140,7 +142,8 @@ class LitellmModel:
         fired = False
         call = self._start(self.request(messages, stream=True))
         for item in _items(call):
-            if assembler.feed(item) and guard is not None and guard.tripped(assembler.text):
+            added = assembler.feed(item)
+            if guard is not None and guard.may_trip(added) and guard.tripped(assembler.tail(guard.window)):
                 fired = True
                 assembler.replace_text(guard.cut(assembler.text))
                 call.close()
@@ -249,6 +252,7 @@ class LitellmModel:
                     call.items.put((_CHUNK, chunk))
                     if call.stop:
                         break
+                    _trim_kept_chunks(result)
                 call.items.put((_END, None))
             except BaseException as exc:  # handed to the query thread, which classifies it
                 call.items.put((_ERROR, exc))
@@ -271,6 +275,24 @@ class LitellmModel:
                 self._call = None
         if self._cancelled.is_set():
             raise _Cancelled()
+
+
+def _trim_kept_chunks(stream: Any) -> None:
+    """Let go of the chunks litellm keeps for its own end-of-stream bookkeeping.
+
+    litellm holds every chunk of a stream (a small object graph per token) until the stream
+    ends. Every full garbage collection walks them, with the GIL held, so the UI stalled
+    longer and longer as a long answer streamed (bench B1: 200-370 ms, about once a
+    second). Kept: the last few (litellm compares the last two to detect a looping model)
+    and any carrying usage (`_provider_usage` reads those). swedeck takes text, tool calls
+    and usage from the chunks as they pass; what litellm rebuilds from its list at the end
+    (its own usage estimate, logging) is not used.
+    """
+    chunks = getattr(stream, "chunks", None)
+    if not isinstance(chunks, list) or len(chunks) < _CHUNKS_TRIM_AT:
+        return
+    older = chunks[:-_CHUNKS_KEPT]
+    chunks[:] = [chunk for chunk in older if _get(chunk, "usage") is not None] + chunks[-_CHUNKS_KEPT:]
 
 
 def _provider_usage(stream: Any, last_seen: Any) -> Any:

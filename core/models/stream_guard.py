@@ -18,6 +18,10 @@ class StreamGuard:
     window: int
     threshold: int
 
+    def may_trip(self, added: str) -> bool:
+        """Only text that closes a tag can bring the count up (saves a scan per token)."""
+        return ">" in added
+
     def tripped(self, content: str) -> bool:
         tail = content[-self.window :]
         return len(_CLOSING_TAG.findall(tail)) >= self.threshold

@@ -1,9 +1,12 @@
 """One assistant message, streamed as it arrives (SPEC §10.1, §10.3).
 
-Text and reasoning are appended through `Markdown.get_stream()`, which batches fragments
-and only re-parses the tail of the document: a long answer is never re-rendered whole per
-token. Reasoning sits in a foldable, dimmed section. Tool-call argument fragments are
-shown as a plain preview until the parsed command arrives as a command block.
+The screen hands over the text that arrived since its last drain (a few times a second,
+see `SessionScreen`), and `Markdown.append` re-parses only the tail of the document, so a
+long answer is never re-rendered whole. A long answer streams into a sequence of Markdown
+pages cut at block boundaries (`markdown_pages`), so a frame lays out only the last page,
+however long the answer grows. Reasoning sits in a foldable, dimmed section. Tool-call
+argument fragments are shown as a plain preview until the parsed command arrives as a
+command block.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
 
+from .markdown_pages import PageSplitter
 from .text import literal
+
+PAGE_CHARS = 4_000
 
 
 class AssistantMessage(Vertical):
@@ -24,6 +29,7 @@ class AssistantMessage(Vertical):
     AssistantMessage Collapsible.-has-reasoning { display: block; }
     AssistantMessage .reasoning { color: $text-muted; text-style: italic; background: transparent; }
     AssistantMessage .answer { background: transparent; margin: 0; }
+    AssistantMessage .-page { margin-top: 1; }
     AssistantMessage .tool-preview { display: none; color: $text-muted; }
     AssistantMessage .tool-preview.-active { display: block; }
     """
@@ -31,8 +37,9 @@ class AssistantMessage(Vertical):
     def __init__(self, step: int) -> None:
         super().__init__()
         self.step = step
-        self._streams: dict[str, MarkdownStream] = {}
-        self._received = {"text": "", "reasoning": ""}
+        self._pages: dict[str, Markdown] = {}  # the page each kind streams into now
+        self._splitters = {"text": PageSplitter(PAGE_CHARS), "reasoning": PageSplitter(PAGE_CHARS)}
+        self._received = {"text": False, "reasoning": False}  # did any of it stream?
         self._tool_preview = ""
 
     def compose(self) -> ComposeResult:
@@ -42,40 +49,45 @@ class AssistantMessage(Vertical):
         yield Markdown(classes="answer")
         yield Static(classes="tool-preview", markup=False)
 
-    def _markdown(self, kind: str) -> Markdown:
+    def _first_page(self, kind: str) -> Markdown:
         return self.query_one(".reasoning" if kind == "reasoning" else ".answer", Markdown)
+
+    def _page(self, kind: str) -> Markdown:
+        """The page `kind` streams into now."""
+        return self._pages.get(kind) or self._first_page(kind)
+
+    @property
+    def text_sources(self) -> list[str]:
+        """The answer as its pages hold it (one string per page)."""
+        return [page.source for page in self.query(".answer").results(Markdown)]
 
     async def append(self, kind: str, text: str) -> None:
         if kind == "tool_call":
-            self._tool_preview += text
+            self._tool_preview = (self._tool_preview + text)[-400:]
             preview = self.query_one(".tool-preview", Static)
             preview.add_class("-active")
-            tail = self._tool_preview[-400:]
-            preview.update(literal(f"⋯ tool call {tail}"))
+            preview.update(literal(f"⋯ tool call {self._tool_preview}"))
             return
         if kind == "reasoning":
             self.query_one(Collapsible).add_class("-has-reasoning")
-        self._received[kind] += text
-        stream = self._streams.get(kind)
-        if stream is None:
-            stream = self._streams[kind] = Markdown.get_stream(self._markdown(kind))
-        await stream.write(text)
+        self._received[kind] = True
+        first, *later = self._splitters[kind].feed(text)
+        if first:
+            await self._page(kind).append(first)
+        for piece in later:
+            previous = self._page(kind)
+            page = Markdown(classes=f"{'reasoning' if kind == 'reasoning' else 'answer'} -page")
+            await previous.parent.mount(page, after=previous)  # type: ignore[union-attr]
+            self._pages[kind] = page
+            await page.append(piece)
 
     async def finish(self, text: str, reasoning: str | None) -> None:
         """The full message: fill in what did not stream (non-streaming models) and fold."""
-        for stream in self._streams.values():
-            await stream.stop()
-        self._streams.clear()
         if text and not self._received["text"]:
-            await self._markdown("text").update(text)
+            await self._first_page("text").update(text)
         if reasoning and not self._received["reasoning"]:
             self.query_one(Collapsible).add_class("-has-reasoning")
-            await self._markdown("reasoning").update(reasoning)
+            await self._first_page("reasoning").update(reasoning)
         self.query_one(".tool-preview", Static).remove_class("-active")
         if self._received["reasoning"] or reasoning:
             self.query_one(Collapsible).collapsed = True
-
-    async def cancel(self) -> None:
-        for stream in self._streams.values():
-            await stream.stop()
-        self._streams.clear()

@@ -78,10 +78,10 @@ class ObservationPane(Vertical):
         record = self.records.get(action_id)
         if record is None:
             return
-        text = clean_output(text)
+        text = clean_output(text[-KEEP_CHARS:])
         record.output = (record.output + text)[-KEEP_CHARS:]
         if self.shown == action_id:
-            self.query_one(Log).write(text)
+            self._write(text)
 
     def finish(self, action_id: str, command: str, output: str, returncode: int | None, duration_s: float,
                timed_out: bool = False, interrupted: bool = False, truncated: bool = False) -> None:
@@ -94,7 +94,7 @@ class ObservationPane(Vertical):
         if not streamed and output:
             record.output = clean_output(output)[-KEEP_CHARS:]
             if self.shown == action_id:
-                self.query_one(Log).write(record.output)
+                self._write(record.output)
         if self.shown == action_id:
             self._status(record)
 
@@ -107,11 +107,26 @@ class ObservationPane(Vertical):
         log = self.query_one(Log)
         log.clear()
         if record.output:
-            log.write(record.output)
+            self._write(record.output)
         self._status(record)
+
+    def _write(self, text: str) -> None:
+        """Append to the log only the lines it will keep (a flood arrives in big pieces)."""
+        self.query_one(Log).write(last_lines(text, MAX_LINES))
 
     def _status(self, record: CommandRecord) -> None:
         status = self.query_one("#obs-status", Static)
         status.update(literal(record.status()))
         status.set_class(record.finished and record.returncode not in (0, None), "-failed")
         status.set_class(record.finished and record.returncode == 0, "-ok")
+
+
+def last_lines(text: str, count: int) -> str:
+    """The last `count` lines of `text` (a trailing newline ends the last line)."""
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    start = end
+    for _ in range(count):
+        start = text.rfind("\n", 0, start)
+        if start < 0:
+            return text
+    return text[start + 1:]

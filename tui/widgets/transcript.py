@@ -45,7 +45,6 @@ class Transcript(VerticalScroll, can_focus=True):
     async def discard_message(self) -> None:
         """A retried query leaves nothing behind (SPEC §4.3)."""
         if self.current is not None:
-            await self.current.cancel()
             await self.current.remove()
             self.current = None
 
