@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
@@ -92,9 +93,16 @@ def test_a_short_answer_is_one_page():
 
 
 class OneMessage(App):
+    CSS = "VerticalScroll { height: 1fr; }"
+
     def compose(self) -> ComposeResult:
-        yield AssistantMessage(step=1)
-        yield Markdown(id="whole")
+        with VerticalScroll(id="live"):
+            yield AssistantMessage(step=1)
+        with VerticalScroll():
+            yield Markdown(id="whole")
+
+    def on_mount(self) -> None:
+        self.query_one("#live").anchor()  # follows the stream, as the transcript does
 
 
 def blocks(widget) -> list[tuple[str, str]]:
@@ -105,13 +113,15 @@ def blocks(widget) -> list[tuple[str, str]]:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_paged_answer_renders_the_same_blocks_as_one_markdown(anyio_backend):
-    text = document([0, 1, 4, 0, 2, 0, 5, 7, 0, 8, 6, 0, 3, 0] * 8)
+    text = document([0, 1, 4, 0, 2, 0, 5, 7, 0, 8, 6, 0, 3, 0] * 16)
     assert len(text) > 3 * PAGE_CHARS
     app = OneMessage()
     async with app.run_test(size=(100, 40)) as pilot:
         message = app.query_one(AssistantMessage)
-        for chunk in chunked(text, [7, 13, 1, 90, 31] * 400):
+        for i, chunk in enumerate(chunked(text, [70, 130, 1, 900, 310] * 40)):
             await message.append("text", chunk)
+            if i % 2 == 0:
+                await pilot.pause()  # a frame: what streams past is rendered
         await message.finish(text, None)
         whole = app.query_one("#whole", Markdown)
         await whole.update(text)
@@ -120,3 +130,17 @@ async def test_a_paged_answer_renders_the_same_blocks_as_one_markdown(anyio_back
         assert len(list(pages)) >= 3
         assert "".join(message.text_sources) == text
         assert blocks(message) == blocks(whole)
+
+        # Pages above the last two were released from the render caches; those out of view
+        # stay released, and render again once shown.
+        pages = list(message.query(".answer").results(Markdown))
+        hidden = pages[1]
+        assert len(pages) > 4 and hidden.region.bottom <= 0  # scrolled out of the top
+        hidden_blocks = list(hidden.query(MarkdownBlock))
+        assert all(not block._render_cache.lines for block in hidden_blocks)
+        hidden.scroll_visible(animate=False, top=True)
+        await pilot.pause()
+        await pilot.pause()
+        shown = [block for block in hidden_blocks if 0 <= block.region.y < 20]
+        assert shown and all(block._render_cache.lines for block in shown)
+        assert any("The parser reads each line" in strip.text for block in shown for strip in block._render_cache.lines)

@@ -462,5 +462,6 @@ async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_s
         assert 0 < len(lines) <= MAX_LINES
         assert lines[-1] == "<live output capped; the result shows head and tail>"
         assert lines[-2].isdigit()  # whole lines of the command's output before the note
+        await wait_for(pilot, lambda: len(openai_server.requests) >= 2, WAIT)
         sent = next(m for m in openai_server.requests[1]["messages"] if m["role"] == "tool")
         assert sent["content"].count("\n") < 2000 and "output truncated" in sent["content"]

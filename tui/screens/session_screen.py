@@ -167,13 +167,13 @@ class SessionScreen(Screen):
     async def _drain(self) -> None:
         """Draw everything the agent reported since the last drain."""
         self._last_drain = monotonic()
-        for event in self.controller.drain():
-            handler = HANDLERS.get(type(event))
-            if handler is not None:
-                result = handler(self, event)
-                if result is not None:
-                    await result
-        self.query_one(Transcript).follow_end()
+        with self.app.batch_update():  # one frame for the whole batch, not one per await in it
+            for event in self.controller.drain():
+                handler = HANDLERS.get(type(event))
+                if handler is not None:
+                    result = handler(self, event)
+                    if result is not None:
+                        await result
 
     def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,

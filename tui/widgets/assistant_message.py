@@ -16,9 +16,12 @@ from textual.containers import Vertical
 from textual.widgets import Collapsible, Markdown, Static
 
 from .markdown_pages import PageSplitter
+from .render_cache import release_render_caches
 from .text import literal
 
 PAGE_CHARS = 4_000
+SHOWN_PAGES = 2
+"""Pages further up than this are released from the render caches when a new page starts."""
 
 
 class AssistantMessage(Vertical):
@@ -80,6 +83,12 @@ class AssistantMessage(Vertical):
             await previous.parent.mount(page, after=previous)  # type: ignore[union-attr]
             self._pages[kind] = page
             await page.append(piece)
+            self._release_pages_above(kind)
+
+    def _release_pages_above(self, kind: str) -> None:
+        pages = list(self.query("." + ("reasoning" if kind == "reasoning" else "answer")).results(Markdown))
+        if len(pages) > SHOWN_PAGES:
+            release_render_caches(pages[-SHOWN_PAGES - 1])
 
     async def finish(self, text: str, reasoning: str | None) -> None:
         """The full message: fill in what did not stream (non-streaming models) and fold."""

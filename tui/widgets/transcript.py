@@ -2,7 +2,10 @@
 
 Children are assistant messages, command blocks and notes. The widget count is bounded:
 on long sessions the oldest children are removed (the trajectory file keeps everything).
-It follows the end while the user has not scrolled up.
+It is anchored to its end: it follows new content while the user has not scrolled up, and
+follows again once they scroll back down. Textual applies the anchor while it lays the
+transcript out, so a streamed answer costs one frame per update, not a frame for the new
+text and another for the scroll.
 """
 
 from __future__ import annotations
@@ -29,12 +32,12 @@ class Transcript(VerticalScroll, can_focus=True):
         self.current: AssistantMessage | None = None
         self.commands: dict[str, CommandBlock] = {}
 
+    def on_mount(self) -> None:
+        self.anchor()
+
     async def add(self, widget: Widget) -> Widget:
-        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         await self.mount(widget)
         self._prune()
-        if follow:
-            self.scroll_end(animate=False, immediate=False)
         return widget
 
     async def begin_message(self, step: int) -> AssistantMessage:
@@ -58,10 +61,6 @@ class Transcript(VerticalScroll, can_focus=True):
         note = Note(text, kind, label)
         await self.add(note)
         return note
-
-    def follow_end(self) -> None:
-        if self.is_vertical_scroll_end or self.max_scroll_y == 0:
-            self.scroll_end(animate=False, immediate=False)
 
     def _prune(self) -> None:
         extra = len(self.children) - MAX_CHILDREN
