@@ -104,6 +104,9 @@ class ModelConfig(_Section):
     cost_tracking: Literal["default", "ignore_errors"] = "default"
     use_streaming: bool = True
     stream_include_usage: bool = True
+    stream_process: bool = True
+    """Run litellm's calls in a helper process (`models/stream_worker.py`), so parsing a stream
+    does not compete with the UI for this process's GIL; false runs them in a thread here."""
     usage_fallback: Literal["estimate", "requery", "none"] = "estimate"
     stream_guard_enabled: bool = False
     stream_guard_window: int = Field(8192, ge=1)

@@ -65,31 +65,34 @@ def test_tool_call_arguments_split_over_many_chunks_and_two_parallel_calls(opena
     assert response.message.content is None
 
 
-def test_a_long_stream_keeps_text_tool_call_and_usage_while_litellm_lets_go_of_old_chunks(openai_server, monkeypatch):
+@pytest.mark.parametrize("stream_process", [True, False], ids=["stream-process", "in-thread"])
+def test_a_long_stream_keeps_text_tool_call_and_usage_while_litellm_lets_go_of_old_chunks(
+        openai_server, monkeypatch, stream_process):
     # litellm keeps every chunk until the stream ends; swedeck trims that list as chunks pass
     # (bench B1). The answer, the tool call and the provider's usage must come through whole.
-    from swedeck.core.models import litellm_model
+    from swedeck.core.models import http_call
 
     kept = []
-    trim = litellm_model._trim_kept_chunks
+    trim = http_call.trim_kept_chunks
 
     def watch(stream):
         trim(stream)
         kept.append(len(stream.chunks))
 
-    monkeypatch.setattr(litellm_model, "_trim_kept_chunks", watch)
+    monkeypatch.setattr(http_call, "trim_kept_chunks", watch)  # seen in this process only
     text = " ".join(f"word{i}" for i in range(1500))
     command = "echo " + "y" * 900
     openai_server.script(Turn(text=text, chunks=1500, reasoning="r" * 600, tool_calls=[
         ToolCallSpec("bash", {"command": command}, chunks=300)], usage=Usage(4321, 1800)))
     events = []
-    response = _model(openai_server).query(TASK, emit=events.append)
+    response = _model(openai_server, stream_process=stream_process).query(TASK, emit=events.append)
     assert response.message.content == text and response.message.extra.reasoning == "r" * 600
     assert [a.command for a in response.actions] == [command]
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (4321, 1800)
     assert not response.usage.estimated
     assert "".join(e.text for e in _deltas(events, "text")) == text
-    assert len(kept) > 1500 and max(kept) < 300
+    if not stream_process:
+        assert len(kept) > 1500 and max(kept) < 300
 
 
 def test_a_long_stream_without_usage_is_estimated_from_the_whole_answer(openai_server):
@@ -271,9 +274,10 @@ def test_hosted_vllm_prefix_hits_the_server(openai_server):
     assert openai_server.paths[0] == "/v1/chat/completions"
 
 
-def test_cancel_mid_stream_returns_promptly(openai_server):
+@pytest.mark.parametrize("stream_process", [True, False], ids=["stream-process", "in-thread"])
+def test_cancel_mid_stream_returns_promptly(openai_server, stream_process):
     openai_server.script(Turn(text="word " * 200, chunks=200, chunk_delay_s=0.05, usage=Usage(5, 5)))
-    model = _model(openai_server)
+    model = _model(openai_server, stream_process=stream_process)
     events = []
     first_delta = threading.Event()
 

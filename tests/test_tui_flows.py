@@ -465,3 +465,25 @@ async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_s
         await wait_for(pilot, lambda: len(openai_server.requests) >= 2, WAIT)
         sent = next(m for m in openai_server.requests[1]["messages"] if m["role"] == "tool")
         assert sent["content"].count("\n") < 2000 and "output truncated" in sent["content"]
+
+
+async def test_the_transcript_follows_a_long_answer_until_the_user_scrolls_up(openai_server, tmp_path):
+    long_text = "\n\n".join(f"Paragraph {i}: the parser reads each line and returns a token." for i in range(150))
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo one", text=long_text, chunks=60),
+                   Turn.bash_tool(SUBMIT, text=long_text, chunks=150, chunk_delay_s=0.02), agent__mode="yolo")
+    app = SwedeckApp(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        transcript = app.session_screen.query_one(Transcript)
+        await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
+        await pilot.pause(0.5)  # the second answer is streaming (3 s)
+        assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        transcript.focus()
+        await pilot.press("home")
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+        await pilot.pause(0.3)
+        assert 0 == transcript.scroll_y < transcript.max_scroll_y  # left where the user put it
+        transcript.focus()  # the follow-up input took the focus
+        await pilot.press("end")
+        await pilot.pause(0.3)
+        assert transcript.scroll_y == transcript.max_scroll_y
+        assert "COMPLETE_TASK_AND_SUBMIT" in app.export_screenshot().replace("&#160;", " ")

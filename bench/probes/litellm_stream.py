@@ -38,7 +38,7 @@ if __name__ == "__main__":
     trim = None
     if "--as-swedeck" in sys.argv:
         from swedeck.core.models.litellm_loader import litellm as load
-        from swedeck.core.models.litellm_model import _trim_kept_chunks as trim
+        from swedeck.core.models.http_call import trim_kept_chunks as trim
 
         litellm = load()
     else:

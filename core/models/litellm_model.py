@@ -12,7 +12,6 @@ import os
 import queue
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ..config import ModelConfig
@@ -22,62 +21,21 @@ from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
 from .cache_control import set_cache_control
+from .http_call import CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
 from .retry import backoff_s, classify
 from .stream_guard import StreamGuard
+from .stream_process import stream_process
 from .usage import compute_cost, estimate_usage, usage_from
 
 DUMMY_API_KEY = "swedeck-no-key"
 """openai-compatible servers without auth still need the SDK to have some key."""
 
-_CHUNK, _END, _ERROR, _CANCEL = "chunk", "end", "error", "cancel"
-_CHUNKS_KEPT = 8
-_CHUNKS_TRIM_AT = 256
-_RESPONSE_ATTRS = ("http_response", "response", "streaming_response", "response_iterator", "completion_stream")
 
 
 class _Cancelled(Exception):
     pass
-
-
-@dataclass
-class _Call:
-    """One HTTP call running in a worker thread."""
-
-    items: queue.SimpleQueue
-    stream: Any = None
-    stop: bool = False
-
-    def close(self) -> None:
-        self.stop = True
-        # The httpx response sits at different depths depending on the provider's handler;
-        # for openai-compatible ones only inside the generator litellm reads lines from.
-        inner = getattr(self.stream, "completion_stream", None)
-        for target in (inner, self.stream):
-            response = _find_http_response(target)
-            if response is not None:
-                try:
-                    response.close()
-                except Exception:  # closing a stream another thread reads may complain; it is closed
-                    pass
-                return
-
-
-def _find_http_response(obj: Any, depth: int = 4) -> Any:
-    """The httpx-like response (has `close` and `is_closed`) behind a stream wrapper, or None."""
-    if obj is None or depth < 0:
-        return None
-    if callable(getattr(obj, "close", None)) and hasattr(obj, "is_closed") and hasattr(obj, "status_code"):
-        return obj
-    frame = getattr(obj, "gi_frame", None)
-    candidates = list(frame.f_locals.values()) if frame is not None else []
-    candidates += [getattr(obj, name, None) for name in _RESPONSE_ATTRS]
-    for candidate in candidates:
-        found = _find_http_response(candidate, depth - 1)
-        if found is not None:
-            return found
-    return None
 
 
 class LitellmModel:
@@ -87,7 +45,7 @@ class LitellmModel:
         self.model_name = config.model_name or ""
         self.stats = ModelStats()
         self._lock = threading.Lock()
-        self._call: _Call | None = None
+        self._call: Call | None = None
         self._cancelled = threading.Event()
 
     # --- the contract ---------------------------------------------------------------------
@@ -128,7 +86,7 @@ class LitellmModel:
         with self._lock:
             call = self._call
         if call is not None:
-            call.items.put((_CANCEL, None))
+            call.items.put((CANCEL, None))
             call.close()
 
     # --- one attempt ----------------------------------------------------------------------
@@ -153,7 +111,7 @@ class LitellmModel:
             content=assembler.text,
             reasoning=assembler.reasoning_text,
             tool_calls=assembler.tool_calls(),
-            usage=usage_from(_provider_usage(call.stream, assembler.usage)),
+            usage=usage_from(provider_usage(call.stream, assembler.usage)),
             stream_guard_fired=fired,
         )
         calls = 1
@@ -229,35 +187,18 @@ class LitellmModel:
 
     # --- the worker thread ----------------------------------------------------------------
 
-    def _start(self, kwargs: dict[str, Any]) -> _Call:
-        call = _Call(items=queue.SimpleQueue())
+    def _start(self, kwargs: dict[str, Any]) -> Call:
+        call = Call(items=queue.SimpleQueue())
         with self._lock:
             self._call = call
         if self._cancelled.is_set():
             raise _Cancelled()
+        if self.config.stream_process and stream_process().start(kwargs, call):
+            return call
         module = litellm()  # import here, in the query thread, not in a worker racing it
-
-        def work() -> None:
-            try:
-                result = module.completion(**kwargs)
-                call.stream = result
-                if not kwargs.get("stream"):
-                    call.items.put((_CHUNK, result))
-                    call.items.put((_END, None))
-                    return
-                if call.stop:
-                    call.close()
-                    return
-                for chunk in result:
-                    call.items.put((_CHUNK, chunk))
-                    if call.stop:
-                        break
-                    _trim_kept_chunks(result)
-                call.items.put((_END, None))
-            except BaseException as exc:  # handed to the query thread, which classifies it
-                call.items.put((_ERROR, exc))
-
-        threading.Thread(target=work, name="swedeck-model-call", daemon=True).start()
+        put = call.items.put
+        threading.Thread(target=run_call, args=(module, kwargs, call, lambda kind, item: put((kind, item))),
+                         name="swedeck-model-call", daemon=True).start()
         return call
 
     def _run(self, kwargs: dict[str, Any]) -> Any:
@@ -269,7 +210,7 @@ class LitellmModel:
         self._finish(call)
         return result
 
-    def _finish(self, call: _Call) -> None:
+    def _finish(self, call: Call) -> None:
         with self._lock:
             if self._call is call:
                 self._call = None
@@ -277,50 +218,19 @@ class LitellmModel:
             raise _Cancelled()
 
 
-def _trim_kept_chunks(stream: Any) -> None:
-    """Let go of the chunks litellm keeps for its own end-of-stream bookkeeping.
-
-    litellm holds every chunk of a stream (a small object graph per token) until the stream
-    ends. Every full garbage collection walks them, with the GIL held, so the UI stalled
-    longer and longer as a long answer streamed (bench B1: 200-370 ms, about once a
-    second). Kept: the last few (litellm compares the last two to detect a looping model)
-    and any carrying usage (`_provider_usage` reads those). swedeck takes text, tool calls
-    and usage from the chunks as they pass; what litellm rebuilds from its list at the end
-    (its own usage estimate, logging) is not used.
-    """
-    chunks = getattr(stream, "chunks", None)
-    if not isinstance(chunks, list) or len(chunks) < _CHUNKS_TRIM_AT:
-        return
-    older = chunks[:-_CHUNKS_KEPT]
-    chunks[:] = [chunk for chunk in older if _get(chunk, "usage") is not None] + chunks[-_CHUNKS_KEPT:]
-
-
-def _provider_usage(stream: Any, last_seen: Any) -> Any:
-    """The usage the provider sent, if any. litellm answers a missing usage chunk with its
-    own count in the last chunk; only its record of the raw chunks tells them apart."""
-    chunks = getattr(stream, "chunks", None)
-    if not isinstance(chunks, list):
-        return last_seen
-    for chunk in reversed(chunks):
-        usage = _get(chunk, "usage")
-        if usage is not None:
-            return usage
-    return None
-
-
 def _response_text(parts: Parts) -> str:
     calls = " ".join(call.function.name + call.function.arguments for call in parts.tool_calls)
     return " ".join(text for text in (parts.reasoning, parts.content, calls) if text)
 
 
-def _items(call: _Call) -> Iterator[Any]:
+def _items(call: Call) -> Iterator[Any]:
     """What the call's thread produces, until its end; its error or a cancel is raised here."""
     while True:
         kind, item = call.items.get()
-        if kind == _CANCEL:
+        if kind == CANCEL:
             raise _Cancelled()
-        if kind == _ERROR:
+        if kind == ERROR:
             raise item
-        if kind == _END:
+        if kind == END:
             return
         yield item

@@ -46,7 +46,17 @@ class Classified:
     text: str
 
 
+class RemoteQueryError(Exception):
+    """A query error classified where it happened (the stream process), sent here as such."""
+
+    def __init__(self, classified: Classified):
+        super().__init__(classified.text)
+        self.classified = classified
+
+
 def classify(exc: BaseException) -> Classified:
+    if isinstance(exc, RemoteQueryError):
+        return exc.classified
     status = _status(exc)
     text = _describe(exc, status)
     names = {cls.__name__ for cls in type(exc).__mro__}

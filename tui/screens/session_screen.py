@@ -174,6 +174,7 @@ class SessionScreen(Screen):
                     result = handler(self, event)
                     if result is not None:
                         await result
+            self.query_one(Transcript).follow_end()
 
     def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,

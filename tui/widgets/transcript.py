@@ -1,11 +1,13 @@
 """The model output pane: the transcript of the session (SPEC §10.1).
 
 Children are assistant messages, command blocks and notes. The widget count is bounded:
-on long sessions the oldest children are removed (the trajectory file keeps everything).
-It is anchored to its end: it follows new content while the user has not scrolled up, and
-follows again once they scroll back down. Textual applies the anchor while it lays the
-transcript out, so a streamed answer costs one frame per update, not a frame for the new
-text and another for the scroll.
+on long sessions the oldest children are removed (the trajectory file keeps everything),
+and those well above the end let go of their rendered lines (`render_cache`).
+Once its content overflows it is anchored to its end: it follows new content while the
+user has not scrolled up, and follows again once they scroll back down. Textual applies
+the anchor while it lays the transcript out, so a streamed answer costs one frame per
+update, not a frame for the new text and another for the scroll. (Anchored before it
+overflows, Textual would push short content to the bottom.)
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from textual.widget import Widget
 from .assistant_message import AssistantMessage
 from .command_block import CommandBlock
 from .note import Note
+from .render_cache import release_render_caches
 
 MAX_CHILDREN = 300
+RENDERED_CHILDREN = 8
+"""Children further back than this drop their rendered lines (drawn again when scrolled to)."""
 
 
 class Transcript(VerticalScroll, can_focus=True):
@@ -32,12 +37,11 @@ class Transcript(VerticalScroll, can_focus=True):
         self.current: AssistantMessage | None = None
         self.commands: dict[str, CommandBlock] = {}
 
-    def on_mount(self) -> None:
-        self.anchor()
-
     async def add(self, widget: Widget) -> Widget:
         await self.mount(widget)
         self._prune()
+        if len(self.children) > RENDERED_CHILDREN:
+            release_render_caches(self.children[-RENDERED_CHILDREN - 1])  # each child once, as it passes
         return widget
 
     async def begin_message(self, step: int) -> AssistantMessage:
@@ -61,6 +65,15 @@ class Transcript(VerticalScroll, can_focus=True):
         note = Note(text, kind, label)
         await self.add(note)
         return note
+
+    def follow_end(self) -> None:
+        """Called after each batch of changes: anchor once there is something to follow."""
+        if not self._anchored:
+            self.call_after_refresh(self._anchor_if_overflowing)  # sizes are known after the frame
+
+    def _anchor_if_overflowing(self) -> None:
+        if not self._anchored and self.max_scroll_y > 0:
+            self.anchor()
 
     def _prune(self) -> None:
         extra = len(self.children) - MAX_CHILDREN

@@ -1,0 +1,117 @@
+"""One litellm call, run in a thread: what it yields goes to `put`, a cancel closes its
+HTTP response. The query thread runs it (`model.stream_process: false`), or the stream
+process does (`stream_worker`) and sends the chunks over a pipe."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .assembler import _get
+
+CHUNK, END, ERROR, CANCEL = "chunk", "end", "error", "cancel"
+Put = Callable[[str, Any], None]
+
+_CHUNKS_KEPT = 8
+_CHUNKS_TRIM_AT = 256
+_RESPONSE_ATTRS = ("http_response", "response", "streaming_response", "response_iterator", "completion_stream")
+
+
+@dataclass
+class Call:
+    """One HTTP call running in a worker thread."""
+
+    items: queue.SimpleQueue
+    stream: Any = None
+    stop: bool = False
+    on_close: Callable[[], None] | None = None
+    """Set when another process runs the call: how to tell it to stop."""
+
+    def close(self) -> None:
+        self.stop = True
+        if self.on_close is not None:
+            self.on_close()
+            return
+        # The httpx response sits at different depths depending on the provider's handler;
+        # for openai-compatible ones only inside the generator litellm reads lines from.
+        inner = getattr(self.stream, "completion_stream", None)
+        for target in (inner, self.stream):
+            response = find_http_response(target)
+            if response is not None:
+                try:
+                    response.close()
+                except Exception:  # closing a stream another thread reads may complain; it is closed
+                    pass
+                return
+
+
+def find_http_response(obj: Any, depth: int = 4) -> Any:
+    """The httpx-like response (has `close` and `is_closed`) behind a stream wrapper, or None."""
+    if obj is None or depth < 0:
+        return None
+    if callable(getattr(obj, "close", None)) and hasattr(obj, "is_closed") and hasattr(obj, "status_code"):
+        return obj
+    frame = getattr(obj, "gi_frame", None)
+    candidates = list(frame.f_locals.values()) if frame is not None else []
+    candidates += [getattr(obj, name, None) for name in _RESPONSE_ATTRS]
+    for candidate in candidates:
+        found = find_http_response(candidate, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
+def run_call(module: Any, kwargs: dict[str, Any], call: Call, put: Put) -> None:
+    """The body of the call's thread: `put(CHUNK, chunk)`... then `put(END, None)`, or
+    `put(ERROR, exception)`. A non-streaming call puts its whole response as one chunk."""
+    try:
+        result = module.completion(**kwargs)
+        call.stream = result
+        if not kwargs.get("stream"):
+            put(CHUNK, result)
+            put(END, None)
+            return
+        if call.stop:
+            call.close()
+            return
+        for chunk in result:
+            put(CHUNK, chunk)
+            if call.stop:
+                break
+            trim_kept_chunks(result)
+        put(END, None)
+    except BaseException as exc:  # handed to the query thread, which classifies it
+        put(ERROR, exc)
+
+
+def trim_kept_chunks(stream: Any) -> None:
+    """Let go of the chunks litellm keeps for its own end-of-stream bookkeeping.
+
+    litellm holds every chunk of a stream (a small object graph per token) until the stream
+    ends. Every full garbage collection walks them, with the GIL held, so the UI stalled
+    longer and longer as a long answer streamed (bench B1: 200-370 ms, about once a
+    second). Kept: the last few (litellm compares the last two to detect a looping model)
+    and any carrying usage (`provider_usage` reads those). swedeck takes text, tool calls
+    and usage from the chunks as they pass; what litellm rebuilds from its list at the end
+    (its own usage estimate, logging) is not used.
+    """
+    chunks = getattr(stream, "chunks", None)
+    if not isinstance(chunks, list) or len(chunks) < _CHUNKS_TRIM_AT:
+        return
+    older = chunks[:-_CHUNKS_KEPT]
+    chunks[:] = [chunk for chunk in older if _get(chunk, "usage") is not None] + chunks[-_CHUNKS_KEPT:]
+
+
+def provider_usage(stream: Any, last_seen: Any) -> Any:
+    """The usage the provider sent, if any. litellm answers a missing usage chunk with its
+    own count in the last chunk; only its record of the raw chunks tells them apart."""
+    chunks = getattr(stream, "chunks", None)
+    if not isinstance(chunks, list):
+        return last_seen
+    for chunk in reversed(chunks):
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            return usage
+    return None
