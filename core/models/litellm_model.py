@@ -1,6 +1,7 @@
 """The litellm model (SPEC §4.1-4.4): streaming, tool calls, usage, cost, our own retries.
 
-Each attempt runs the HTTP call in a worker thread that feeds chunks into a queue; the
+Each attempt runs the HTTP call elsewhere, in the stream process (`stream_process`, the
+default) or in a thread (`http_call.run_call`); either feeds chunks into a queue, and the
 query thread reads the queue, emits deltas and applies the stream guard. `cancel()` puts
 a sentinel in that queue and closes the HTTP stream, so the query returns at once even
 while the request waits for headers or the retry waits out its backoff.
