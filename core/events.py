@@ -74,6 +74,10 @@ class SessionStarted(Event):
     """Short description: `local (host: /path)` or `docker (image)`."""
     mode: Mode
     trajectory_path: str | None
+    task: str = ""
+    """The task so far: given, or the last one of a resumed or forked history."""
+    restored_messages: int = 0
+    """Messages the session continues from (a resumed or forked trajectory)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,10 @@ class ProgressPrinter:
     def render(self, event: ev.Event) -> str | None:
         match event:
             case ev.SessionStarted():
-                return f"swedeck: session {event.session_id}, model {event.model_name}, {event.environment}"
+                line = f"swedeck: session {event.session_id}, model {event.model_name}, {event.environment}"
+                if event.restored_messages:
+                    line += f", continuing from {event.restored_messages} recorded messages"
+                return line
             case ev.ProgressUpdated():
                 self.cost = event.cost
             case ev.ContextUpdated():

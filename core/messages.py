@@ -147,3 +147,11 @@ def make_message(role: Role, content: str | None, message_type: MessageType, **e
     extra.setdefault("timestamp", time.time())
     fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id", "name") if key in extra}
     return Message(role=role, content=content, extra=MessageExtra(message_type=message_type, **extra), **fields)
+
+
+def last_task(messages: list[Message]) -> str:
+    """The task of the last task message in a history ("" when there is none)."""
+    for message in reversed(messages):
+        if message.message_type == MessageType.TASK:
+            return str((message.extra.model_extra or {}).get("task", message.text))
+    return ""

@@ -19,7 +19,7 @@ from .agent.exits import ExitStatus, exit_code
 from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig
 from .errors import SwedeckError, UsageError
-from .messages import Message
+from .messages import Message, last_task
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_message, count_messages
 
@@ -158,7 +158,8 @@ class Session:
                 self._agent.quit(self._quit_status)
             emit(ev.SessionStarted(session_id=self.session_id, model_name=model.model_name,
                                    environment=getattr(env, "description", ""), mode=self.mode,
-                                   trajectory_path=self.trajectory_path))
+                                   trajectory_path=self.trajectory_path, task=self.task or last_task(history),
+                                   restored_messages=len(history)))
             status, submission, message = self._agent.run(self.task)
         except UsageError as exc:
             status, message, code = ExitStatus.ENVIRONMENT_ERROR, str(exc), exc.exit_code

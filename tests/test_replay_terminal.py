@@ -35,3 +35,47 @@ def test_replay_in_tmux(tmp_path):
         assert done.read_text().strip() == "0"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path):
+    # SPEC §11.3 end to end: the installed command, a real terminal, the scripted model server.
+    from swedeck.core.replay.fork import fork_history
+    from swedeck.core.trajectory.loader import load_trajectory
+    from support.openai_server import Turn
+
+    submit = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    openai_server.script(Turn.bash_tool("echo forked-from-step-3"), Turn.bash_tool(submit))
+    output = tmp_path / "fork.traj.json"
+    session = f"swedeck-fork-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    settings = [f"model.model_name=hosted_vllm/forked", f"model.model_kwargs.api_base={openai_server.url}",
+                "model.cost_tracking=ignore_errors", f"run.output={output}", f"environment.cwd={tmp_path}"]
+    args = [*swedeck_command(), "replay", str(MINI_FIXTURE), "--step", "3"] + [f"-c {s}" for s in settings]
+    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
+    command = f"env {env} " + " ".join(args) + f"; echo $? > {done}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
+    try:
+        wait_for_text(session, "step 3/", timeout=20)
+        subprocess.run(["tmux", "send-keys", "-t", session, "f"], check=True)
+        screen = wait_for_text(session, "echo forked-from-step-3", timeout=60)  # the live UI, asking to run it
+        assert "continuing from" in screen and "(no task yet)" not in screen
+        wait_for_text(session, "waiting for you", timeout=20)
+        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        wait_for_text(session, "COMPLETE_TASK_AND_SUBMIT", timeout=30)
+        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        wait_for_text(session, "Follow-up task", timeout=30)
+        subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)  # none: the session ends
+        wait_for_text(session, "session ended: Submitted", timeout=30)
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
+        deadline = time.monotonic() + 15
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    history = fork_history(load_trajectory(MINI_FIXTURE), 3)
+    first = openai_server.requests[0]["messages"]
+    assert len(first) == len(history) and first[-1]["content"] == history[-1].text
+    forked = load_trajectory(output)
+    assert forked.messages[: len(history)] == history
+    assert any(step.commands == ["echo forked-from-step-3"] for step in forked.steps)

@@ -26,7 +26,7 @@ from .. import events as ev
 from ..config import SwedeckConfig
 from ..environments.base import Environment, ExecutionResult
 from ..errors import SwedeckError
-from ..messages import Action, ContextInfo, Message, MessageType, make_message
+from ..messages import Action, ContextInfo, Message, MessageType, last_task, make_message
 from ..models.base import (
     APIError,
     ContextWindowExceeded,
@@ -498,10 +498,7 @@ class Agent:
         text = getattr(self, "_current_task_text", None)
         if text is not None:
             return text
-        for message in reversed(self.history):
-            if message.message_type == MessageType.TASK:
-                return str((message.extra.model_extra or {}).get("task", message.text))
-        return ""
+        return last_task(self.history)
 
     def _has_open_turn(self) -> bool:
         """A resumed history whose last task has not been submitted yet."""

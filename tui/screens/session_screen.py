@@ -176,9 +176,15 @@ class SessionScreen(Screen):
                         await result
             self.query_one(Transcript).follow_end()
 
-    def _draw_session_started(self, event: ev.SessionStarted) -> None:
+    async def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,
                      host=event.environment.startswith("local"), mode=event.mode)
+        if event.restored_messages:  # a resumed or forked trajectory: say what it continues
+            if event.task:
+                self._header(title=event.task)
+                await self.query_one(Transcript).add_note(event.task, "task", "task")
+            await self.query_one(Transcript).add_note(
+                f"continuing from {event.restored_messages} recorded messages (the prompt inspector shows them)")
 
     def _draw_state(self, event: ev.StateChanged) -> None:
         self.state = event.state
