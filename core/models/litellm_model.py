@@ -48,6 +48,8 @@ class LitellmModel:
         self._lock = threading.Lock()
         self._call: Call | None = None
         self._cancelled = threading.Event()
+        if config.stream_process:
+            stream_process().warm_up()  # it imports litellm while the session sets up the rest
 
     # --- the contract ---------------------------------------------------------------------
 
