@@ -105,6 +105,24 @@ class OneMessage(App):
         self.query_one("#live").anchor()  # follows the stream, as the transcript does
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_pages_take_the_lines_one_markdown_takes(anyio_backend):
+    # No extra blank lines where one page ends and the next begins.
+    text = "\n".join([PARAGRAPH * 3] * 40)
+    app = OneMessage()
+    async with app.run_test(size=(100, 40)) as pilot:
+        message = app.query_one(AssistantMessage)
+        await message.append("text", text)
+        whole = app.query_one("#whole", Markdown)
+        await whole.update(text)
+        await pilot.pause()
+        pages = list(message.query(".answer").results(Markdown))
+        assert len(pages) > 2
+        span = pages[-1].virtual_region.bottom - pages[0].virtual_region.y
+        assert span == whole.virtual_region.height
+
+
 def blocks(widget) -> list[tuple[str, str]]:
     return [(type(block).__name__, (block.source or "").strip())
             for block in widget.query(MarkdownBlock) if block.parent is not None and isinstance(block.parent, Markdown)]

@@ -32,7 +32,6 @@ class AssistantMessage(Vertical):
     AssistantMessage Collapsible.-has-reasoning { display: block; }
     AssistantMessage .reasoning { color: $text-muted; text-style: italic; background: transparent; }
     AssistantMessage .answer { background: transparent; margin: 0; }
-    AssistantMessage .-page { margin-top: 1; }
     AssistantMessage .tool-preview { display: none; color: $text-muted; }
     AssistantMessage .tool-preview.-active { display: block; }
     """
