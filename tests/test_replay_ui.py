@@ -16,6 +16,7 @@ from swedeck.core.trajectory import load_trajectory
 from swedeck.tui.replay.app import ReplayApp
 from swedeck.tui.replay.prompt_screen import PromptScreen
 from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
+from swedeck.tui.widgets.text_view import TextView
 from swedeck.tui.replay.what_if_screen import WhatIfScreen
 from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
 
@@ -35,7 +36,12 @@ def screen_of(app) -> ReplayScreen:
 
 
 def text_of(screen, selector: str) -> str:
-    return str(screen.query_one(selector).render())
+    """What the widget shows (for a TextView: its lines as rendered, not the text it was given)."""
+    widget = screen.query_one(selector)
+    if isinstance(widget, TextView):
+        lines = ("".join(segment.text for segment in widget.render_line(y)).rstrip() for y in range(widget.size.height))
+        return "\n".join(lines).strip("\n")
+    return str(widget.render())
 
 
 async def test_navigation_keys(tmp_path):
@@ -74,8 +80,10 @@ async def test_search_moves_between_matches_and_highlights(tmp_path):
         screen = screen_of(app)
         await pilot.press("slash", *"zerodivision", "enter")
         assert screen.matches == [2, 4] and screen.step == 2
-        rendered = screen.query_one("#output-text").render()
-        assert any("reverse" in str(span.style) for span in rendered.spans)
+        await pilot.pause()
+        view = screen.query_one("#output-text", TextView)
+        shown = [segment for y in range(view.size.height) for segment in view.render_line(y)]
+        assert any(segment.style and segment.style.reverse and segment.text == "ZeroDivision" for segment in shown), shown
         await pilot.press("n")
         assert screen.step == 4
         await pilot.press("n")
@@ -202,7 +210,8 @@ async def test_markup_in_trajectories_is_literal(tmp_path):
     add_step(writer, 1, thought="[red]not red[/red] [@click=app.quit]x[/]", output="[link=http://x]y[/link]")
     path = writer.finish({"exit_status": "Submitted"})
     app = ReplayApp([path])
-    async with app.run_test(size=SIZE):
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
         screen = screen_of(app)
         assert "[red]not red[/red]" in text_of(screen, "#model-text")
         assert "[link=http://x]y[/link]" in text_of(screen, "#output-text")

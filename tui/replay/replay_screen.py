@@ -27,6 +27,7 @@ from swedeck.core.replay.search import find_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 
+from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
 from .help_screen import ReplayHelp
@@ -147,8 +148,7 @@ class ReplayScreen(Screen[None]):
                     yield Static(id="model-text", markup=False)
                     yield Static(id="model-command", markup=False)
             with Vertical(id="replay-output"):
-                with VerticalScroll(id="output-scroll"):
-                    yield Static(id="output-text", markup=False)
+                yield TextView(id="output-text")
         yield Sparkline([0], id="replay-curve")
         yield Static(id="replay-meter", markup=False)
         yield Footer()
@@ -188,7 +188,8 @@ class ReplayScreen(Screen[None]):
         wanted = count + 1 + wanted if wanted < 0 else wanted
         self.start_step = None
         self.go(min(max(wanted, 1), count), force=True)
-        self.compute_curve(self.path)
+        # After the first frame: reading every step for the curve competes for the GIL (bench B2).
+        self.call_after_refresh(self.compute_curve, self.path)
 
     def show_error(self, message: str) -> None:
         self.error = message
@@ -231,12 +232,14 @@ class ReplayScreen(Screen[None]):
         commands = "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
         self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))
         output = "" if self.playing and self._play_shown < len(model_text(view)) else output_text(view)
-        self.query_one("#output-text", Static).update(highlighted(output, self.query_text))
+        self.query_one("#output-text", TextView).update(output, self.query_text)
         self.view = view
         self._meter()
         options = self.query_one("#replay-steps", OptionList)
         if options.highlighted != self.step - 1:
-            options.highlighted = self.step - 1
+            # Ours, not the person's: its message would arrive after later jumps and go back.
+            with self.prevent(OptionList.OptionHighlighted):
+                options.highlighted = self.step - 1
         self._header()
 
     def _meter(self) -> None:

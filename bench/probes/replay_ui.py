@@ -1,0 +1,68 @@
+"""B2 through swedeck's replay UI: `swedeck replay FILE [--step N]`, headless.
+
+    python -m bench.probes.replay_ui T0 WIDTH HEIGHT JUMPS FILE [--step N]
+
+Runs the real command line with every Textual app headless at WIDTH x HEIGHT. On Textual's
+`Ready` event (the first frame has been rendered) it notes the seconds since T0 (the
+parent's `time.time()` just before it started this process) and the step on screen, then
+jumps to JUMPS random steps one after the other, each timed from `go(step)` to the end of
+the frame that shows it, and prints those figures and the peak resident memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import sys
+import threading
+import time
+
+from textual import events
+from textual.app import App
+
+from .memory import peak_rss_mb
+
+WATCHDOG_S = 120
+
+
+def on_ready(app: App, _event: events.Ready) -> None:
+    first = time.time() - T0
+    screen = app.screen
+    shown, total = screen.step, screen.step_count
+    rng = random.Random(7)
+    jumps: list[float] = []
+
+    def jump() -> None:
+        if len(jumps) == JUMPS:
+            figures = {"first_screen_s": first, "shown_step": shown, "steps": total,
+                       "jump_median_s": statistics.median(jumps), "jump_max_s": max(jumps),
+                       "peak_rss_mb": peak_rss_mb()}
+            os.write(1, (json.dumps(figures) + "\n").encode())  # Textual may have replaced sys.stdout
+            os._exit(0)
+        target = rng.randint(1, total)
+        started = time.perf_counter()
+        screen.go(target, force=True)
+        app.call_after_refresh(lambda: (jumps.append(time.perf_counter() - started), app.call_later(jump)))
+
+    app.call_later(jump)
+
+
+def headless(run):
+    def patched(self, *args, **kwargs):
+        kwargs.update(headless=True, size=SIZE)
+        return run(self, *args, **kwargs)
+    return patched
+
+
+if __name__ == "__main__":
+    T0, SIZE, JUMPS = float(sys.argv[1]), (int(sys.argv[2]), int(sys.argv[3])), int(sys.argv[4])
+    App._on_ready = on_ready  # dispatched along the MRO, so every app subclass gets it too
+    App.run = headless(App.run)
+    threading.Timer(WATCHDOG_S, lambda: os._exit(3)).start()
+    from swedeck.cli import main
+
+    code = main(["replay", *sys.argv[5:]])
+    print(f"the command ended (exit {code}) without showing a frame", file=sys.stderr)
+    os._exit(code or 4)

@@ -1,0 +1,69 @@
+"""A long literal text, rendered only where it is on screen (SPEC §10.3, bench B2).
+
+A `Static` renders every line of its text whenever the text changes; for an observation of
+tens of thousands of characters that was most of a replay step jump (bench B2: 70 ms).
+`TextView` splits the text into lines and renders a line when it scrolls into view, with
+the search matches marked. Lines are not wrapped: long ones scroll sideways, as in the
+live output pane. Text is never parsed as markup; escape sequences and control characters
+are dropped.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .text import clean_output
+
+MATCH_STYLE = "reverse bold"
+
+
+class TextView(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    TextView { height: 1fr; padding: 0 1; background: transparent; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.text = ""
+        self.query_text = ""
+        self._lines: list[str] = []
+        self._strips: LRUCache[int, Strip] = LRUCache(1024)
+
+    def update(self, text: str, query: str = "") -> None:
+        """Show `text` from its top, with every match of `query` (case-insensitive) marked."""
+        self.text, self.query_text = text, query
+        self._lines = clean_output(text).expandtabs(8).split("\n") if text else []
+        self._strips.clear()
+        width = max(map(cell_len, self._lines), default=0)
+        self.virtual_size = Size(width, len(self._lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        style = self.rich_style
+        width = self.size.width
+        if index >= len(self._lines):
+            return Strip.blank(width, style)
+        strip = self._strips.get(index)
+        if strip is None:
+            strip = self._strips[index] = self._render_line(self._lines[index])
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+
+    def _render_line(self, line: str) -> Strip:
+        text = Text(line, no_wrap=True, end="")
+        text.stylize(self.rich_style)
+        if self.query_text:
+            lower, needle = line.casefold(), self.query_text.casefold()
+            if len(lower) == len(line):
+                start = lower.find(needle)
+                while start != -1:
+                    text.stylize(MATCH_STYLE, start, start + len(needle))
+                    start = lower.find(needle, start + len(needle))
+        return Strip(text.render(self.app.console), text.cell_len)
