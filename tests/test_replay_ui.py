@@ -236,3 +236,17 @@ async def test_every_key_is_in_the_help_and_the_palette(tmp_path):
         assert {binding.id for binding in REPLAY_BINDINGS} <= ids
         await pilot.press("escape")
         assert app.screen is screen
+
+
+async def test_quick_jumps_end_on_the_last_one(tmp_path):
+    # Moving the step list's highlight from code must not come back as a highlight event
+    # after a later jump (it used to send the screen back to the earlier step).
+    path = write_trajectory(tmp_path / "t", 12)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        for step in (5, 9, 3, 11):
+            screen.go(step)
+        for _ in range(8):  # settled on 11 (it used to cycle 5, 9, 3, 11 for ever)
+            await pilot.pause(0.05)
+            assert screen.step == 11 and screen.query_one("#replay-steps").highlighted == 10
