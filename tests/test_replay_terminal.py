@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import time
 import uuid
 
 import pytest
 
 from conftest import MINI_FIXTURE, swedeck_command
-from support.terminal import wait_for_text
+from support.terminal import exit_code, send_keys, wait_for_text
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -24,15 +23,12 @@ def test_replay_in_tmux(tmp_path):
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
     try:
         wait_for_text(session, "step 1/", timeout=20)
-        subprocess.run(["tmux", "send-keys", "-t", session, "$"], check=True)
+        send_keys(session, "$")
         screen = wait_for_text(session, "mini-swe-agent · step", timeout=20)
         total = re.search(r"step \d+/(\d+)", screen).group(1)
         wait_for_text(session, f"step {total}/{total}", timeout=20)
-        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
-        deadline = time.monotonic() + 10
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert done.read_text().strip() == "0"
+        send_keys(session, "q")
+        assert exit_code(done) == "0"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
@@ -56,21 +52,18 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
     try:
         wait_for_text(session, "step 3/", timeout=20)
-        subprocess.run(["tmux", "send-keys", "-t", session, "f"], check=True)
+        send_keys(session, "f")
         screen = wait_for_text(session, "echo forked-from-step-3", timeout=60)  # the live UI, asking to run it
         assert "continuing from" in screen and "(no task yet)" not in screen
         wait_for_text(session, "waiting for you", timeout=20)
-        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        send_keys(session, "y")
         wait_for_text(session, "COMPLETE_TASK_AND_SUBMIT", timeout=30)
-        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        send_keys(session, "y")
         wait_for_text(session, "Follow-up task", timeout=30)
-        subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)  # none: the session ends
+        send_keys(session, "Enter")  # none: the session ends
         wait_for_text(session, "session ended: Submitted", timeout=30)
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-q"], check=True)
-        deadline = time.monotonic() + 15
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert done.read_text().strip() == "0"
+        send_keys(session, "C-q")
+        assert exit_code(done) == "0"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     history = fork_history(load_trajectory(MINI_FIXTURE), 3)

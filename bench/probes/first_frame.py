@@ -21,6 +21,8 @@ import time
 from textual import events
 from textual.app import App
 
+from .live_app import run_headless
+
 WATCHDOG_S = 60
 
 
@@ -34,17 +36,10 @@ def report(app: App, _event: events.Ready) -> None:
     os._exit(0)  # the session's threads need no goodbye: the figure is taken
 
 
-def headless(run):
-    def patched(self, *args, **kwargs):
-        kwargs.update(headless=True, size=SIZE)
-        return run(self, *args, **kwargs)
-    return patched
-
-
 if __name__ == "__main__":
     T0, SIZE = float(sys.argv[1]), (int(sys.argv[2]), int(sys.argv[3]))
     App._on_ready = report  # dispatched along the MRO, so every app subclass gets it too
-    App.run = headless(App.run)
+    run_headless(SIZE)
     threading.Timer(WATCHDOG_S, lambda: os._exit(3)).start()
     from swedeck.cli import main
 

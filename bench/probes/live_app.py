@@ -23,6 +23,18 @@ from swedeck.core import events as ev
 HEARTBEAT_S = 0.005
 
 
+def run_headless(size: tuple[int, int]) -> None:
+    """Make every Textual app run headless at `size`: frames are composed and rendered, and
+    nothing is written to a terminal."""
+    run = App.run
+
+    def headless(app: App, *args: Any, **kwargs: Any) -> Any:
+        kwargs.update(headless=True, size=size)
+        return run(app, *args, **kwargs)
+
+    App.run = headless
+
+
 class LiveApp:
     def __init__(self, size: tuple[int, int], watchdog_s: float = 90):
         self.size = size
@@ -46,11 +58,7 @@ class LiveApp:
         from swedeck.tui.controller import SessionController
 
         probe = self
-        run, emit, drain = App.run, SessionController.emit, SessionController.drain
-
-        def headless(app: App, *args: Any, **kwargs: Any) -> Any:
-            kwargs.update(headless=True, size=probe.size)
-            return run(app, *args, **kwargs)
+        emit, drain = SessionController.emit, SessionController.drain
 
         def ready(app: App, _event: events.Ready) -> None:
             probe.app = app
@@ -65,7 +73,8 @@ class LiveApp:
             probe.on_drain(batch)
             return batch
 
-        App.run, App._on_ready = headless, ready  # `_on_ready` is dispatched along the MRO
+        run_headless(self.size)
+        App._on_ready = ready  # dispatched along the MRO, so every app subclass gets it too
         SessionController.emit, SessionController.drain = watched_emit, watched_drain
         timer = threading.Timer(self.watchdog_s, lambda: (os.write(2, b"the probe timed out\n"), os._exit(3)))
         timer.daemon = True

@@ -22,6 +22,7 @@ import time
 from textual import events
 from textual.app import App
 
+from .live_app import run_headless
 from .memory import peak_rss_mb
 
 WATCHDOG_S = 120
@@ -49,17 +50,10 @@ def on_ready(app: App, _event: events.Ready) -> None:
     app.call_later(jump)
 
 
-def headless(run):
-    def patched(self, *args, **kwargs):
-        kwargs.update(headless=True, size=SIZE)
-        return run(self, *args, **kwargs)
-    return patched
-
-
 if __name__ == "__main__":
     T0, SIZE, JUMPS = float(sys.argv[1]), (int(sys.argv[2]), int(sys.argv[3])), int(sys.argv[4])
     App._on_ready = on_ready  # dispatched along the MRO, so every app subclass gets it too
-    App.run = headless(App.run)
+    run_headless(SIZE)
     threading.Timer(WATCHDOG_S, lambda: os._exit(3)).start()
     from swedeck.cli import main
 
