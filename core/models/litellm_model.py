@@ -34,7 +34,6 @@ DUMMY_API_KEY = "swedeck-no-key"
 """openai-compatible servers without auth still need the SDK to have some key."""
 
 
-
 class _Cancelled(Exception):
     pass
 
@@ -188,7 +187,7 @@ class LitellmModel:
                 kwargs["api_key"] = DUMMY_API_KEY
         return kwargs
 
-    # --- the worker thread ----------------------------------------------------------------
+    # --- the call, in the stream process or a thread ------------------------------------
 
     def _start(self, kwargs: dict[str, Any]) -> Call:
         call = Call(items=queue.SimpleQueue())

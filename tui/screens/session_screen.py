@@ -47,8 +47,8 @@ Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
 
 DRAW_INTERVAL_S = 1 / 12
 """The screen takes the agent's events at most this often. While a response streams, each
-drain re-parses the tail of the Markdown and costs a frame, on the thread that shares the
-GIL with the stream's parsing (bench B1); 12 a second reads as smooth streaming."""
+drain re-parses the tail of the Markdown and costs a frame; 12 a second reads as smooth
+streaming and bounds the UI's work however fast tokens arrive (bench B1)."""
 
 
 def processor_label(processor: Any) -> str:
