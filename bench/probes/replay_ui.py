@@ -5,8 +5,9 @@
 Runs the real command line with every Textual app headless at WIDTH x HEIGHT. On Textual's
 `Ready` event (the first frame has been rendered) it notes the seconds since T0 (the
 parent's `time.time()` just before it started this process) and the step on screen, then
-jumps to JUMPS random steps one after the other, each timed from `go(step)` to the end of
-the frame that shows it, and prints those figures and the peak resident memory.
+jumps to JUMPS random steps one after the other, then moves JUMPS times to the next (or,
+at the end, the previous) step, each timed from `go(step)` to the end of the frame that
+shows it, and prints those figures and the peak resident memory.
 """
 
 from __future__ import annotations
@@ -34,18 +35,22 @@ def on_ready(app: App, _event: events.Ready) -> None:
     shown, total = screen.step, screen.step_count
     rng = random.Random(7)
     jumps: list[float] = []
+    steps: list[float] = []
 
     def jump() -> None:
-        if len(jumps) == JUMPS:
+        if len(steps) == JUMPS:
             figures = {"first_screen_s": first, "shown_step": shown, "steps": total,
                        "jump_median_s": statistics.median(jumps), "jump_max_s": max(jumps),
+                       "next_median_s": statistics.median(steps), "next_max_s": max(steps),
                        "peak_rss_mb": peak_rss_mb()}
             os.write(1, (json.dumps(figures) + "\n").encode())  # Textual may have replaced sys.stdout
             os._exit(0)
-        target = rng.randint(1, total)
+        random_phase = len(jumps) < JUMPS
+        target = rng.randint(1, total) if random_phase else screen.step + 1 if screen.step < total else screen.step - 1
+        times = jumps if random_phase else steps
         started = time.perf_counter()
         screen.go(target, force=True)
-        app.call_after_refresh(lambda: (jumps.append(time.perf_counter() - started), app.call_later(jump)))
+        app.call_after_refresh(lambda: (times.append(time.perf_counter() - started), app.call_later(jump)))
 
     app.call_later(jump)
 

@@ -11,7 +11,8 @@ are dropped.
 from __future__ import annotations
 
 from rich.cells import cell_len
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -19,7 +20,7 @@ from textual.strip import Strip
 
 from .text import clean_output
 
-MATCH_STYLE = "reverse bold"
+MATCH_STYLE = Style(reverse=True, bold=True)
 
 
 class TextView(ScrollView, can_focus=True):
@@ -41,7 +42,8 @@ class TextView(ScrollView, can_focus=True):
         self._strips.clear()
         width = max(map(cell_len, self._lines), default=0)
         self.virtual_size = Size(width, len(self._lines))
-        self.scroll_to(0, 0, animate=False)
+        if self.scroll_offset != (0, 0):
+            self.scroll_to(0, 0, animate=False)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -57,13 +59,17 @@ class TextView(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
 
     def _render_line(self, line: str) -> Strip:
-        text = Text(line, no_wrap=True, end="")
-        text.stylize(self.rich_style)
+        """One segment per run of text (two more per search match): no markup, no parsing."""
+        style = self.rich_style
+        segments: list[Segment] = []
+        position = 0
         if self.query_text:
             lower, needle = line.casefold(), self.query_text.casefold()
-            if len(lower) == len(line):
-                start = lower.find(needle)
-                while start != -1:
-                    text.stylize(MATCH_STYLE, start, start + len(needle))
-                    start = lower.find(needle, start + len(needle))
-        return Strip(text.render(self.app.console), text.cell_len)
+            start = lower.find(needle) if len(lower) == len(line) else -1
+            while start != -1:
+                end = start + len(needle)
+                segments += [Segment(line[position:start], style), Segment(line[start:end], style + MATCH_STYLE)]
+                position = end
+                start = lower.find(needle, end)
+        segments.append(Segment(line[position:], style))
+        return Strip([segment for segment in segments if segment.text], cell_len(line))
