@@ -149,9 +149,14 @@ def make_message(role: Role, content: str | None, message_type: MessageType, **e
     return Message(role=role, content=content, extra=MessageExtra(message_type=message_type, **extra), **fields)
 
 
+def task_text(message: Message) -> str:
+    """The task a task message carries (its `task` extra, else its text)."""
+    return str((message.extra.model_extra or {}).get("task") or message.text)
+
+
 def last_task(messages: list[Message]) -> str:
     """The task of the last task message in a history ("" when there is none)."""
     for message in reversed(messages):
         if message.message_type == MessageType.TASK:
-            return str((message.extra.model_extra or {}).get("task", message.text))
+            return task_text(message)
     return ""

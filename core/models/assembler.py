@@ -37,7 +37,6 @@ class Assembler:
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Any = None
-    _content_len: int = 0
 
     def feed(self, chunk: Any) -> str:
         """Take one chunk; the content text it added (the stream guard looks at that)."""
@@ -56,7 +55,6 @@ class Assembler:
             text = _get(delta, "content")
             if text:
                 self.content.append(text)
-                self._content_len += len(text)
                 self._send("text", text)
                 added_text += text
             for call in _get(delta, "tool_calls") or ():
@@ -116,4 +114,3 @@ class Assembler:
 
     def replace_text(self, text: str) -> None:
         self.content = [text]
-        self._content_len = len(text)

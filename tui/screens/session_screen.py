@@ -19,7 +19,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from swedeck.core import events as ev
-from swedeck.core.messages import MessageType
+from swedeck.core.messages import MessageType, task_text
 
 from ..bindings import SESSION_BINDINGS
 from ..controller import OutputChunk, SessionController, resolve
@@ -280,7 +280,7 @@ class SessionScreen(Screen):
         transcript = self.query_one(Transcript)
         kind = message.message_type
         if kind == MessageType.TASK:
-            task = str((message.extra.model_extra or {}).get("task") or message.text)
+            task = task_text(message)
             self._header(title=task)
             await transcript.add_note(task, "task", "task")
         elif kind == MessageType.USER_MESSAGE and message.role == "user" and not message.extra.actions:

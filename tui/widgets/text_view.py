@@ -42,8 +42,7 @@ class TextView(ScrollView, can_focus=True):
         self._strips.clear()
         width = max(map(cell_len, self._lines), default=0)
         self.virtual_size = Size(width, len(self._lines))
-        if self.scroll_offset != (0, 0):
-            self.scroll_to(0, 0, animate=False)
+        self.scroll_to(0, 0, animate=False)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
