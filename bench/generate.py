@@ -98,3 +98,69 @@ def jsonl_to_mini(source: Path, target: Path) -> Path:
     target.write_text(json.dumps({"info": {"exit_status": "Submitted"}, "messages": messages,
                                   "trajectory_format": "mini-swe-agent-1.1"}), encoding="utf-8")
     return target
+
+
+def write_mini_v2(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A mini-swe-agent v2 `.traj.json`: tool calls, the provider's response (with usage) on
+    each assistant message, the output both wrapped (content) and raw (`extra.raw_output`)."""
+    messages: list[dict] = []
+    prompt_tokens = 0
+    for message in Generator(mean_output_chars).messages(steps):
+        record = {"role": message.role, "content": message.content}
+        if message.role == "assistant":
+            calls = [call.model_dump() for call in message.tool_calls or ()]
+            prompt_tokens += 400
+            record |= {"tool_calls": calls, "function_call": None, "provider_specific_fields": {},
+                       "extra": {"actions": [{"command": a.command, "tool_call_id": a.tool_call_id}
+                                             for a in message.extra.actions],
+                                 "cost": 0.0004, "timestamp": message.extra.timestamp,
+                                 "response": {"id": "resp", "created": 1775810700, "model": "bench-model",
+                                              "object": "chat.completion", "system_fingerprint": None,
+                                              "choices": [{"finish_reason": "tool_calls", "index": 0,
+                                                           "message": {"role": "assistant", "content": message.content,
+                                                                       "tool_calls": calls}}],
+                                              "usage": {"completion_tokens": 60, "prompt_tokens": prompt_tokens,
+                                                        "total_tokens": prompt_tokens + 60,
+                                                        "prompt_tokens_details": {"cached_tokens": prompt_tokens - 400}}}}}
+        elif message.role == "tool":
+            output = message.text.removeprefix("<returncode>0</returncode>\n<output>\n").removesuffix("\n</output>")
+            record |= {"tool_call_id": message.tool_call_id,
+                       "extra": {"raw_output": output, "returncode": 0, "timestamp": message.extra.timestamp,
+                                 "exception_info": ""}}
+        messages.append(record)
+    messages.append({"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}})
+    path.write_text(json.dumps({"info": {"model_stats": {"instance_cost": 0.0004 * steps, "api_calls": steps},
+                                         "exit_status": "Submitted", "submission": ""},
+                                "messages": messages, "trajectory_format": "mini-swe-agent-1.1"}), encoding="utf-8")
+    return path
+
+
+def write_swedeck_json(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """swedeck's final `.traj.json` (SPEC §9.2)."""
+    messages = [message.to_record() for message in Generator(mean_output_chars).messages(steps)]
+    path.write_text(json.dumps({"trajectory_format": "swedeck-1", "info": {"exit_status": "Submitted"},
+                                "messages": messages, "meta_events": []}), encoding="utf-8")
+    return path
+
+
+def write_sweagent(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A SWE-agent `.traj` (function calling, `message_type`): `history` and `trajectory`."""
+    history: list[dict] = []
+    records: list[dict] = []
+    for message in Generator(mean_output_chars).messages(steps):
+        kind = {"system": "system_prompt", "assistant": "action"}.get(message.role, "observation")
+        entry = {"role": message.role, "content": message.content, "agent": "main", "message_type": kind}
+        if message.role == "assistant":
+            action = message.extra.actions[0].command
+            entry |= {"thought": message.content, "action": action,
+                      "tool_calls": [call.model_dump() for call in message.tool_calls or ()]}
+            records.append({"action": action, "response": message.content, "thought": message.content,
+                            "execution_time": 0.1, "state": {"open_file": "n/a", "working_dir": "/testbed"}})
+        elif message.role == "tool":
+            entry["tool_call_ids"] = [message.tool_call_id]
+            records[-1]["observation"] = message.text
+        history.append(entry)
+    path.write_text(json.dumps({"environment": "swe_main", "history": history, "trajectory": records,
+                                "info": {"exit_status": "submitted", "model_stats": {"api_calls": steps}}}),
+                    encoding="utf-8")
+    return path

@@ -82,6 +82,12 @@ class MessageExtra(_Record):
     usage: Usage | None = None
     cost: float | None = None
     context: ContextInfo | None = None
+    command: str | None = None
+    """On an observation and on a human-mode command: the command as it ran (edited or not).
+    Not `actions`: mini-swe-agent's inspector starts a page at every message with actions."""
+    raw_output: str | None = None
+    """On an observation: the command's output before the observation template wrapped it
+    (mini-swe-agent v2's name); the output pane shows this, the prompt the content."""
     returncode: int | None = None
     duration_s: float | None = None
     output_truncated: bool | None = None

@@ -9,9 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO.parent / "shared" / "fixtures"
-MINI_FIXTURE = FIXTURES / "github_issue.traj.json"
-SWEAGENT_FIXTURE = FIXTURES / "6e44b9__sweagenttestrepo-1c2844.traj"
+FIXTURES = REPO / "tests" / "fixtures"
+"""Our own files in each peer format and variant (tests/fixtures/README.md)."""
+MINI_FIXTURE = FIXTURES / "mini-v1-text.traj.json"
+MINI_V2_FIXTURE = FIXTURES / "mini-v2-tool-calls.traj.json"
+SWEAGENT_FIXTURE = FIXTURES / "sweagent-tool-calls.traj"
+SWEAGENT_OLDER_FIXTURE = FIXTURES / "sweagent-older.traj"
+SWEAGENT_DEMOS_FIXTURE = FIXTURES / "sweagent-demos-in-history.traj"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -11,7 +11,6 @@ import pytest
 from support.driver import Driver, make_config, run_session
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config
 from swedeck.core import events as ev
-from swedeck.core.messages import MessageType
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 

@@ -7,7 +7,7 @@ import subprocess
 
 from support.driver import Driver, make_config
 from support.openai_server import Turn, model_config
-from support.replay import add_step, start_writer, write_trajectory
+from support.replay import add_step, start_writer
 
 from swedeck.core.config import ModelConfig
 from swedeck.core.environments import get_environment

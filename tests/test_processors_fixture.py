@@ -1,29 +1,29 @@
-"""SPEC §7 fixture check: last_n_observations on the SWE-agent trajectory."""
+"""SPEC §7 fixture check: last_n_observations on a SWE-agent trajectory: the prompt of its
+fifth query, history indices 0..9 (our fixture has SWE-agent's shape; the conformance test
+runs the same checks on SWE-agent's own file)."""
 
 from __future__ import annotations
 
 import pytest
 
-from swedeck.core.messages import MessageType
+from pathlib import Path
+
+from swedeck.core.messages import Message, MessageType
 from swedeck.core.processors.last_n_observations import LastNObservations, observation_indices
+from swedeck.core.trajectory.loader import load_trajectory
 from tests.conftest import SWEAGENT_FIXTURE
-from tests.support.processors import sweagent_history
 
 
-def _history():
-    try:
-        from swedeck.core.trajectory.loader import load_trajectory
-    except ImportError:  # the loader is another area's work; the test helper maps the same way
-        return sweagent_history(SWEAGENT_FIXTURE)
-    return list(load_trajectory(SWEAGENT_FIXTURE).messages)
+def fifth_prompt(path: Path) -> list[Message]:
+    """The history SWE-agent sent with its fifth query: the messages before step 5."""
+    trajectory = load_trajectory(path)
+    return list(trajectory.messages[: trajectory.step(5).prompt_end])
 
 
 @pytest.fixture(scope="module")
 def history():
-    if not SWEAGENT_FIXTURE.exists():
-        pytest.fail(f"fixture missing: {SWEAGENT_FIXTURE}")
-    messages = _history()
-    assert len(messages) >= 10  # history indices 0..9 (a loader may add an exit record after them)
+    messages = fifth_prompt(SWEAGENT_FIXTURE)
+    assert len(messages) == 10
     return messages
 
 

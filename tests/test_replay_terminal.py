@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from conftest import MINI_FIXTURE, swedeck_command
+from conftest import MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
 from support.terminal import exit_code, send_keys, wait_for_text
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -27,6 +27,25 @@ def test_replay_in_tmux(tmp_path):
         screen = wait_for_text(session, "mini-swe-agent · step", timeout=20)
         total = re.search(r"step \d+/(\d+)", screen).group(1)
         wait_for_text(session, f"step {total}/{total}", timeout=20)
+        send_keys(session, "q")
+        assert exit_code(done) == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_an_older_sweagent_file_shows_its_last_observation_in_tmux(tmp_path):
+    # Its `history` ends before the submitted diff; SWE-agent's `trajectory` list has it.
+    session = f"swedeck-older-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "replay", str(SWEAGENT_OLDER_FIXTURE), "--step", "-1"]) + f"; echo $? > {done}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    try:
+        screen = wait_for_text(session, "step 5/5", timeout=20)
+        assert "swe-agent" in screen
+        wait_for_text(session, "diff --git a/calc.py", timeout=20)
+        send_keys(session, "h")
+        screen = wait_for_text(session, "step 4/5", timeout=20)
+        assert "0" in screen and "(no output)" not in screen
         send_keys(session, "q")
         assert exit_code(done) == "0"
     finally:

@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from swedeck.core.messages import MessageType
 from swedeck.core.trajectory import TrajectoryError, load_trajectory
-from tests.conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+from tests.conftest import (
+    MINI_FIXTURE,
+    MINI_V2_FIXTURE,
+    SWEAGENT_DEMOS_FIXTURE,
+    SWEAGENT_FIXTURE,
+    SWEAGENT_OLDER_FIXTURE,
+)
 
 T = MessageType
 
@@ -19,36 +25,84 @@ T = MessageType
 def test_mini_fixture_steps_and_commands() -> None:
     trajectory = load_trajectory(MINI_FIXTURE)
     assert trajectory.format == "mini-swe-agent"
-    assert len(trajectory.steps) == 10
-    assert trajectory.steps[0].commands == ["cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py"]
-    assert trajectory.steps[1].commands == ["ls -la"]
-    assert trajectory.steps[-1].commands == ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"]
-    assert trajectory.steps[8].commands[0].startswith("cat > tests/missing_colon.py << 'EOF'")
+    assert len(trajectory.steps) == 8
+    assert trajectory.steps[0].commands == ["ls -la"]
+    assert trajectory.steps[5].commands == ["sed -i 's|/ len(values)|/ len(values) if values else 0|' calc.py"]
+    assert trajectory.steps[-1].commands == ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff"]
     types = [message.message_type for message in trajectory.messages]
     assert types[:4] == [T.SYSTEM, T.TASK, T.ACTION, T.OBSERVATION]
     assert types[-1] == T.FINAL
     assert all(step.observation_indices == (step.message_index + 1,) for step in trajectory.steps)
     assert all(step.prompt_end == step.message_index for step in trajectory.steps)
+    assert all(step.usage is None for step in trajectory.steps)  # v1 records no usage
 
 
-def test_sweagent_fixture_keeps_history_one_to_one() -> None:
+def test_mini_v2_usage_is_recorded_and_a_format_error_belongs_to_the_step_before_it() -> None:
+    trajectory = load_trajectory(MINI_V2_FIXTURE)
+    raw = json.loads(MINI_V2_FIXTURE.read_text())["messages"]
+    queries = [m for m in raw if m["role"] == "assistant"]
+    assert len(trajectory.steps) == len(queries) == 4
+    for step, record in zip(trajectory.steps, queries):
+        usage = record["extra"]["response"]["usage"]
+        assert step.usage is not None and not step.usage.estimated
+        assert step.usage.prompt_tokens == usage["prompt_tokens"]
+        assert step.usage.completion_tokens == usage["completion_tokens"]
+        assert step.usage.cached_tokens == usage["prompt_tokens_details"]["cached_tokens"]
+        assert step.cost == record["extra"]["cost"]
+    second = trajectory.steps[1]
+    answers = [trajectory.messages[i] for i in second.observation_indices]
+    assert [m.message_type for m in answers] == [T.OBSERVATION, T.FORMAT_ERROR]
+    assert trajectory.steps[-1].observation_indices == (len(raw) - 1,)  # the `exit` record ends the run
+    assert trajectory.messages[-1].message_type == T.EXIT
+    assert trajectory.info.exit_status == "Submitted"
+
+
+def test_sweagent_fixture_follows_history_and_takes_the_missing_last_step_from_trajectory() -> None:
     trajectory = load_trajectory(SWEAGENT_FIXTURE)
     raw = json.loads(SWEAGENT_FIXTURE.read_text())
     assert trajectory.format == "swe-agent"
-    assert len(trajectory.messages) == len(raw["history"]) == 10
-    assert [m.role for m in trajectory.messages] == [entry["role"] for entry in raw["history"]]
-    assert [s.commands[0].split()[0] for s in trajectory.steps] == ["find_file", "open", "edit", "python3"]
+    history = raw["history"]
+    assert [m.role for m in trajectory.messages[: len(history)]] == [entry["role"] for entry in history]
+    assert len(trajectory.steps) == len(raw["trajectory"]) == 5
+    assert [s.commands[0] for s in trajectory.steps] == [r["action"] for r in raw["trajectory"]]
+    assert [trajectory.messages[s.observation_indices[0]].text for s in trajectory.steps] == [
+        r["observation"] for r in raw["trajectory"]]
     assert trajectory.messages[1].message_type == T.TASK
-    assert [i for i, m in enumerate(trajectory.messages) if m.message_type == T.OBSERVATION] == [3, 5, 7, 9]
-    assert [s.observation_indices for s in trajectory.steps] == [(3,), (5,), (7,), (9,)]
-    assert trajectory.messages[3].tool_call_id == "call_fJuazlMUN5fQDQ73G6XSpYpx"
-    assert trajectory.steps[0].actions[0].tool_call_id == "call_fJuazlMUN5fQDQ73G6XSpYpx"
+    assert [i for i, m in enumerate(trajectory.messages) if m.message_type == T.OBSERVATION] == [3, 5, 7, 9, 11]
+    assert trajectory.messages[3].tool_call_id == "call_01"
+    assert trajectory.steps[0].actions[0].tool_call_id == "call_01"
+    fifth = trajectory.messages[trajectory.steps[4].message_index]
+    assert fifth.extra.model_extra["from_trajectory"] is True and fifth.text == "The fix works. Submitting."
     assert trajectory.info.exit_status == "submitted"
-    assert trajectory.info.model_stats.prompt_tokens == 7141
+    assert trajectory.info.model_stats.prompt_tokens == 9000
     assert trajectory.info.model_stats.api_calls == 5
     assert trajectory.info.model_name == "gpt-4o"
-    assert trajectory.steps[1].state == {"open_file": "/SWE-agent__test-repo/tests/missing_colon.py",
-                                         "working_dir": "/SWE-agent__test-repo"}
+    assert trajectory.steps[1].state == {"open_file": "/calc/calc.py", "working_dir": "/calc"}
+
+
+def test_older_sweagent_file_without_message_type_has_every_observation() -> None:
+    trajectory = load_trajectory(SWEAGENT_OLDER_FIXTURE)
+    raw = json.loads(SWEAGENT_OLDER_FIXTURE.read_text())
+    assert len(trajectory.steps) == len(raw["trajectory"]) == 5
+    for step, record in zip(trajectory.steps, raw["trajectory"]):
+        assert step.commands == [record["action"].rstrip("\n")]  # SWE-agent keeps the parser's newline
+        assert [trajectory.messages[i].text for i in step.observation_indices] == [record["observation"]]
+    types = [m.message_type for m in trajectory.messages]
+    assert types[:3] == [T.SYSTEM, T.USER_MESSAGE, T.TASK]  # the demonstration is not the task
+    diff = trajectory.messages[trajectory.steps[-1].observation_indices[0]]
+    assert diff.extra.model_extra["from_trajectory"] is True  # `history` ends before the submitted diff
+    first = trajectory.messages[trajectory.steps[0].message_index]
+    assert first.extra.reasoning is None  # SWE-agent's thought is in the content: shown once
+
+
+def test_demonstrations_in_history_are_not_steps() -> None:
+    trajectory = load_trajectory(SWEAGENT_DEMOS_FIXTURE)
+    raw = json.loads(SWEAGENT_DEMOS_FIXTURE.read_text())
+    real = [e for e in raw["history"] if e["role"] == "assistant" and not e.get("is_demo")]
+    assert len(trajectory.steps) == len(real) == 4
+    assert [s.commands[0] for s in trajectory.steps] == [e["action"] for e in real]
+    assert trajectory.steps[0].prompt_end == 6  # system, four demonstration messages, the task
+    assert trajectory.messages[5].message_type == T.TASK
 
 
 def _write(tmp_path: Path, name: str, data: object) -> Path:
@@ -59,7 +113,7 @@ def _write(tmp_path: Path, name: str, data: object) -> Path:
 
 def test_sweagent_json_strings_and_missing_keys(tmp_path: Path) -> None:
     raw = json.loads(SWEAGENT_FIXTURE.read_text())
-    raw["replay_config"] = json.dumps(raw["replay_config"])
+    raw["replay_config"] = json.loads(raw["replay_config"])  # an object, or (as the fixture has it) a string
     for step in raw["trajectory"]:
         step["state"] = json.dumps({"open_file": "x.py"})
     loaded = load_trajectory(_write(tmp_path, "a.traj", raw))
@@ -68,6 +122,7 @@ def test_sweagent_json_strings_and_missing_keys(tmp_path: Path) -> None:
 
     minimal = load_trajectory(_write(tmp_path, "b.traj", {"history": raw["history"]}))
     assert len(minimal.steps) == 4 and minimal.info.exit_status is None and minimal.info.config == {}
+    assert len(minimal.messages) == len(raw["history"])
 
     from_steps = load_trajectory(_write(tmp_path, "c.traj", {"trajectory": raw["trajectory"]}))
     assert [s.commands[0] for s in from_steps.steps][-1] == "submit"

@@ -23,10 +23,10 @@ def test_print_sweagent_fixture_text() -> None:
     result = replay(str(SWEAGENT_FIXTURE), "--print")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "swe-agent, 4 steps" in out and "submitted" in out
-    for number, command in enumerate(["find_file missing_colon.py", 'open "/SWE-agent__test-repo/tests/missing_colon.py"',
-                                      "edit 'def division", "python3 /SWE-agent__test-repo/tests/missing_colon.py"], 1):
-        assert f"step {number}/4" in out and f"$ {command}" in out
+    assert "swe-agent, 5 steps" in out and "submitted" in out
+    for number, command in enumerate(["find_file calc.py", "open calc.py", "edit 5:5",
+                                      "python3 -c 'from calc import average", "submit"], 1):
+        assert f"step {number}/5" in out and f"$ {command}" in out
     assert "\r" not in out and "\x1b" not in out
 
 
@@ -34,17 +34,17 @@ def test_print_mini_fixture_json_lines() -> None:
     result = replay(str(MINI_FIXTURE), "--print", "--json")
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert [r["step"] for r in records] == list(range(1, 11))
-    assert records[1]["actions"] == [{"command": "ls -la"}]
+    assert [r["step"] for r in records] == list(range(1, 9))
+    assert records[1]["actions"] == [{"command": "cat calc.py"}]
     assert records[-1]["observations"][0]["message_type"] == "final"
-    assert records[0]["observations"][0]["content"].startswith("<returncode>1</returncode>")
+    assert records[4]["observations"][0]["content"].startswith("<returncode>1</returncode>")
 
 
 def test_negative_step_selects_one() -> None:
     last = replay(str(MINI_FIXTURE), "--print", "--json", "--step", "-1")
-    assert [json.loads(line)["step"] for line in last.stdout.splitlines()] == [10]
+    assert [json.loads(line)["step"] for line in last.stdout.splitlines()] == [8]
     second = replay(str(SWEAGENT_FIXTURE), "--print", "--step", "-3")
-    assert "step 2/4" in second.stdout and "step 1/4" not in second.stdout and "step 3/4" not in second.stdout
+    assert "step 3/5" in second.stdout and "step 2/5" not in second.stdout and "step 4/5" not in second.stdout
     out_of_range = replay(str(SWEAGENT_FIXTURE), "--print", "--step", "-9")
     assert out_of_range.returncode == 2 and "out of range" in out_of_range.stderr
 
@@ -74,7 +74,7 @@ def test_print_a_folder_file_by_file(tmp_path: Path) -> None:
     (tmp_path / "broken.traj.json").write_text("{")
     partly = replay(str(tmp_path), "--print", "--json")
     assert partly.returncode == 1 and "broken.traj.json" in partly.stderr
-    assert len(partly.stdout.splitlines()) == 14
+    assert len(partly.stdout.splitlines()) == 13
 
 
 def test_unreadable_file_is_one_clear_error(tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from ..models.base import (
     ReplayExhausted,
 )
 from ..tokens import count_messages
+from ..trajectory.normalize import is_step
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
 from .prompt import PromptBuilder
 from .templates import render
@@ -89,7 +90,7 @@ class Agent:
         self._last_cached_tokens = 0
         self.window = window
         self.window_source = window_source
-        self.step = sum(1 for m in self.history if m.role == "assistant" and m.message_type != MessageType.FINAL)
+        self.step = sum(1 for m in self.history if is_step(m))
         self.turn = max([m.extra.turn or 0 for m in self.history] + [0])
         self.submission = ""
 
@@ -330,7 +331,9 @@ class Agent:
                 self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the task was submitted."),
                                   MessageType.OBSERVATION)
                 submission = "".join(output.lstrip().splitlines(keepends=True)[1:])
-                self._add(make_message("assistant", submission, MessageType.FINAL, step=step, turn=self.turn))
+                # A record of the submission, not a model query: `user`, as mini-swe-agent's final
+                # output is, so no viewer counts it as a step (SPEC §9.3).
+                self._add(make_message("user", submission, MessageType.FINAL, step=step, turn=self.turn))
                 raise Submitted(submission)
             if result.interrupted:
                 self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the user interrupted."),
@@ -404,8 +407,7 @@ class Agent:
         return make_message(
             role, text, MessageType.OBSERVATION, tool_call_id=action.tool_call_id, step=step, turn=self.turn,
             returncode=result.returncode, duration_s=round(result.duration_s, 4), timed_out=result.timed_out,
-            output_truncated=result.truncated, mode=self._mode,
-            actions=(Action(command=command, tool_call_id=action.tool_call_id),),
+            output_truncated=result.truncated, mode=self._mode, command=command, raw_output=result.output,
         )
 
     # --- human mode ---------------------------------------------------------------------
@@ -416,7 +418,7 @@ class Agent:
         if not command or self._mode != "human":
             return
         self._add(make_message("user", command, MessageType.USER_MESSAGE, turn=self.turn, mode="human",
-                               actions=(Action(command=command),)))
+                               command=command))
         action_id = f"human.{len(self.history)}"
         self._emit(ev.ActionProposed(action_id=action_id, step=self.step, command=command, needs_confirmation=False))
         result = self._execute(command, action_id)

@@ -8,20 +8,19 @@ Every other file is one JSON document: it is loaded once by the common loader.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..messages import Action, Message, MessageType
+from ..messages import Action, Message
 from ..tokens import count_message
 from ..trajectory.errors import TrajectoryError
+from ..trajectory.lazy import StepList
 from ..trajectory.loader import load_trajectory
-from ..trajectory.model import Trajectory, TrajectoryInfo
-from ..trajectory.normalize import actions_of, build_steps
+from ..trajectory.model import Step, Trajectory, TrajectoryInfo
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
-
-ANSWER_TYPES = (MessageType.OBSERVATION, MessageType.FINAL, MessageType.FORMAT_ERROR)
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,10 @@ class StepView:
     observations: list[Message]
     prompt_end: int
     prompt_tokens: int | None
-    """Recorded prompt tokens of this query (None: not recorded; see `estimated_prompt_tokens`)."""
+    """Prompt tokens of this query as the file records them (None: not recorded; see
+    `estimated_prompt_tokens`)."""
+    estimated: bool
+    """The recorded figure is itself an estimate (the provider sent no usage during the run)."""
     cached_tokens: int
     window: int | None
     cost: float | None
@@ -55,15 +57,17 @@ class ReplayDocument(Protocol):
     def trajectory(self) -> Trajectory: ...
 
 
-def _view(number: int, assistant: Message, observations: list[Message], prompt_end: int) -> StepView:
-    extra = assistant.extra
-    tokens = extra.usage.prompt_tokens if extra.usage and extra.usage.prompt_tokens else None
-    if tokens is None and extra.context and extra.context.prompt_tokens:
-        tokens = extra.context.prompt_tokens
-    return StepView(number=number, assistant=assistant, actions=actions_of(assistant), observations=observations,
-                    prompt_end=prompt_end, prompt_tokens=tokens,
-                    cached_tokens=extra.usage.cached_tokens if extra.usage else 0,
-                    window=extra.context.window if extra.context else None, cost=extra.cost)
+def _view(messages: Sequence[Message], step: Step) -> StepView:
+    assistant = messages[step.message_index]
+    usage, context = step.usage, step.context
+    tokens = usage.prompt_tokens if usage and usage.prompt_tokens else None
+    estimated = bool(usage and usage.estimated) if tokens is not None else False
+    if tokens is None and context and context.prompt_tokens:
+        tokens = context.prompt_tokens
+    return StepView(number=step.index, assistant=assistant, actions=step.actions,
+                    observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
+                    prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
+                    window=context.window if context else None, cost=step.cost)
 
 
 def estimated_prompt_tokens(history: list[Message]) -> int:
@@ -88,10 +92,7 @@ class LoadedDocument:
         return self._trajectory.info
 
     def step(self, number: int) -> StepView:
-        step = self._trajectory.steps[number - 1]
-        messages = self._trajectory.messages
-        return _view(number, messages[step.message_index], [messages[i] for i in step.observation_indices],
-                     step.prompt_end)
+        return _view(self._trajectory.messages, self._trajectory.steps[number - 1])
 
     def messages_before(self, end: int) -> list[Message]:
         return self._trajectory.messages[:end]
@@ -111,11 +112,12 @@ class LiveDocument:
     def __init__(self, path: Path):
         self.path = path
         self.index = RoleIndex(path)
+        self._messages = _IndexedMessages(self.index)
         self._full: Trajectory | None = None
 
     @property
     def step_count(self) -> int:
-        return len(self.index.assistants)
+        return len(self.index.steps)
 
     @property
     def info(self) -> TrajectoryInfo:
@@ -126,11 +128,8 @@ class LiveDocument:
         return info
 
     def step(self, number: int) -> StepView:
-        assistants = self.index.assistants
-        start = assistants[number - 1]
-        end = assistants[number] if number < len(assistants) else len(self.index)
-        answers = [self.index.message(i) for i in range(start + 1, end)]
-        return _view(number, self.index.message(start), [m for m in answers if m.message_type in ANSWER_TYPES], start)
+        # A new StepList each time: the last step grows while the session is written.
+        return _view(self._messages, StepList(self._messages, self.index.steps)[number - 1])
 
     def messages_before(self, end: int) -> list[Message]:
         return [self.index.message(i) for i in range(end)]
@@ -147,9 +146,24 @@ class LiveDocument:
             messages = [self.index.message(i) for i in range(count)]
             events = self.index.meta_events()
             self._full = Trajectory(path=self.path, format="swedeck-jsonl", messages=messages,
-                                    steps=build_steps(messages), info=self.info, meta_events=events,
+                                    steps=StepList(messages, list(self.index.steps)), info=self.info, meta_events=events,
                                     processors=processors_of(events))
         return self._full
+
+
+class _IndexedMessages(Sequence[Message]):
+    """The messages of a live file as a sequence, each parsed when read."""
+
+    def __init__(self, index: RoleIndex):
+        self._index = index
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self._index.message(i) for i in range(*index.indices(len(self._index)))]
+        return self._index.message(index)
 
 
 def open_document(path: str | Path) -> ReplayDocument:
@@ -162,4 +176,4 @@ def open_document(path: str | Path) -> ReplayDocument:
             pass  # not a swedeck live file: the loader says what it is or why it cannot be read
         except OSError as error:
             raise TrajectoryError(path, error.strerror or str(error)) from None
-    return LoadedDocument(load_trajectory(path))
+    return LoadedDocument(load_trajectory(path, lazy=True))

@@ -1,25 +1,27 @@
-"""A `TrajectoryIndex` that also notes the role of every message line as it indexes it, so
-step boundaries (one step per assistant message) are known without parsing messages."""
+"""A `TrajectoryIndex` that also notes which message lines start a step as it indexes them,
+so step boundaries are known without parsing messages."""
 
 from __future__ import annotations
 
 import re
 
 from ..trajectory.index import TrajectoryIndex
+from ..trajectory.normalize import counts_as_step
 
 _ROLE = re.compile(rb'^\s*\{\s*"role"\s*:\s*"(\w+)"')
+# Quotes inside a JSON string are escaped, so this matches only the message's own type.
+_FINAL = re.compile(rb'"message_type"\s*:\s*"final"')
 
 
 class RoleIndex(TrajectoryIndex):
     def __init__(self, path):
-        self.roles: list[str] = []
-        self.assistants: list[int] = []
-        """Message index of each assistant message: step k is `assistants[k - 1]`."""
+        self.steps: list[int] = []
+        """Message index where each step starts: step k is `steps[k - 1]` (`normalize.is_step`)."""
         super().__init__(path)
 
     def _reset(self, identity) -> None:
         super()._reset(identity)
-        self.roles, self.assistants = [], []
+        self.steps = []
 
     def _add_line(self, offset: int, line: bytes) -> None:
         before = len(self._messages)
@@ -27,13 +29,17 @@ class RoleIndex(TrajectoryIndex):
         if len(self._messages) > before:
             # swedeck writes `role` first (Message field order); anything else is parsed to find out
             match = _ROLE.match(line)
-            role = match.group(1).decode() if match else self._parsed_role(before)
-            self.roles.append(role)
-            if role == "assistant":
-                self.assistants.append(before)
+            if match:
+                role = match.group(1).decode()
+                kind = "final" if role == "assistant" and _FINAL.search(line) else None
+            else:
+                role, kind = self._parsed(before)
+            if counts_as_step(role, kind):
+                self.steps.append(before)
 
-    def _parsed_role(self, index: int) -> str:
+    def _parsed(self, index: int) -> tuple[str, str | None]:
         try:
-            return self.message(index).role
+            message = self.message(index)
         except Exception:  # an unreadable line shows its error when its step is opened
-            return "unknown"
+            return "unknown", None
+        return message.role, message.message_type.value

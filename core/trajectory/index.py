@@ -8,7 +8,6 @@ whole file parsed into models.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 from ..messages import Message
 from .errors import TrajectoryError
 from .model import MetaEvent
+from .parse import loads
 from .readers.swedeck_jsonl import is_header, meta_event
 
 _CHUNK = 1 << 20
@@ -96,7 +96,7 @@ class TrajectoryIndex:
         self._lines += 1
         if self._lines == 1:
             try:
-                header = json.loads(line)
+                header = loads(line)
             except ValueError:
                 header = None
             self.header = header if isinstance(header, dict) else {}
@@ -110,6 +110,6 @@ class TrajectoryIndex:
             handle.seek(offset)
             data = handle.read(length)
         try:
-            return json.loads(data)
+            return loads(data)
         except ValueError as error:
             raise TrajectoryError(self.path, f"byte {offset}: {error}") from None

@@ -16,7 +16,10 @@ from .readers import READERS, Source
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
 
-def load_trajectory(path: str | Path) -> Trajectory:
+def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
+    """The trajectory in any supported file. Readers build messages when they are read;
+    unless `lazy`, every message is built here, so a damaged one is reported now. The
+    replay UI opens files lazily and shows a damaged step as an error when it is reached."""
     path = Path(path)
     source = Source(path=path, text=_read_text(path))
     if not source.text.strip():
@@ -26,7 +29,13 @@ def load_trajectory(path: str | Path) -> Trajectory:
         if reader is None:
             _ = source.document  # not JSON at all gives the JSON error as the reason
             raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`")
-        return reader.read(source)
+        trajectory = reader.read(source)
+        if not lazy:
+            for _ in trajectory.messages:
+                pass
+            for _ in trajectory.steps:
+                pass
+        return trajectory
     except TrajectoryError:
         raise
     except ValueError as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -73,8 +74,9 @@ class Step:
 class Trajectory:
     path: Path
     format: TrajectoryFormat
-    messages: list[Message]
-    steps: list[Step]
+    messages: Sequence[Message]
+    """A list, or a `lazy.MessageList` that builds messages when they are read."""
+    steps: Sequence[Step]
     info: TrajectoryInfo
     meta_events: list[MetaEvent] = field(default_factory=list)
     processors: dict[str, Any] = field(default_factory=dict)

@@ -3,20 +3,26 @@
 Other formats have no `message_type`; it is inferred from the conversation's shape:
 first system -> system, first user -> task, an assistant message with a command ->
 action (else assistant_message), what answers an action -> observation (the submission's
-output -> final), a user message after a command-less response -> format_error.
+output -> final), a user message after a command-less response or marked by
+mini-swe-agent as a format error (`extra.interrupt_type`) -> format_error.
+
+A step is one model query (`is_step`): every assistant message but the submission record
+(`final`, which older swedeck files wrote as an assistant message) and demonstrations
+(SWE-agent's `is_demo`). `build_steps`, the live file's index and the replay model all
+count steps by this one rule, so the step numbers of a file are the same everywhere.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..messages import Action, Message, MessageExtra, MessageType, ToolCall
 from .actions import text_actions, tool_call_actions
-from .model import Step
+from .lazy import StepList
 
 _TOP_LEVEL = ("role", "content", "tool_calls", "tool_call_id", "name", "cache_control")
 _ROLE_ALIASES = {"developer": "system", "function": "tool"}
@@ -45,6 +51,17 @@ def build_message(record: Mapping[str, Any], extra: Mapping[str, Any], message_t
         cache_control=cache_control if isinstance(cache_control, dict) else None,
         extra=message_extra(merged),
     )
+
+
+def check_roles(records: list[Mapping[str, Any]]) -> list[str]:
+    """The role of every record, checked up front so that a lazy reader fails at load, not mid-replay."""
+    roles = []
+    for number, record in enumerate(records):
+        role = _ROLE_ALIASES.get(str(record.get("role")), record.get("role"))
+        if role not in ("system", "user", "assistant", "tool", "exit"):
+            raise ValueError(f"message {number}: unknown message role {record.get('role')!r}")
+        roles.append(role)
+    return roles
 
 
 def foreign_extra(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,6 +103,20 @@ def tool_calls(raw: Any) -> tuple[ToolCall, ...] | None:
     return tuple(calls) or None
 
 
+def is_demo(message: Message) -> bool:
+    """A demonstration put into the history (SWE-agent's `put_demos_in_history`), not a query of this run."""
+    return bool((message.extra.model_extra or {}).get("is_demo"))
+
+
+def counts_as_step(role: str, message_type: MessageType | str | None, demo: bool = False) -> bool:
+    """The step rule on a message's parts, for readers that have not parsed the message."""
+    return role == "assistant" and message_type != MessageType.FINAL and not demo
+
+
+def is_step(message: Message) -> bool:
+    return counts_as_step(message.role, message.message_type, is_demo(message))
+
+
 def actions_of(message: Message) -> tuple[Action, ...]:
     if message.extra.actions:
         return message.extra.actions
@@ -96,38 +127,78 @@ def actions_of(message: Message) -> tuple[Action, ...]:
 
 def infer_types(messages: list[Message], submission: str | None = None) -> list[Message]:
     """Messages with `message_type` and `actions` filled in from the conversation's shape."""
+    inference = TypeInference.of([message.role for message in messages], submission)
     out: list[Message] = []
-    seen_system = seen_task = False
-    actions: tuple[Action, ...] = ()
-    unanswered = 0
-    after_plain_response = False
-    for message in messages:
-        update: dict[str, Any] = {}
-        if message.role == "system":
-            kind = MessageType.SYSTEM if not seen_system else MessageType.USER_MESSAGE
-            seen_system = True
-        elif message.role == "exit":
-            kind = MessageType.EXIT
-        elif message.role == "assistant":
-            actions = actions_of(message)
-            kind = MessageType.ACTION if actions else MessageType.ASSISTANT_MESSAGE
-            if actions and not message.extra.actions:
-                update["actions"] = actions
-            unanswered, after_plain_response = len(actions), not actions
-        elif message.role == "tool":
-            kind, unanswered = MessageType.OBSERVATION, max(unanswered - 1, 0)
-        elif not seen_task:
-            kind, seen_task = MessageType.TASK, True
-        elif unanswered:
-            kind = MessageType.FINAL if _is_submission(message, actions, submission) else MessageType.OBSERVATION
-            unanswered -= 1
-        elif after_plain_response:
-            kind, after_plain_response = MessageType.FORMAT_ERROR, False
-        else:
-            kind = MessageType.USER_MESSAGE
-        update["message_type"] = kind
-        out.append(message.model_copy(update={"extra": message.extra.model_copy(update=update)}))
+    for start, end in inference.blocks(len(messages)):
+        out += inference.block(messages[start:end], start)
     return out
+
+
+class TypeInference:
+    """`message_type` from a conversation's shape, one block at a time.
+
+    A block starts at an assistant message (or at the first message) and runs to the next
+    one: what a message is depends only on its block and on where the first system and
+    the first user message are, so a lazy reader infers the types of one step alone.
+    """
+
+    def __init__(self, assistants: list[int], first_system: int | None, first_user: int | None,
+                 submission: str | None = None):
+        self.assistants = assistants
+        self.first_system = first_system
+        self.first_user = first_user
+        self.submission = submission
+
+    @classmethod
+    def of(cls, roles: list[Any], submission: str | None = None) -> TypeInference:
+        """From the records' roles (aliases such as `developer` allowed)."""
+        roles = [_ROLE_ALIASES.get(str(role), role) for role in roles]
+        return cls([i for i, role in enumerate(roles) if role == "assistant"],
+                   next((i for i, role in enumerate(roles) if role == "system"), None),
+                   next((i for i, role in enumerate(roles) if role == "user"), None), submission)
+
+    def blocks(self, size: int) -> list[tuple[int, int]]:
+        starts = [0] + [i for i in self.assistants if i > 0]
+        return [(start, starts[k + 1] if k + 1 < len(starts) else size) for k, start in enumerate(starts)]
+
+    def block(self, messages: list[Message], start: int) -> list[Message]:
+        out: list[Message] = []
+        actions: tuple[Action, ...] = ()
+        unanswered = 0
+        after_plain_response = False
+        for index, message in enumerate(messages, start):
+            update: dict[str, Any] = {}
+            if message.role == "system":
+                kind = MessageType.SYSTEM if index == self.first_system else MessageType.USER_MESSAGE
+            elif message.role == "exit":
+                kind = MessageType.EXIT
+            elif message.role == "assistant":
+                actions = actions_of(message)
+                kind = MessageType.ACTION if actions else MessageType.ASSISTANT_MESSAGE
+                if actions and not message.extra.actions:
+                    update["actions"] = actions
+                unanswered, after_plain_response = len(actions), not actions
+            elif message.role == "tool":
+                kind, unanswered = MessageType.OBSERVATION, max(unanswered - 1, 0)
+            elif index == self.first_user:
+                kind = MessageType.TASK
+            elif _marked_format_error(message):
+                kind, unanswered, after_plain_response = MessageType.FORMAT_ERROR, 0, False
+            elif unanswered:
+                kind = MessageType.FINAL if _is_submission(message, actions, self.submission) else MessageType.OBSERVATION
+                unanswered -= 1
+            elif after_plain_response:
+                kind, after_plain_response = MessageType.FORMAT_ERROR, False
+            else:
+                kind = MessageType.USER_MESSAGE
+            update["message_type"] = kind
+            out.append(message.model_copy(update={"extra": message.extra.model_copy(update=update)}))
+        return out
+
+
+def _marked_format_error(message: Message) -> bool:
+    """mini-swe-agent v2 marks its format-error turns with `extra.interrupt_type`."""
+    return (message.extra.model_extra or {}).get("interrupt_type") == "FormatError"
 
 
 def _is_submission(message: Message, actions: tuple[Action, ...], submission: str | None) -> bool:
@@ -139,26 +210,9 @@ def _is_submission(message: Message, actions: tuple[Action, ...], submission: st
     return not text.lstrip().startswith("<returncode>")
 
 
-def build_steps(messages: list[Message]) -> list[Step]:
-    """One step per assistant message (a model query), with the messages that answer it."""
-    steps: list[Step] = []
-    for index, message in enumerate(messages):
-        if message.role != "assistant":
-            continue
-        answers = []
-        for later in range(index + 1, len(messages)):
-            other = messages[later]
-            if other.role == "assistant":
-                break
-            if other.message_type in (MessageType.OBSERVATION, MessageType.FINAL, MessageType.FORMAT_ERROR):
-                answers.append(later)
-        extra = message.extra
-        steps.append(Step(
-            index=len(steps) + 1, message_index=index, actions=actions_of(message),
-            observation_indices=tuple(answers), prompt_end=index, usage=extra.usage, cost=extra.cost,
-            context=extra.context, processors=extra.processors,
-        ))
-    return steps
+def build_steps(messages: Sequence[Message]) -> StepList:
+    """One step per model query (`is_step`), with the messages that answer it."""
+    return StepList(messages, [index for index, message in enumerate(messages) if is_step(message)])
 
 
 def _optional_str(value: Any) -> str | None:

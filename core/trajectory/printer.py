@@ -45,7 +45,8 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
              **({"returncode": other.extra.returncode} if other.extra.returncode is not None else {})}
             for index, other in ((i, trajectory.messages[i]) for i in step.observation_indices)
         ],
-        "usage": step.usage.model_dump() if step.usage else None,
+        "usage": {**step.usage.model_dump(), "source": "estimated" if step.usage.estimated else "recorded"}
+        if step.usage else None,
         "cost": step.cost,
         "context": step.context.model_dump() if step.context else None,
         "processors": step.processors,
@@ -54,10 +55,14 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
 
 
 def thought(trajectory: Trajectory, step: Step) -> str:
-    """The assistant's words around its command: reasoning, else the content without the fenced command."""
+    """The assistant's words around its command: reasoning, else SWE-agent's recorded thought,
+    else the content without the fenced command."""
     message = trajectory.messages[step.message_index]
     if message.extra.reasoning:
         return message.extra.reasoning
+    recorded = (message.extra.model_extra or {}).get("thought")
+    if isinstance(recorded, str) and recorded.strip():
+        return recorded.strip()
     return re.sub(r"```(?:mswea_bash_command|bash)[ \t]*\n.*?```", "", message.text, flags=re.DOTALL).strip()
 
 

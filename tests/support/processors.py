@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
 
@@ -44,29 +43,3 @@ def steps(count: int, lines: int = 3) -> list[Message]:
 
 def contents(messages: list[Message]) -> list:
     return [m.content for m in messages]
-
-
-def sweagent_history(path: Path) -> list[Message]:
-    """The SWE-agent fixture's `history` as swedeck messages, mapped as the trajectory loader
-    does (system_prompt -> system, first user -> task, tool_call_ids kept). Used only until
-    `swedeck.core.trajectory.loader` exists."""
-    entries = json.loads(Path(path).read_text())["history"]
-    out: list[Message] = []
-    seen_user = False
-    for entry in entries:
-        kind = entry.get("message_type")
-        if kind == "system_prompt":
-            message_type = MessageType.SYSTEM
-        elif entry["role"] == "user" and not seen_user:
-            message_type = MessageType.TASK
-        else:
-            message_type = MessageType(kind)
-        seen_user = seen_user or entry["role"] == "user"
-        content = entry["content"]
-        calls = tuple(ToolCall(id=c["id"], function=FunctionCall(name=c["function"]["name"],
-                                                                 arguments=c["function"]["arguments"]))
-                      for c in entry.get("tool_calls") or ()) or None
-        ids = entry.get("tool_call_ids") or [None]
-        out.append(Message(role=entry["role"], content=content, tool_calls=calls, tool_call_id=ids[0],
-                           extra=MessageExtra(message_type=message_type, tags=tuple(entry.get("tags") or ()))))
-    return out

@@ -21,11 +21,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Sparkline, Static
 
 from swedeck.core.context_window import resolve_context_window
+from swedeck.core.messages import Message, MessageType
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, open_document
 from swedeck.core.replay.search import find_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
+from swedeck.core.trajectory.output import command_output
 
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
@@ -61,21 +63,32 @@ def highlighted(text: str, query: str) -> Content:
 
 
 def model_text(view: StepView) -> str:
+    """What the model said: its reasoning and its words. Its tool calls are the step's
+    command blocks (`view.actions`), shown once, below."""
     parts = []
     if view.assistant.extra.reasoning:
         parts.append(f"(reasoning) {view.assistant.extra.reasoning}")
     parts.append(view.assistant.text)
-    for call in view.assistant.tool_calls or ():
-        parts.append(f"[tool call {call.function.name}] {call.function.arguments}")
     return "\n".join(part for part in parts if part)
 
 
 def output_text(view: StepView) -> str:
+    """What each command printed, with its exit code (the model's view of it is `t`)."""
     chunks = []
     for message in view.observations:
-        status = f"exit {message.extra.returncode}" if message.extra.returncode is not None else message.message_type.value
-        chunks.append(f"── {status} ──\n{message.text}")
+        output = command_output(message)
+        status = f"exit {output.returncode}" if output.returncode is not None else _answer_label(message)
+        if message.extra.duration_s is not None:
+            status += f" · {message.extra.duration_s:.2f} s"
+        chunks.append(f"── {status} ──\n{output.text}")
     return "\n".join(chunks) or "(no output)"
+
+
+def _answer_label(message: Message) -> str:
+    if message.message_type == MessageType.EXIT:
+        return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
+    return {MessageType.FINAL: "submitted", MessageType.FORMAT_ERROR: "format error"}.get(
+        message.message_type, message.message_type.value.replace("_", " "))
 
 
 def step_label(number: int, command: str = "") -> Content:
@@ -98,13 +111,19 @@ def model_window(model_name: str | None) -> int | None:
 
 
 def meter_text(view: StepView, estimate: int | None) -> str:
-    tokens, mark = (view.prompt_tokens, "") if view.prompt_tokens is not None else (estimate, " (estimated)")
-    used = "–" if tokens is None else f"{tokens:,}{mark}"
+    """The step's context figures; `recorded` when the file has the provider's count, else `estimated`."""
+    if view.prompt_tokens is not None:
+        tokens, source = view.prompt_tokens, "estimated" if view.estimated else "recorded"
+    else:
+        tokens, source = estimate, "estimated"
+    used = "–" if tokens is None else f"{tokens:,}"
     if view.window:
         left = "" if tokens is None else f" · {max(0.0, 100 * (1 - tokens / view.window)):.0f}% left"
         text = f"context {used} / {view.window:,}{left}"
     else:
         text = f"context {used} / unknown window"
+    if tokens is not None:
+        text += f" · {source}"
     if view.cached_tokens:
         text += f" · cached {view.cached_tokens:,}"
     if view.cost is not None:

@@ -283,7 +283,7 @@ class SessionScreen(Screen):
             task = task_text(message)
             self._header(title=task)
             await transcript.add_note(task, "task", "task")
-        elif kind == MessageType.USER_MESSAGE and message.role == "user" and not message.extra.actions:
+        elif kind == MessageType.USER_MESSAGE and message.role == "user" and not message.extra.command:
             await transcript.add_note(message.text, "user", "you")
         elif kind == MessageType.INTERRUPT:
             await transcript.add_note("interrupted", "warning")

@@ -1,7 +1,9 @@
 """mini-swe-agent `.traj.json`: a bare list of messages, or `{"messages": [...], "info": {...}}`.
 
 Both of its formats: text (```mswea_bash_command / ```bash blocks in the assistant content)
-and tool calls (`tool_calls` + `role: tool`); its last message may be `role: exit`.
+and tool calls (`tool_calls` + `role: tool`); its last message may be `role: exit`. v2 keeps
+the provider's response on each assistant message: its `usage` is the recorded usage of
+that query. Messages are built per step, when read (`lazy.MessageList`).
 """
 
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import Trajectory, TrajectoryInfo
-from ..normalize import as_mapping_list, build_message, build_steps, foreign_extra, infer_types
+from ...messages import Message, Usage
+from ..lazy import MessageList, StepList
+from ..model import Trajectory
+from ..normalize import TypeInference, as_mapping_list, build_message, check_roles, foreign_extra
 from .common import info_from
 from .source import Source
 
@@ -33,13 +37,37 @@ def read(source: Source) -> Trajectory:
     else:
         records = as_mapping_list(document, "the message list")
     info = info_from(raw_info)
-    exit_records = [r for r in records if r.get("role") == "exit" and isinstance(r.get("extra"), Mapping)]
-    for record in exit_records:  # v2 keeps the ending on the exit message too
-        info.exit_status = info.exit_status or _str(record["extra"].get("exit_status"))
-        info.submission = info.submission or _str(record["extra"].get("submission"))
-    messages = [build_message(record, foreign_extra(record), None) for record in records]
-    messages = infer_types(messages, info.submission)
-    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info)
+    for record in records:  # v2 keeps the ending on the exit message too
+        if record.get("role") == "exit" and isinstance(record.get("extra"), Mapping):
+            info.exit_status = info.exit_status or _str(record["extra"].get("exit_status"))
+            info.submission = info.submission or _str(record["extra"].get("submission"))
+    roles = check_roles(records)
+    inference = TypeInference.of(roles, info.submission)
+
+    def build(start: int, end: int) -> list[Message]:
+        block = [build_message(record, _with_usage(foreign_extra(record)), None) for record in records[start:end]]
+        return inference.block(block, start)
+
+    messages = MessageList(len(records), inference.assistants, build, source.path)
+    return Trajectory(path=source.path, format=FORMAT, messages=messages,
+                      steps=StepList(messages, inference.assistants), info=info)
+
+
+def _with_usage(extra: dict[str, Any]) -> dict[str, Any]:
+    """v2's `response.usage` (the provider's own count) as the message's recorded usage."""
+    response = extra.get("response")
+    usage = response.get("usage") if isinstance(response, Mapping) else None
+    if "usage" in extra or not isinstance(usage, Mapping):
+        return extra
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    extra["usage"] = Usage(prompt_tokens=_count(usage.get("prompt_tokens")),
+                           completion_tokens=_count(usage.get("completion_tokens")), cached_tokens=_count(cached))
+    return extra
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _str(value: Any) -> str | None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+from ..parse import loads
 
 _UNSET = object()
 
@@ -19,10 +20,17 @@ class Source:
 
     @cached_property
     def first_line(self) -> Any:
-        """The first line as JSON, or None when it is not a JSON value on its own."""
-        line = self.text.split("\n", 1)[0]
+        """The first line as JSON, or None when it is not a JSON value on its own.
+
+        A `.traj.json` is often one line: then the first line is the document, parsed once."""
+        end = self.text.find("\n")
+        if end == -1 or not self.text[end:].strip():
+            try:
+                return self.document
+            except ValueError:
+                return None
         try:
-            return json.loads(line)
+            return loads(self.text[:end])
         except ValueError:
             return None
 
@@ -30,5 +38,5 @@ class Source:
     def document(self) -> Any:
         """The whole file as one JSON value (raises ValueError when it is not)."""
         if self._document is _UNSET:
-            self._document = json.loads(self.text)
+            self._document = loads(self.text)
         return self._document

@@ -1,20 +1,32 @@
-"""SWE-agent `.traj`: `history` (the messages, with SWE-agent's own `message_type`s),
-`trajectory` (one record per step: response, action, observation, state) and `info`.
+"""SWE-agent `.traj`: `history` (the messages), `trajectory` (one record per step: response,
+thought, action, observation, state) and `info`.
 
-History entries keep their positions one to one. `replay_config` and `state` may be JSON
-strings; every key may be missing (a trajectory without `history` is rebuilt from
-`trajectory`).
+SWE-agent's own viewers show `trajectory`: its records are the steps. `history` is what
+the model was sent, so messages come from it, one per entry, and are matched to the
+records in order: the k-th query of `history` is step k. Where `history` lacks what
+`trajectory` has (older files often end before the last observation, the submitted diff,
+or before the last step), the record fills it in, marked `extra.from_trajectory`. Without
+`history` the messages are rebuilt from `trajectory` alone. A record's `observation` is the
+command's own output; `history` has it as the model got it (in the next-step template, with
+the open file and the prompt): the first is the observation's `raw_output`, for the output
+pane, the second its content, for the prompt.
+
+Older files have no `message_type`: a user entry that follows a query is its observation.
+Demonstrations (`is_demo`, with `put_demos_in_history`) are kept as messages, never steps.
+SWE-agent's `thought` is part of the content it recorded, so it is not shown twice as
+reasoning. `replay_config` and `state` may be JSON strings; every key may be missing.
+Messages are built per step, when read (`lazy.MessageList`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
-from ...messages import Action, MessageType
+from ...messages import Action, Message, MessageType
+from ..lazy import MessageList, StepList
 from ..model import Trajectory
-from ..normalize import as_mapping_list, build_message, build_steps, foreign_extra
+from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
 from .common import info_of, maybe_parsed, model_name
 from .source import Source
 
@@ -28,6 +40,9 @@ _TYPES = {
     "user": MessageType.USER_MESSAGE,
     "demonstration": MessageType.USER_MESSAGE,
 }
+
+Entry = tuple[dict[str, Any], dict[str, Any], MessageType]
+"""A message before it is built: its chat fields, its `extra`, its type."""
 
 
 def accepts(source: Source) -> bool:
@@ -44,75 +59,114 @@ def read(source: Source) -> Trajectory:
         info.model_name = model_name(info.config)
     elif config is not None:
         info.warnings.append("replay_config is neither an object nor a JSON string; ignored")
-    records = document.get("trajectory") or []
-    steps_raw = as_mapping_list(records, "`trajectory`")
-    if document.get("history"):
-        messages = _from_history(as_mapping_list(document["history"], "`history`"))
-    else:
-        messages = _from_steps(steps_raw)
-    steps = build_steps(messages)
-    states = [maybe_parsed(record.get("state")) for record in steps_raw]
-    steps = [replace(step, state=states[i] if i < len(states) and isinstance(states[i], Mapping) else None)
-             for i, step in enumerate(steps)]
-    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=steps, info=info)
+    records = as_mapping_list(document.get("trajectory") or [], "`trajectory`")
+    history = as_mapping_list(document.get("history") or [], "`history`")
+    entries = _matched(_from_history(history, check_roles(history)), records) if history else _from_records(records)
+    starts = [i for i, (fields, extra, kind) in enumerate(entries)
+              if counts_as_step(fields["role"], kind, bool(extra.get("is_demo")))]
+
+    def build(start: int, end: int) -> list[Message]:
+        return [build_message(*entries[i]) for i in range(start, end)]
+
+    messages = MessageList(len(entries), starts, build, source.path)
+    states = _States(records)
+    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts, states),
+                      info=info)
 
 
-def _from_history(history: list[Mapping[str, Any]]) -> list:
-    messages = []
-    seen_task = False
-    for record in history:
+def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[Entry]:
+    entries: list[Entry] = []
+    seen_task = after_query = False
+    for record, role in zip(history, roles):
         extra = foreign_extra(record)
-        kind = _TYPES.get(str(extra.pop("message_type", "")))
+        recorded = extra.pop("message_type", None)
+        kind = _TYPES.get(str(recorded)) if recorded is not None else None
+        fields = {key: record[key] for key in ("role", "content", "tool_calls", "tool_call_id", "name",
+                                                "cache_control") if key in record}
+        fields["role"] = role
         ids = extra.pop("tool_call_ids", None)
-        fields = dict(record)
-        if isinstance(ids, list) and ids and record.get("tool_call_id") is None:
+        if isinstance(ids, list) and ids and fields.get("tool_call_id") is None:
             fields["tool_call_id"] = str(ids[0])
             if len(ids) > 1:
                 extra["tool_call_ids"] = ids
-        role = fields.get("role")
         if extra.get("is_demo"):
-            kind = MessageType.USER_MESSAGE if role != "assistant" else MessageType.ASSISTANT_MESSAGE
+            kind = MessageType.ASSISTANT_MESSAGE if role == "assistant" else MessageType.USER_MESSAGE
         elif role == "system" and kind is None:
             kind = MessageType.SYSTEM
         elif role == "user" and not seen_task and kind in (None, MessageType.OBSERVATION):
-            kind, seen_task = MessageType.TASK, True  # the issue: SPEC §7 counts it as the first observation
-        elif role == "assistant" and kind is None:
-            kind = MessageType.ACTION if extra.get("action") else MessageType.ASSISTANT_MESSAGE
-        elif kind is None:
-            kind = MessageType.OBSERVATION if role == "tool" else MessageType.USER_MESSAGE
-        if role == "assistant":
-            action, thought = extra.pop("action", None), extra.pop("thought", None)
-            if isinstance(thought, str) and thought:
-                extra["reasoning"] = thought if thought != _text(record.get("content")) else None
-            if isinstance(action, str) and action.strip() and not extra.get("actions"):
+            kind, seen_task = MessageType.TASK, True  # the issue: SWE-agent's first observation
+        elif role == "assistant":
+            action = extra.pop("action", None)
+            has_action = isinstance(action, str) and bool(action.strip())
+            kind = kind or (MessageType.ACTION if has_action else MessageType.ASSISTANT_MESSAGE)
+            if has_action and not extra.get("actions"):
                 ids = [call.get("id") for call in record.get("tool_calls") or [] if isinstance(call, Mapping)]
-                extra["actions"] = (Action(command=action, tool_call_id=str(ids[0]) if ids else None),)
+                extra["actions"] = (Action(command=action.rstrip("\n"),
+                                           tool_call_id=str(ids[0]) if ids and ids[0] else None),)
                 kind = MessageType.ACTION if kind == MessageType.ASSISTANT_MESSAGE else kind
-            extra = {key: value for key, value in extra.items() if value is not None}
-        messages.append(build_message(fields, extra, kind))
-    return messages
+        elif kind is None:
+            kind = MessageType.OBSERVATION if role == "tool" or after_query else MessageType.USER_MESSAGE
+        if not extra.get("is_demo"):
+            after_query = role == "assistant"
+        entries.append((fields, extra, kind))
+    return entries
 
 
-def _from_steps(steps: list[Mapping[str, Any]]) -> list:
+def _matched(entries: list[Entry], records: list[Mapping[str, Any]]) -> list[Entry]:
+    """`history` with what only `trajectory` has: a missing observation, missing last steps."""
+    queries = [i for i, (fields, extra, kind) in enumerate(entries)
+               if counts_as_step(fields["role"], kind, bool(extra.get("is_demo")))]
+    out = list(entries)
+    for number in reversed(range(min(len(queries), len(records)))):
+        start = queries[number]
+        end = queries[number + 1] if number + 1 < len(queries) else len(entries)
+        answers = [i for i in range(start + 1, end) if entries[i][2] == MessageType.OBSERVATION]
+        output = records[number].get("observation")
+        if answers and isinstance(output, str):
+            entries[answers[0]][1]["raw_output"] = output  # history has it wrapped in the next-step template
+        elif not answers and "observation" in records[number]:
+            out.insert(end, _observation(records[number], entries[start][0]))
+    for record in records[len(queries):]:
+        out += _record_entries(record)
+    return out
+
+
+def _from_records(records: list[Mapping[str, Any]]) -> list[Entry]:
     """Messages rebuilt from `trajectory` alone: one assistant message and one observation per step."""
-    messages = []
-    for record in steps:
-        action = record.get("action")
-        response = record.get("response") or record.get("thought") or ""
-        extra: dict[str, Any] = {}
-        if isinstance(action, str) and action.strip():
-            extra["actions"] = (Action(command=action),)
-        messages.append(build_message({"role": "assistant", "content": str(response)}, extra,
-                                      MessageType.ACTION if extra else MessageType.ASSISTANT_MESSAGE))
-        if "observation" in record:
-            messages.append(build_message({"role": "user", "content": str(record.get("observation") or "")},
-                                          {}, MessageType.OBSERVATION))
-    return messages
+    return [entry for record in records for entry in _record_entries(record, marked=False)]
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
-    return ""
+def _record_entries(record: Mapping[str, Any], marked: bool = True) -> list[Entry]:
+    action = record.get("action")
+    response = record.get("response") or record.get("thought") or ""
+    extra: dict[str, Any] = {"from_trajectory": True} if marked else {}
+    if isinstance(record.get("thought"), str):
+        extra["thought"] = record["thought"]
+    if isinstance(action, str) and action.strip():
+        extra["actions"] = (Action(command=action.rstrip("\n")),)
+    entries: list[Entry] = [({"role": "assistant", "content": str(response)}, extra,
+                             MessageType.ACTION if "actions" in extra else MessageType.ASSISTANT_MESSAGE)]
+    if "observation" in record:
+        entries.append(_observation(record, {}, marked))
+    return entries
+
+
+def _observation(record: Mapping[str, Any], query: Mapping[str, Any], marked: bool = True) -> Entry:
+    """A step's observation from its `trajectory` record; a tool result when the query called a tool."""
+    calls = [call for call in query.get("tool_calls") or [] if isinstance(call, Mapping) and call.get("id")]
+    fields: dict[str, Any] = {"role": "tool", "tool_call_id": str(calls[0]["id"])} if calls else {"role": "user"}
+    fields["content"] = str(record.get("observation") or "")
+    return fields, ({"from_trajectory": True} if marked else {}), MessageType.OBSERVATION
+
+
+class _States:
+    """SWE-agent's `state` per step (open file, working dir), parsed when a step is read."""
+
+    def __init__(self, records: list[Mapping[str, Any]]):
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: int) -> Any:
+        return maybe_parsed(self._records[index].get("state"))

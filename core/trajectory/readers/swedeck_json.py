@@ -1,5 +1,5 @@
 """swedeck's final file `.traj.json` (SPEC §9.2): `{"trajectory_format": "swedeck-1", "info",
-"messages", "meta_events"}`."""
+"messages", "meta_events"}`. Messages are validated per step, when read (`lazy.MessageList`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 from ...messages import Message
 from ..model import Trajectory
-from ..normalize import as_mapping_list, build_steps
+from ..lazy import MessageList, StepList
+from ..normalize import as_mapping_list, check_roles, counts_as_step
 from .common import info_of
 from .source import Source
 from .swedeck_jsonl import meta_event, processors_of
@@ -28,13 +29,27 @@ def read(source: Source) -> Trajectory:
     if isinstance(session, Mapping):
         info.session = dict(session)
         info.model_name = info.model_name or session.get("model")
-    messages = []
-    for number, record in enumerate(as_mapping_list(document.get("messages"), "`messages`")):
-        try:
-            messages.append(Message.model_validate(record))
-        except ValueError as error:
-            raise ValueError(f"message {number}: {str(error).splitlines()[0]}") from None
+    records = as_mapping_list(document.get("messages"), "`messages`")
+    check_roles(records)
+
+    def build(begin: int, end: int) -> list[Message]:
+        return [_message(number, records[number]) for number in range(begin, end)]
+
+    starts = [number for number, record in enumerate(records) if _is_step(record)]
+    messages = MessageList(len(records), starts, build, source.path)
     events = [meta_event(record, int(record.get("message_count", 0)))
               for record in as_mapping_list(document.get("meta_events") or [], "`meta_events`")]
-    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
+    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,
                       meta_events=events, processors=processors_of(events))
+
+
+def _is_step(record: Mapping) -> bool:
+    extra = record.get("extra") if isinstance(record.get("extra"), Mapping) else {}
+    return counts_as_step(str(record.get("role")), extra.get("message_type"), bool(extra.get("is_demo")))
+
+
+def _message(number: int, record: Mapping) -> Message:
+    try:
+        return Message.model_validate(record)
+    except ValueError as error:
+        raise ValueError(f"message {number}: {str(error).splitlines()[0]}") from None
