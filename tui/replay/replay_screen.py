@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.events import Key
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Sparkline, Static
+from textual.widgets import Footer, Sparkline, Static
 
 from swedeck.core.context_window import resolve_context_window
 from swedeck.core.messages import Message, MessageType
@@ -29,6 +29,7 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.output import command_output
 
+from ..widgets.step_list import StepList
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
@@ -89,15 +90,6 @@ def _answer_label(message: Message) -> str:
         return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
     return {MessageType.FINAL: "submitted", MessageType.FORMAT_ERROR: "format error"}.get(
         message.message_type, message.message_type.value.replace("_", " "))
-
-
-def step_label(number: int, command: str = "") -> Content:
-    return Content(f"{number:>4} " + (_short(command) or "step"))
-
-
-def _short(command: str, width: int = 18) -> str:
-    text = " ".join(command.split())  # one line: a wrapped option would push the list around
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def model_window(model_name: str | None) -> int | None:
@@ -161,7 +153,7 @@ class ReplayScreen(Screen[None]):
         yield Static(id="replay-header", markup=False)
         yield Static(id="replay-error", markup=False)
         with Horizontal(id="replay-body"):
-            yield OptionList(id="replay-steps")
+            yield StepList(id="replay-steps")
             with Vertical(id="replay-model"):
                 with VerticalScroll(id="model-scroll"):
                     yield Static(id="model-text", markup=False)
@@ -190,8 +182,8 @@ class ReplayScreen(Screen[None]):
     def open_file(self, index: int) -> None:
         self.file_index = index
         self.curve, self.matches, self.document, self.error, self.view = {}, [], None, None, None
-        options = self.query_one("#replay-steps", OptionList)
-        options.clear_options()
+        steps = self.query_one(StepList)
+        steps.clear()
         try:
             self.document = open_document(self.path)
         except TrajectoryError as error:
@@ -199,7 +191,7 @@ class ReplayScreen(Screen[None]):
             return
         self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
-        options.add_options([step_label(n) for n in range(1, count + 1)])
+        steps.set_count(count)
         if count == 0:
             self.show_error(f"{self.path}: no steps to show (no assistant message yet)")
             return
@@ -254,11 +246,7 @@ class ReplayScreen(Screen[None]):
         self.query_one("#output-text", TextView).update(output, self.query_text)
         self.view = view
         self._meter()
-        options = self.query_one("#replay-steps", OptionList)
-        if options.highlighted != self.step - 1:
-            # Ours, not the person's: its message would arrive after later jumps and go back.
-            with self.prevent(OptionList.OptionHighlighted):
-                options.highlighted = self.step - 1
+        self.query_one(StepList).highlight(self.step - 1)  # ours, not the person's: no message
         self._header()
 
     def _meter(self) -> None:
@@ -287,9 +275,9 @@ class ReplayScreen(Screen[None]):
             parts.append("playing (any key stops)")
         self.query_one("#replay-header", Static).update(Content(" · ".join(parts)))
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index + 1 != self.step:
-            self.go(event.option_index + 1)
+    def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
+        if event.index + 1 != self.step:
+            self.go(event.index + 1)
 
     # --- token curve ----------------------------------------------------------------------
 
@@ -307,11 +295,12 @@ class ReplayScreen(Screen[None]):
     def _add_curve(self, path: Path, points: list[tuple[int, int, str]]) -> None:
         if path != self.path:
             return
-        options = self.query_one("#replay-steps", OptionList)
+        commands = {}
         for step, tokens, command in points:
             self.curve[step] = tokens
-            if command and step <= options.option_count:
-                options.replace_option_prompt_at_index(step - 1, step_label(step, command))
+            if command:
+                commands[step] = command
+        self.query_one(StepList).set_commands(commands)
         self.query_one("#replay-curve", Sparkline).data = [self.curve[k] for k in sorted(self.curve)] or [0]
         if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
@@ -329,9 +318,7 @@ class ReplayScreen(Screen[None]):
             return
         if not new:
             return
-        options = self.query_one("#replay-steps", OptionList)
-        first = self.step_count - new + 1
-        options.add_options([step_label(n) for n in range(first, self.step_count + 1)])
+        self.query_one(StepList).set_count(self.step_count)
         if self.step == 0 or at_end:
             self.go(self.step_count)
         self.compute_curve(self.path)

@@ -1,0 +1,134 @@
+"""The replay's step list (SPEC §11.1): one line per step, `number command`, drawn only where
+it is on screen.
+
+A 5,000-step trajectory made an `OptionList` measure 5,000 options (three times: when they
+are added, when the width settles, when the commands arrive) before the first frame. Here
+a step is a line: the list knows how many there are, draws the lines in view, and takes a
+step's command whenever it becomes known, redrawing that line alone.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from .text import clean_output, shorten
+
+
+class StepList(ScrollView, can_focus=True):
+    DEFAULT_CSS = """
+    StepList { background: $surface; }
+    StepList > .step-list--highlight { background: $block-cursor-background; color: $block-cursor-foreground; }
+    StepList:blur > .step-list--highlight { background: $block-cursor-blurred-background; }
+    """
+    COMPONENT_CLASSES = {"step-list--highlight"}
+    BINDINGS = [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "move_to(0)", "First", show=False),
+        Binding("end", "move_to(-1)", "Last", show=False),
+    ]
+
+    class Highlighted(Message):
+        """The person moved to a step (keys or mouse): `index` is 0-based."""
+
+        def __init__(self, step_list: StepList, index: int) -> None:
+            super().__init__()
+            self.step_list = step_list
+            self.index = index
+
+        @property
+        def control(self) -> StepList:
+            return self.step_list
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.count = 0
+        self.commands: dict[int, str] = {}
+        """Step number (1-based) -> its first command, as they become known."""
+        self.highlighted: int | None = None
+
+    # --- content --------------------------------------------------------------------------
+
+    def set_count(self, count: int) -> None:
+        self.count = count
+        self.virtual_size = Size(self.size.width, count)
+        if self.highlighted is not None and self.highlighted >= count:
+            self.highlighted = count - 1 if count else None
+        self.refresh()
+
+    def clear(self) -> None:
+        self.commands = {}
+        self.highlighted = None
+        self.set_count(0)
+
+    def set_commands(self, commands: dict[int, str]) -> None:
+        self.commands.update(commands)
+        top = self.scroll_offset.y
+        if any(top < step <= top + self.size.height for step in commands):
+            self.refresh()
+
+    def highlight(self, index: int) -> None:
+        """Show step `index` (0-based) as the current one, scrolled into view; no message."""
+        if not self.count:
+            return
+        index = min(max(index, 0), self.count - 1)
+        previous, self.highlighted = self.highlighted, index
+        self.scroll_to_region(Region(0, index, 1, 1), animate=False, force=True)
+        for line in (previous, index):
+            if line is not None:
+                self.refresh_line(line)
+
+    def label(self, number: int) -> str:
+        return f"{number:>4} {shorten(clean_output(self.commands.get(number, '')), 18) or 'step'}"
+
+    # --- drawing ----------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.size.width
+        if index >= self.count:
+            return Strip.blank(width, self.rich_style)
+        style: Style = self.rich_style
+        if index == self.highlighted:
+            style = style + self.get_component_rich_style("step-list--highlight")
+        text = self.label(index + 1)[:width].ljust(width)
+        return Strip([Segment(text, style)], width)
+
+    def refresh_line(self, index: int) -> None:
+        y = index - self.scroll_offset.y
+        if 0 <= y < self.size.height:
+            self.refresh(Region(0, y, self.size.width, 1))
+
+    def on_resize(self) -> None:
+        self.virtual_size = Size(self.size.width, self.count)
+
+    # --- the person -------------------------------------------------------------------------
+
+    def _choose(self, index: int) -> None:
+        if not self.count:
+            return
+        index = min(max(index, 0), self.count - 1)
+        if index != self.highlighted:
+            self.highlight(index)
+            self.post_message(self.Highlighted(self, index))
+
+    def action_move(self, delta: int) -> None:
+        self._choose((self.highlighted or 0) + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._choose((self.highlighted or 0) + direction * max(1, self.size.height - 1))
+
+    def action_move_to(self, index: int) -> None:
+        self._choose(self.count - 1 if index < 0 else index)
+
+    def on_click(self, event: events.Click) -> None:
+        self._choose(self.scroll_offset.y + event.y)
