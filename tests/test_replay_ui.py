@@ -3,6 +3,7 @@ follow, the prompt inspector and what-if figures."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 import time
@@ -18,7 +19,7 @@ from swedeck.tui.replay.prompt_screen import PromptScreen
 from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
 from swedeck.tui.widgets.text_view import TextView
 from swedeck.tui.replay.what_if_screen import WhatIfScreen
-from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
 
 SIZE = (120, 36)
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
@@ -250,3 +251,38 @@ async def test_quick_jumps_end_on_the_last_one(tmp_path):
         for _ in range(8):  # settled on 11 (it used to cycle 5, 9, 3, 11 for ever)
             await pilot.pause(0.05)
             assert screen.step == 11 and screen.query_one("#replay-steps").highlighted == 10
+
+
+async def test_mini_v2_shows_the_command_once_its_output_with_the_exit_code_and_recorded_usage():
+    app = ReplayApp([MINI_V2_FIXTURE], start_step=1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.pause()
+        model = text_of(screen, "#model-text") + text_of(screen, "#model-command")
+        assert model.count("cat calc.py") == 1 and '"command"' not in model  # the command block, no raw JSON
+        output = text_of(screen, "#output-text")
+        assert output.startswith("── exit 0 ──") and "def average(values):" in output
+        assert "<returncode>" not in output and "<output>" not in output  # the output, not what the model got
+        meter = text_of(screen, "#replay-meter")
+        assert "context 420 / " in meter and "recorded" in meter and "cached 120" in meter
+        await pilot.press("l")
+        output = text_of(screen, "#output-text")
+        assert "── exit 1 ──" in output and "── format error ──" in output  # the turn after the observation
+        await pilot.press("t")  # the inspector keeps what the model got: the wrapper included
+        inspector = app.screen
+        assert isinstance(inspector, PromptScreen)
+        assert any("<returncode>0</returncode>" in line.message.text for line in inspector.prompt.lines)
+
+
+async def test_an_older_sweagent_file_shows_each_observation_and_its_thought_once():
+    raw = json.loads(SWEAGENT_OLDER_FIXTURE.read_text())
+    app = ReplayApp([SWEAGENT_OLDER_FIXTURE], start_step=1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        for number, record in enumerate(raw["trajectory"], 1):
+            await pilot.pause()
+            assert screen.step == number
+            assert text_of(screen, "#model-text").count(record["thought"].strip()) == 1
+            assert record["observation"].strip().splitlines()[0] in text_of(screen, "#output-text")
+            await pilot.press("l")
+        assert f"step 5/5" in text_of(screen, "#replay-header")
