@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from ..parse import loads
 
 _UNSET = object()
+_NON_SPACE = re.compile(r"\S")
 
 
 @dataclass
@@ -24,7 +26,7 @@ class Source:
 
         A `.traj.json` is often one line: then the first line is the document, parsed once."""
         end = self.text.find("\n")
-        if end == -1 or not self.text[end:].strip():
+        if end == -1 or _NON_SPACE.search(self.text, end) is None:
             try:
                 return self.document
             except ValueError:

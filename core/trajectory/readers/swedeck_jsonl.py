@@ -5,13 +5,13 @@ anything else that is not a JSON object is an error naming the line.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message
 from ..model import MetaEvent, Trajectory, TrajectoryInfo
 from ..normalize import build_steps
+from ..parse import loads
 from .common import model_name
 from .source import Source
 
@@ -33,12 +33,12 @@ def read(source: Source) -> Trajectory:
     info = header_info(header)
     messages: list[Message] = []
     events: list[MetaEvent] = []
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=0)
+    last = max((i for i, line in enumerate(lines) if line and not line.isspace()), default=0)
     for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
             if not isinstance(record, Mapping):
                 raise ValueError(f"a {type(record).__name__}, not an object")
             if record.get("role") == "meta":
