@@ -9,7 +9,8 @@ from typing import Any
 
 from .errors import UsageError
 from .messages import Message
-from .processors.chain import ChainResult, ProcessorChain
+from .models.cache_control import request_messages
+from .processors.chain import ChainResult, ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
 
 
@@ -36,6 +37,12 @@ class StepPrompt:
     """`recorded` (from the trajectory), `configured` (-c / config) or `none`."""
     window: int | None
     errors: list[str] = field(default_factory=list)
+    cache_mode: str | None = None
+    """The recorded model's `set_cache_control`: the mark the model layer adds when it sends."""
+
+    def request_messages(self) -> list[dict[str, Any]]:
+        """The messages exactly as the request carried them (API form, cache marks included)."""
+        return request_messages([line.message for line in self.lines], self.cache_mode)
 
 
 def resolve_step_number(trajectory: Any, step: int) -> int:
@@ -60,9 +67,24 @@ def _recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] |
         digest = trajectory.steps[-1].processors if trajectory.steps else None
     else:
         digest = trajectory.steps[number - 1].processors
-    if digest and digest in trajectory.processors:
+    if not digest:
+        return None
+    if digest in trajectory.processors:
         return list(trajectory.processors[digest])
+    # Files from before the start of a session was recorded: the header's config, if it is the one
+    configured = _section(trajectory.info.config, "agent").get("history_processors")
+    if isinstance(configured, list):
+        try:
+            if config_hash(validate_processors(configured)) == digest:
+                return list(configured)
+        except UsageError:
+            return None
     return None
+
+
+def _section(config: Any, name: str) -> dict[str, Any]:
+    section = config.get(name) if isinstance(config, dict) else None
+    return section if isinstance(section, dict) else {}
 
 
 def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
@@ -82,10 +104,12 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     if window is None and number <= len(trajectory.steps):
         context = trajectory.steps[number - 1].context
         window = context.window if context else None
+    cache_mode = _section(trajectory.info.config, "model").get("set_cache_control")
     return StepPrompt(
         step=number, lines=lines, total_tokens=count_messages(result.messages),
         history_tokens=count_messages(history),
         processors=chain.active_config(), processors_source=source, window=window, errors=result.errors,
+        cache_mode=cache_mode if isinstance(cache_mode, str) else None,
     )
 
 

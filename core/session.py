@@ -148,6 +148,9 @@ class Session:
                 writer = TrajectoryWriter(self.config.run.output, self._session_meta(), redactor,
                                           keep_jsonl=self.config.run.keep_jsonl, messages=history)
             self.trajectory_path = str(writer.path)
+            # What the first queries run with, so every prompt can be rebuilt (SPEC §11.2)
+            writer.add_meta("processors_change", processors=self.prompts.describe(),
+                            hash=self.prompts.processors_hash, reason="start")
             emit(ev.StateChanged(ev.AgentState.STARTING, "starting the environment"))
             model, window, source = self._model(cls)
             env = self._environment(redactor)

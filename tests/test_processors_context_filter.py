@@ -94,3 +94,44 @@ def test_context_filter_custom_filter_error_names_the_cause():
 def test_context_filter_custom_filter_must_be_a_dotted_path():
     with pytest.raises(ValidationError, match="package.module:function"):
         ContextFilter(custom_filter="not a path")
+
+
+def _orphans(messages) -> list[int]:
+    """Tool results whose call is not before them in the list (providers reject these)."""
+    out, open_ids = [], set()
+    for index, message in enumerate(messages):
+        for call in message.tool_calls or ():
+            open_ids.add(call.id)
+        if message.tool_call_id:
+            if message.tool_call_id not in open_ids:
+                out.append(index)
+            open_ids.discard(message.tool_call_id)
+    return out
+
+
+def test_a_reused_id_pairs_a_result_with_the_call_before_it():
+    # FC(a) FR(a) FC(a) FR(a) m, keep 2: the first result belongs to the first call, not to the
+    # later call that reuses its id (3 of 22 SWE-agent files reuse ids across turns).
+    history = [u(), fc("a"), fr("a"), fc("a"), fr("a"), m()]
+    out = ContextFilter(num_invocations_to_keep=2)(history)
+    assert out == history and _orphans(out) == []  # back to the first call, then its user turn
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_no_kept_result_ever_lacks_its_call_when_ids_repeat(keep):
+    history = [u()]
+    for turn in range(4):
+        history += [fc("call_0"), fr("call_0"), u(f"note {turn}")]  # a provider that numbers calls per turn
+    history.append(m())
+    out = ContextFilter(num_invocations_to_keep=keep)(history)
+    assert _orphans(out) == [] and len([x for x in out if x.role == "assistant"]) >= keep
+
+
+def test_the_custom_filter_never_sees_or_drops_the_system_message():
+    from tests.support import custom_filters
+
+    custom_filters.SEEN.clear()
+    history = [system(), u(), m(), u(), m()]
+    out = ContextFilter(custom_filter="tests.support.custom_filters:keep_last_two")(history)
+    assert custom_filters.SEEN == [["user", "assistant", "user", "assistant"]]
+    assert out == [history[0], history[3], history[4]]

@@ -7,6 +7,8 @@ pieces of the arguments. The assembler knows nothing about HTTP; it is fed parse
 
 from __future__ import annotations
 
+import uuid
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,13 +102,15 @@ class Assembler:
     def reasoning_text(self) -> str:
         return "".join(self.reasoning)
 
-    def tool_calls(self, fallback_id: str = "call") -> tuple[ToolCall, ...]:
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The calls as assembled; a call the provider sent without an id gets a unique one, so
+        its result pairs with it alone (history processors and providers pair by id)."""
         out = []
         for index in sorted(self.calls):
             partial = self.calls[index]
             out.append(
                 ToolCall(
-                    id=partial.id or f"{fallback_id}_{index}",
+                    id=partial.id or f"call_{uuid.uuid4().hex[:24]}",
                     function=FunctionCall(name=partial.name, arguments="".join(partial.arguments)),
                 )
             )

@@ -11,7 +11,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..messages import Message
+
 EPHEMERAL = {"type": "ephemeral"}
+
+
+def request_messages(messages: list[Message], mode: str | None) -> list[dict[str, Any]]:
+    """The messages of a request as they are sent: their API form, with the model's cache
+    mark. The model layer sends these and the prompt inspector rebuilds them (SPEC §11.2)."""
+    return set_cache_control([message.to_api() for message in messages], mode)
 
 
 def set_cache_control(messages: list[dict[str, Any]], mode: str | None) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from ..messages import FunctionCall, Message, ToolCall
 from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
-from .cache_control import set_cache_control
+from .cache_control import request_messages
 from .http_call import CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
@@ -171,7 +171,7 @@ class LitellmModel:
         """The keyword arguments of `litellm.completion` for `messages`."""
         config = self.config
         kwargs: dict[str, Any] = {key: value for key, value in config.model_kwargs.items() if key != "tokens_per_second"}
-        api_messages = set_cache_control([message.to_api() for message in messages], config.set_cache_control)
+        api_messages = request_messages(messages, config.set_cache_control)
         kwargs.update(model=self.model_name, messages=api_messages, max_retries=0, timeout=config.timeout_s)
         if stream:
             kwargs["stream"] = True

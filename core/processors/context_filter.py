@@ -2,7 +2,11 @@
 
 An invocation is a model turn (an assistant message) with the user and tool messages
 before it. Tool results are never kept without the assistant message that called them:
-providers reject such prompts.
+providers reject such prompts. Results pair with calls by position, as adk-java does:
+walking back from the end, a result needs the nearest earlier call with its id, so ids
+that a provider reused in later turns cannot stand in for a dropped call. The custom
+filter gets and returns the messages after the system message, which it can neither see
+nor drop (SPEC §7).
 """
 
 from __future__ import annotations
@@ -39,18 +43,24 @@ def _start_of_kept(messages: list[Message], keep: int) -> int:
     # ADK gives tool results the user role, so this walks back over both.
     while start > 0 and messages[start - 1].role in ("user", "tool"):
         start -= 1
-    call_index = {call.id: i for i, m in enumerate(messages) for call in (m.tool_calls or ())}
-    moved = True
-    while moved:
-        moved = False
-        for message in messages[start:]:
-            caller = call_index.get(message.tool_call_id) if message.tool_call_id else None
-            if caller is not None and caller < start:
-                start, moved = caller, True
-                break
+    start = _with_their_calls(messages, start)
     while start > 0 and messages[start - 1].role == "user" and messages[start - 1].tool_call_id is None:
         start -= 1
     return start
+
+
+def _with_their_calls(messages: list[Message], start: int) -> int:
+    """The latest start at or before `start` from which every kept tool result has its call."""
+    needed: set[str] = set()
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.tool_call_id:
+            needed.add(message.tool_call_id)
+        for call in message.tool_calls or ():
+            needed.discard(call.id)
+        if index <= start and not needed:
+            return index
+    return 0
 
 
 class ContextFilter(Processor):
@@ -76,11 +86,12 @@ class ContextFilter(Processor):
                 dropped = set(positions[:start])
                 out = [m for i, m in enumerate(history) if i not in dropped]
         if self.custom_filter is not None:
+            system = [m for m in out if is_system(m)]
             try:
-                filtered = load_custom_filter(self.custom_filter)(list(out))
+                filtered = load_custom_filter(self.custom_filter)([m for m in out if not is_system(m)])
                 if not isinstance(filtered, list) or not all(isinstance(m, Message) for m in filtered):
                     raise TypeError("it must return a list of messages")
             except Exception as exc:  # user code: any failure leaves the prompt unchanged
                 raise ProcessorError(f"custom_filter {self.custom_filter} failed: {type(exc).__name__}: {exc}") from exc
-            out = filtered
+            out = system + [m for m in filtered if not is_system(m)]
         return out

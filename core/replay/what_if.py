@@ -18,6 +18,25 @@ from ..trajectory.model import Trajectory
 NO_PROCESSORS: list[dict[str, Any]] = [{"type": "default"}]
 """An explicit "none" (an empty list would mean "the recorded ones")."""
 
+CANDIDATES: list[dict[str, Any]] = [
+    {"type": "last_n_observations", "n": 5},
+    {"type": "remove_regex", "remove": ["<diff>.*</diff>"]},
+    {"type": "context_filter", "num_invocations_to_keep": 3},
+    {"type": "worker"},
+]
+"""Offered beside what the run had (on when the run had none, off when it had some)."""
+
+
+def starting_processors(trajectory: Trajectory, step: int, configured: list[Any] | None) -> list[dict[str, Any]]:
+    """What the what-if view starts from: the configured processors, else those the run really
+    had at this step (recorded), followed by the candidates it did not have."""
+    if configured:
+        return [dict(p, enabled=p.get("enabled", True)) for p in configured]
+    shown = step_prompt(trajectory, step)
+    had = [dict(p, enabled=True) for p in shown.processors] if shown.processors_source == "recorded" else []
+    types = {p["type"] for p in had}
+    return had + [dict(c, enabled=not had) for c in CANDIDATES if c["type"] not in types]
+
 
 @dataclass(frozen=True)
 class WhatIfPoint:
@@ -40,6 +59,11 @@ def processors_or_none(processors: list[Any]) -> list[Any]:
 
 def what_if_prompt(trajectory: Trajectory, step: int, processors: list[Any], window: int | None = None) -> StepPrompt:
     return step_prompt(trajectory, step, processors_or_none(processors), window)
+
+
+def total_saved(points: list[WhatIfPoint]) -> int:
+    """Tokens saved over the whole run: the sum over every query."""
+    return sum(point.saved for point in points)
 
 
 def what_if_curve(trajectory: Trajectory, processors: list[Any]) -> Iterator[WhatIfPoint]:

@@ -66,6 +66,8 @@ class ToolCallSpec:
     arguments: dict[str, Any] | str = field(default_factory=dict)
     """A dict is sent as JSON; a str is sent verbatim (use it for invalid JSON)."""
     id: str | None = None
+    send_id: bool = True
+    """False: the call goes out with no `id` at all, as some providers send it."""
     chunks: int = 4
     """How many deltas the arguments are split over."""
 
@@ -147,8 +149,9 @@ def _stream_events(turn: Turn, completion_id: str, include_usage: bool) -> list[
     events += [chunk({"reasoning_content": piece}) for piece in _split(turn.reasoning, turn.chunks)]
     events += [chunk({"content": piece}) for piece in _split(turn.text, turn.chunks)]
     for index, call in enumerate(turn.tool_calls):
-        call_id = call.id or f"call_{completion_id}_{index}"
-        head = {"index": index, "id": call_id, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        head = {"index": index, "type": "function", "function": {"name": call.name, "arguments": ""}}
+        if call.send_id:
+            head["id"] = call.id or f"call_{completion_id}_{index}"
         events.append(chunk({"tool_calls": [head]}))
         for piece in _split(call.arguments_text, call.chunks):
             events.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))

@@ -13,19 +13,10 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Sparkline, Static
 
-from swedeck.core.replay.what_if import what_if_curve, what_if_prompt
+from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
 from .prompt_screen import prompt_summary
-
-CANDIDATES: list[dict[str, Any]] = [
-    {"type": "last_n_observations", "n": 5},
-    {"type": "remove_regex", "remove": ["<diff>.*</diff>"]},
-    {"type": "context_filter", "num_invocations_to_keep": 3},
-    {"type": "worker"},
-]
-"""Offered when the config has no processors of its own."""
-
 
 class WhatIfScreen(ModalScreen[None]):
     DEFAULT_CSS = """
@@ -44,13 +35,16 @@ class WhatIfScreen(ModalScreen[None]):
         super().__init__()
         self.trajectory = trajectory
         self.step = step
-        self.processors = [dict(p, enabled=p.get("enabled", True)) for p in (processors or CANDIDATES)]
+        self.processors = starting_processors(trajectory, step, processors)
         self.curve: list[int] = []
+        self.run_saved: int | None = None
+        """Tokens the chosen processors save over the whole run (None until the curve is computed)."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="what-if-box"):
             yield Static(id="what-if-list", markup=False)
             yield Static(id="what-if-figures", markup=False)
+            yield Static(id="what-if-run", markup=False)
             yield Sparkline([0], id="what-if-curve")
             yield Static(Content("1-9 toggle a processor · +/- change the first number parameter of the first "
                                  "active one · curve: tokens saved per step · Esc closes"), id="what-if-hint",
@@ -67,17 +61,21 @@ class WhatIfScreen(ModalScreen[None]):
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(Content("\n".join(rows)))
         self.prompt = what_if_prompt(self.trajectory, self.step, self.processors)
-        self.query_one("#what-if-figures", Static).update(Content(prompt_summary(self.prompt)))
+        self.query_one("#what-if-figures", Static).update(Content(f"step {self.step}: {prompt_summary(self.prompt)}"))
+        self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
         self.compute_curve(list(self.processors))
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:
-        saved = [point.saved for point in what_if_curve(self.trajectory, processors)]
-        self.app.call_from_thread(self._show_curve, saved)
+        points = list(what_if_curve(self.trajectory, processors))
+        self.app.call_from_thread(self._show_curve, [point.saved for point in points], total_saved(points))
 
-    def _show_curve(self, saved: list[int]) -> None:
+    def _show_curve(self, saved: list[int], total: int) -> None:
         self.curve = saved
+        self.run_saved = total
         self.query_one(Sparkline).data = saved or [0]
+        self.query_one("#what-if-run", Static).update(
+            Content(f"whole run: {total:,} tokens saved over {len(saved)} queries"))
 
     def action_toggle(self, index: int) -> None:
         if index < len(self.processors):
