@@ -8,10 +8,10 @@ nobody has seen ("cold", e.g. opening a long trajectory) is reported next to it.
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 
+from swedeck.core.agent.context import ContextTracker
 from swedeck.core.processors import PROCESSORS
 from swedeck.core.processors.chain import ProcessorChain
 
@@ -48,8 +48,9 @@ def run(quick: bool, workdir: Path) -> Result:
     start = time.perf_counter()
     cold = chain.apply(history)
     cold_build = time.perf_counter() - start
+    tracker = ContextTracker(window=None)
     start = time.perf_counter()
-    chain.estimate(history)
+    tracker.predict(chain.apply(history).messages)
     cold_estimate = time.perf_counter() - start
 
     builds, estimates = [], []
@@ -59,14 +60,13 @@ def run(quick: bool, workdir: Path) -> Result:
         chain.apply(history)
         builds.append(time.perf_counter() - start)
         start = time.perf_counter()
-        chain.estimate(history)
+        tracker.predict(chain.apply(history).messages)
         estimates.append(time.perf_counter() - start)
 
     figures = {
         "messages": size,
         "processors": [processor.type for processor in chain.processors],
         "prompt_messages": len(cold.messages),
-        "prompt_messages_per_stage": [len(stage) for _, _, stage in cold.stages],
         "errors": cold.errors,
         **summary_ms(builds, "build"),
         **summary_ms(estimates, "estimate"),
@@ -77,5 +77,5 @@ def run(quick: bool, workdir: Path) -> Result:
     return Result("B5", "history processing", figures,
                   goal={"build_median_ms": at_most(10), "estimate_median_ms": at_most(20)},
                   notes={"build": "rebuild after one more step (the agent's case), medians over `rebuilds`",
-                         "estimate": "chain.estimate(history).after: apply plus per-processor token counts",
+                         "estimate": "the meter's next ≈ N: build the prompt, count it (agent.context.ContextTracker.predict)",
                          "cold": "first build/estimate of a history no cache has seen (tokenizes everything)"})

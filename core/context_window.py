@@ -13,16 +13,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 import yaml
 
 from . import paths
-from .events import ContextStatus
-from .tokens import count_messages
-
-if TYPE_CHECKING:
-    from .messages import Message, Usage
 
 MAP_FILE = "model_context_windows.yaml"
 Source = Literal["config", "map", "litellm", "unknown"] | str
@@ -174,40 +169,3 @@ def resolve_context_window(model_name: str, override: int | None = None, *, use_
             return ContextWindow(window, normalized, "litellm")
     return ContextWindow(None, normalized, "unknown")
 
-
-# --- the budget -----------------------------------------------------------------------------
-
-
-def context_left_percent(window: int | None, prompt_tokens: int | None) -> float | None:
-    """Share of the window the last prompt left free, 0-100; None when unknown."""
-    if not window or prompt_tokens is None:
-        return None
-    return max(0.0, min(100.0, 100.0 * (1 - prompt_tokens / window)))
-
-
-def context_template_vars(window: int | None, last_prompt_tokens: int | None) -> dict[str, Any]:
-    """`context_window_max`, `context_window_prompt_tokens`, `context_left_percent` (whole percent)."""
-    left = context_left_percent(window, last_prompt_tokens)
-    return {
-        "context_window_max": window,
-        "context_window_prompt_tokens": last_prompt_tokens,
-        "context_left_percent": None if left is None else int(round(left)),
-    }
-
-
-def estimate_prompt_tokens(messages: list[Message]) -> int:
-    """Tokens of the next prompt (the agent applies the processors first); counts are cached per message."""
-    return count_messages(messages)
-
-
-def context_status(
-    window: ContextWindow | None, last_usage: Usage | None, next_estimate: int | None = None
-) -> ContextStatus:
-    """What the meter shows: the last response's prompt tokens (never a sum) against the window."""
-    return ContextStatus(
-        window=window.window if window else None,
-        prompt_tokens=last_usage.prompt_tokens if last_usage and last_usage.prompt_tokens else None,
-        cached_tokens=last_usage.cached_tokens if last_usage else 0,
-        next_estimate=next_estimate,
-        window_source=window.source if window else "unknown",
-    )

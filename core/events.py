@@ -55,6 +55,10 @@ class ContextStatus:
     next_estimate: int | None = None
     """Estimated prompt tokens of the next query after the active processors."""
     window_source: str = "unknown"
+    estimated: bool = False
+    """`prompt_tokens` is swedeck's own count: the provider reported no usage."""
+    next_anchored: bool = False
+    """`next_estimate` is the provider's last figure plus a local difference (else a local count)."""
 
     @property
     def left_percent(self) -> float | None:

@@ -15,10 +15,12 @@ from typing import Any
 
 from . import events as ev
 from .agent import agent_class
+from .agent.context import ContextTracker
 from .agent.exits import ExitStatus, exit_code
 from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig
 from .errors import SwedeckError, UsageError
+from .events import ContextStatus
 from .messages import Message, last_task
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_message, count_messages
@@ -40,9 +42,12 @@ class PromptPreview:
     messages: list[Message]
     tokens: list[int]
     total: int
+    """The local count of these messages."""
     window: int | None
     processors_hash: str | None
     errors: list[str] = field(default_factory=list)
+    status: ContextStatus | None = None
+    """What the meter shows for the same prompt: the window and the anchored prediction."""
 
 
 def new_session_id() -> str:
@@ -112,14 +117,21 @@ class Session:
         if self._agent:
             self._agent.quit(status)
 
+    def context_status(self) -> ContextStatus:
+        """The meter's figures now, the next prompt predicted with the active processors."""
+        if self._agent:
+            return self._agent.context_status()
+        tracker = ContextTracker(self.config.model.context_window)
+        return tracker.status(self.prompts.build(self._history).messages)
+
     def prompt_preview(self) -> PromptPreview:
         history = self._agent.history if self._agent else self._history
         prompt = self.prompts.build(history)
         tokens = [count_message(message) for message in prompt.messages]
-        window = self._agent.window if self._agent else self.config.model.context_window
+        status = self.context_status()
         total = count_messages(prompt.messages) if prompt.messages else 0
-        return PromptPreview(prompt.messages, tokens, total, window,
-                             prompt.processors_hash, prompt.errors)
+        return PromptPreview(prompt.messages, tokens, total, status.window,
+                             prompt.processors_hash, prompt.errors, status)
 
     @property
     def history(self) -> list[Message]:

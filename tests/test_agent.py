@@ -11,6 +11,7 @@ import pytest
 from support.driver import Driver, make_config, run_session
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config
 from swedeck.core import events as ev
+from swedeck.core.messages import MessageType
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -351,3 +352,41 @@ def test_task_solved_headless_in_docker(openai_server, tmp_path):
     assert saved["info"]["exit_status"] == "Submitted"
     assert [m["extra"]["usage"]["prompt_tokens"] for m in saved["messages"] if m["extra"]["message_type"] == "action"] == [100, 150]
     assert not [c for c in client.containers.list(all=True) if hostname in (c.id[:12], c.name)]
+
+
+def test_the_next_prompt_is_predicted_from_what_the_provider_measured(openai_server, tmp_path):
+    # The provider counts 20,000 tokens where a local count sees a few hundred (its template,
+    # its tools, its tokenizer): the prediction starts from its figure, not from zero.
+    openai_server.script(Turn.bash_tool("seq 1 200", usage=Usage(20_000, 5)),
+                         Turn.bash_tool("seq 1 200", usage=Usage(20_900, 5)), Turn.bash_tool(SUBMIT, usage=Usage(21_800, 5)))
+    config = make_config(tmp_path, model_config(openai_server, context_window=128_000), agent__mode="yolo")
+    driver = Driver()
+
+    def toggle_after_step_2(d: Driver, event: ev.Event) -> None:
+        observations = [e for e in d.of(ev.MessageAdded) if e.message.message_type == MessageType.OBSERVATION]
+        if isinstance(event, ev.MessageAdded) and event.message.message_type == MessageType.OBSERVATION \
+                and len(observations) == 2:
+            before = d.session.context_status()
+            d.session.set_processors([{"type": "last_n_observations", "n": 1}])
+            d.toggled = (before, d.session.context_status())
+
+    driver.on_event = toggle_after_step_2
+    assert run_session(config, "count", driver, interactive=False).exit_status == "Submitted"
+    after_first = next(e.status for e in driver.of(ev.ContextUpdated) if e.status.prompt_tokens == 20_000
+                       and e.status.next_estimate is not None)
+    assert after_first.next_anchored and 20_000 <= after_first.next_estimate < 20_000 + 2_000
+    before, after = driver.toggled
+    assert before.next_anchored and after.next_anchored
+    assert after.next_estimate < before.next_estimate  # the processor's effect shows at once
+    # The prediction for query 2 agrees with what the provider then measured (within the
+    # local tokenizer's error on what was added): the scripted figures grow by 900.
+    assert abs(after_first.next_estimate - 20_900) < 900
+
+
+def test_without_usage_the_figures_say_they_are_estimates(openai_server, tmp_path):
+    openai_server.script(Turn.bash_tool("echo 1"), Turn.bash_tool(SUBMIT))  # no usage at all
+    config = make_config(tmp_path, model_config(openai_server, context_window=10_000), agent__mode="yolo")
+    driver = Driver()
+    run_session(config, "t", driver, interactive=False)
+    status = driver.of(ev.ContextUpdated)[-1].status
+    assert status.estimated and not status.next_anchored and status.prompt_tokens

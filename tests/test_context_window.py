@@ -10,18 +10,12 @@ import yaml
 from swedeck.core import paths
 from swedeck.core.context_window import (
     ContextWindow,
-    context_left_percent,
-    context_status,
-    context_template_vars,
-    estimate_prompt_tokens,
     load_map,
     lookup,
     normalize_model_name,
     resolve_context_window,
     user_map_path,
 )
-from swedeck.core.messages import MessageType, make_message
-from swedeck.core.tokens import count_messages
 from tests.conftest import REPO, swedeck_command
 
 
@@ -101,17 +95,12 @@ def test_litellm_fallback_when_opted_in():
 
 
 def test_budget_uses_the_last_prompt_and_is_clamped():
-    assert context_left_percent(1000, 250) == 75.0
-    assert context_left_percent(1000, 5000) == 0.0
-    assert context_left_percent(None, 10) is None and context_left_percent(1000, None) is None
-    assert context_template_vars(1000, 250) == {
-        "context_window_max": 1000, "context_window_prompt_tokens": 250, "context_left_percent": 75}
-    assert context_template_vars(None, 250)["context_left_percent"] is None
+    from swedeck.core.events import ContextStatus
 
-
-def test_estimate_prompt_tokens():
-    messages = [make_message("user", "hello there " * 50, MessageType.TASK)]
-    assert estimate_prompt_tokens(messages) == count_messages(messages) > 50
+    assert ContextStatus(window=1000, prompt_tokens=250).left_percent == 75.0
+    assert ContextStatus(window=1000, prompt_tokens=5000).left_percent == 0.0
+    assert ContextStatus(window=None, prompt_tokens=10).left_percent is None
+    assert ContextStatus(window=1000, prompt_tokens=None).left_percent is None
 
 
 @pytest.mark.parametrize("model, expected", [
@@ -134,9 +123,12 @@ def test_cli_honours_the_config_override():
 
 
 def test_context_status_from_the_last_usage():
+    from swedeck.core.agent.context import ContextTracker
     from swedeck.core.messages import Usage
 
-    status = context_status(ContextWindow(1000, "m", "map"), Usage(prompt_tokens=400, completion_tokens=9, cached_tokens=300), 450)
-    assert (status.window, status.prompt_tokens, status.cached_tokens, status.next_estimate) == (1000, 400, 300, 450)
-    assert status.left_percent == 60.0 and status.window_source == "map"
-    assert context_status(None, None).left_percent is None
+    tracker = ContextTracker(1000, "map")
+    assert tracker.status().left_percent is None  # nothing measured yet
+    tracker.record(Usage(prompt_tokens=400, completion_tokens=9, cached_tokens=300), [])
+    status = tracker.status([])
+    assert (status.window, status.prompt_tokens, status.cached_tokens, status.next_estimate) == (1000, 400, 300, 400)
+    assert status.left_percent == 60.0 and status.window_source == "map" and status.next_anchored

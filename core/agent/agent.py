@@ -37,8 +37,8 @@ from ..models.base import (
     QueryCancelled,
     ReplayExhausted,
 )
-from ..tokens import count_messages
 from ..trajectory.normalize import is_step
+from .context import ContextTracker
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
 from .prompt import PromptBuilder
 from .templates import render
@@ -86,10 +86,8 @@ class Agent:
         self._whitelist = [re.compile(pattern) for pattern in config.agent.whitelist_actions]
         self._started = time.monotonic()
         self._consecutive_format_errors = 0
-        self._last_usage_prompt_tokens: int | None = None
-        self._last_cached_tokens = 0
+        self.context = ContextTracker(window, window_source)
         self.window = window
-        self.window_source = window_source
         self.step = sum(1 for m in self.history if is_step(m))
         self.turn = max([m.extra.turn or 0 for m in self.history] + [0])
         self.submission = ""
@@ -265,8 +263,10 @@ class Agent:
                 raise QuitRequested() from None
             raise Interrupted() from None
         except FormatError as exc:
+            self.context.record(exc.usage, prompt.messages)
             self._format_error(exc, step, prompt.processors_hash)
             return
+        self.context.record(response.usage, prompt.messages)
         if not response.actions:
             error = "your response contained no command. Every response must run exactly one bash command."
             self._format_error(FormatError(error, response.message, response.usage, response.cost),
@@ -277,17 +277,14 @@ class Agent:
         self._emit(ev.QueryFinished(step=step, message=message, usage=response.usage, cost=response.cost,
                                     stream_guard_fired=response.stream_guard_fired))
         self._add(message)
+        self._update_context()  # the query's figure, as soon as its answer is in
         self._progress()
         self._run_actions(response.actions, message, step)
         self._update_context()
 
     def _stamp_response(self, response: ModelResponse, step: int, processors_hash: str | None) -> Message:
-        usage = response.usage
-        if usage is not None and usage.prompt_tokens:
-            self._last_usage_prompt_tokens = usage.prompt_tokens
-            self._last_cached_tokens = usage.cached_tokens
-        context = ContextInfo(window=self.window, prompt_tokens=self._last_usage_prompt_tokens,
-                              left_percent=self._context_status().left_percent)
+        status = self.context.status()
+        context = ContextInfo(window=self.window, prompt_tokens=status.prompt_tokens, left_percent=status.left_percent)
         return response.message.with_extra(step=step, turn=self.turn, processors=processors_hash,
                                            context=context, mode=self._mode, timestamp=time.time())
 
@@ -448,13 +445,9 @@ class Agent:
             if self._interrupt_requested:
                 raise Interrupted()
 
-    def _context_status(self, next_estimate: int | None = None) -> ev.ContextStatus:
-        return ev.ContextStatus(window=self.window, prompt_tokens=self._last_usage_prompt_tokens,
-                                cached_tokens=self._last_cached_tokens, next_estimate=next_estimate,
-                                window_source=self.window_source)
-
     def context_status(self) -> ev.ContextStatus:
-        return self._context_status(count_messages(self.prompts.build(self.history).messages))
+        """The meter's figures, with the next prompt predicted (SPEC §5; `agent/context.py`)."""
+        return self.context.status(self.prompts.build(self.history).messages)
 
     def _update_context(self) -> None:
         self._emit(ev.ContextUpdated(self.context_status()))
@@ -470,7 +463,7 @@ class Agent:
         self._update_context()
 
     def template_vars(self) -> dict[str, Any]:
-        status = self._context_status()
+        status = self.context.status()
         left = status.left_percent
         return {
             **self.env.get_template_vars(),
@@ -481,7 +474,7 @@ class Agent:
             "cost_limit": self.config.agent.cost_limit,
             "mode": self._mode,
             "context_window_max": self.window,
-            "context_window_prompt_tokens": self._last_usage_prompt_tokens,
+            "context_window_prompt_tokens": status.prompt_tokens,
             "context_left_percent": None if left is None else round(left, 1),
         }
 

@@ -23,11 +23,19 @@ PREVIEW_CHARS = 1200
 
 
 def summary(preview: Any, history_size: int) -> str:
+    """The prompt against the window, with the meter's own figures (the same window, the same
+    prediction): the local count of these messages, and the provider-anchored "next ≈"."""
     window = f"{preview.window:,}" if preview.window else "unknown window"
     dropped = max(0, history_size - len(preview.messages))
-    parts = [f"{len(preview.messages)} messages", f"{preview.total:,} tokens / {window}"]
+    status = preview.status
+    expected = status.next_estimate if status and status.next_estimate is not None else preview.total
+    parts = [f"{len(preview.messages)} messages", f"{preview.total:,} tokens by local count"]
+    if status and status.next_anchored:
+        parts.append(f"next ≈ {expected:,} / {window} by the provider's last count")
+    else:
+        parts.append(f"/ {window}")
     if preview.window:
-        parts.append(f"{100 * preview.total / preview.window:.1f}% of the window")
+        parts.append(f"{100 * expected / preview.window:.1f}% of the window")
     if dropped:
         parts.append(f"{dropped} history messages dropped by processors")
     return " · ".join(parts)

@@ -421,11 +421,9 @@ class SessionScreen(Screen):
         meter = self.query_one(ContextMeter)
         meter.processors = self._processor_labels(self.session.processors)
         try:
-            preview = self.session.prompt_preview()
+            meter.status = self.session.context_status()  # at once, before the agent's own update arrives
         except Exception as exc:
             self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
-            return
-        meter.set_estimate(preview.total, preview.window)
 
     def _processor_labels(self, processors: list[Any]) -> list[str]:
         return [processor_label(p) for p in processors if getattr(p, "enabled", True) and p.type != "default"]

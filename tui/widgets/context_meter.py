@@ -33,6 +33,8 @@ def meter_level(status: ContextStatus | None) -> str:
 def describe(status: ContextStatus | None, processors: list[str]) -> str:
     status = status or ContextStatus(window=None, prompt_tokens=None)
     used = "–" if status.prompt_tokens is None else f"{status.prompt_tokens:,}"
+    if status.estimated and status.prompt_tokens is not None:
+        used += " (estimated)"  # the provider sent no usage: swedeck's own count
     if status.window:
         parts = [f"context {used} / {status.window:,}"]
         left = status.left_percent
@@ -43,7 +45,8 @@ def describe(status: ContextStatus | None, processors: list[str]) -> str:
     if status.cached_tokens:
         parts.append(f"cached {status.cached_tokens:,}")
     if status.next_estimate is not None:
-        parts.append(f"next ≈ {status.next_estimate:,}")
+        # anchored: the provider's last figure plus the local difference; else a local count only
+        parts.append(f"next ≈ {status.next_estimate:,}" + ("" if status.next_anchored else " (local count)"))
     parts.append("processors: " + (", ".join(processors) if processors else "none"))
     return " · ".join(parts)
 
@@ -79,13 +82,6 @@ class ContextMeter(Static):
 
     def watch_processors(self) -> None:
         self._draw()
-
-    def set_estimate(self, next_estimate: int | None, window: int | None = None) -> None:
-        """A new prediction (a processor was toggled) before the agent reports one."""
-        status = self.status or ContextStatus(window=window, prompt_tokens=None)
-        self.status = ContextStatus(window=status.window or window, prompt_tokens=status.prompt_tokens,
-                                    cached_tokens=status.cached_tokens, next_estimate=next_estimate,
-                                    window_source=status.window_source)
 
     def _draw(self) -> None:
         if not self.is_mounted:

@@ -1,0 +1,53 @@
+"""The context figures of a running session (SPEC §5): what the provider measured for the
+last query, and the prediction for the next one anchored to it.
+
+A local tokenizer miscounts a provider's prompt by its template, its tools and its own
+tokenizer: after a turn that measured 20,000 tokens a local count of the next prompt may
+say 356. So the prediction is the last measured figure plus the local difference between
+the next prompt and the prompt that was measured (both after the active processors): what
+was added since, minus what the processors remove, each counted the same way, so the
+tokenizer's bias cancels and a processor toggle shows at once. Before anything was
+measured, or when the provider sent no usage, the prediction is the local count alone and
+says so (`ContextStatus.next_anchored`).
+"""
+
+from __future__ import annotations
+
+from ..events import ContextStatus
+from ..messages import Message, Usage
+from ..tokens import count_messages
+
+
+class ContextTracker:
+    def __init__(self, window: int | None, window_source: str = "unknown"):
+        self.window = window
+        self.window_source = window_source
+        self.prompt_tokens: int | None = None
+        """The last query's prompt tokens, as the provider measured them (or estimated)."""
+        self.estimated = False
+        """The last figure is swedeck's count: the provider sent no usage."""
+        self.cached_tokens = 0
+        self._sent_local: int | None = None
+        """The local count of the prompt the provider measured: the anchor's other end."""
+
+    def record(self, usage: Usage | None, sent: list[Message]) -> None:
+        """A query was answered: `sent` is the prompt (after processors) it measured."""
+        if usage is None or not usage.prompt_tokens:
+            return
+        self.prompt_tokens = usage.prompt_tokens
+        self.estimated = usage.estimated
+        self.cached_tokens = usage.cached_tokens
+        self._sent_local = None if usage.estimated else count_messages(sent)
+
+    def predict(self, next_prompt: list[Message]) -> tuple[int, bool]:
+        """The next prompt's tokens, and whether the figure is anchored to a measured one."""
+        local = count_messages(next_prompt)
+        if self.prompt_tokens is None or self._sent_local is None:
+            return local, False
+        return max(0, self.prompt_tokens + local - self._sent_local), True
+
+    def status(self, next_prompt: list[Message] | None = None) -> ContextStatus:
+        predicted, anchored = self.predict(next_prompt) if next_prompt is not None else (None, False)
+        return ContextStatus(window=self.window, prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens,
+                             next_estimate=predicted, window_source=self.window_source,
+                             estimated=self.estimated, next_anchored=anchored)
