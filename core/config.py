@@ -65,6 +65,10 @@ class AgentConfig(_Section):
     confirm_exit: bool = True
     max_consecutive_format_errors: int = Field(3, ge=1)
     history_processors: list[ProcessorConfig] = []
+    on_context_exceeded: Literal["ask", "fit", "stop"] = "ask"
+    """When the provider refuses a prompt as too long: `ask` (interactive: offer the smallest
+    processor change that fits; headless: stop), `fit` (apply that change and retry, headless
+    too), `stop` (end with ContextWindowExceeded)."""
 
     @field_validator("agent_class")
     @classmethod

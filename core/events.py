@@ -59,6 +59,8 @@ class ContextStatus:
     """`prompt_tokens` is swedeck's own count: the provider reported no usage."""
     next_anchored: bool = False
     """`next_estimate` is the provider's last figure plus a local difference (else a local count)."""
+    advice: str = ""
+    """What would fit, after the provider refused a prompt as too long (the meter shows it)."""
 
     @property
     def left_percent(self) -> float | None:
@@ -242,7 +244,8 @@ class PauseDecision:
     kind: Literal["retry", "raise_limits", "enable_processor", "quit"]
     step_limit: int | None = None
     cost_limit: float | None = None
-    processor: dict[str, Any] | None = None
+    processors: list[dict[str, Any]] | None = None
+    """With `enable_processor`: the whole new processor config (the offered fit's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +272,8 @@ class PauseRequested(Request):
     reason: Literal["limit", "api_error", "context_exceeded"] = "limit"
     detail: str = ""
     """Resolve `future` with a `PauseDecision`."""
+    fit: Any = None
+    """With `context_exceeded`: the smallest processor change that fits (`agent.context.ContextFit`), if any."""
 
 
 EventSink = Callable[[Event], None]

@@ -236,14 +236,57 @@ def test_context_window_exceeded_is_its_own_end(openai_server, tmp_path):
     assert len(openai_server.requests) == 1
 
 
-def test_context_window_exceeded_offers_a_processor(openai_server, tmp_path):
-    openai_server.script(Turn.context_exceeded(), Turn.bash_tool(SUBMIT))
-    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
-    processor = {"type": "last_n_observations", "n": 2}
-    driver = Driver(pauses=[ev.PauseDecision("enable_processor", processor=processor)], inputs=[None])
-    result = run_session(config, "t", driver)
+OVERFLOW_WINDOW = 6_000
+
+
+def script_an_overflow(openai_server) -> None:
+    """Two long outputs; the provider then refuses the third prompt as too long (the
+    prediction agrees: it is over the window) and accepts the next one."""
+    openai_server.script(Turn.bash_tool("seq 1 1500", usage=Usage(500, 5)),
+                         Turn.bash_tool("seq 1 1500", usage=Usage(3_200, 5)),
+                         Turn.context_exceeded(), Turn.bash_tool(SUBMIT, usage=Usage(3_300, 5)))
+
+
+def test_context_window_exceeded_offers_the_smallest_change_that_fits(openai_server, tmp_path):
+    script_an_overflow(openai_server)
+    config = make_config(tmp_path, model_config(openai_server, context_window=OVERFLOW_WINDOW), agent__mode="yolo")
+
+    def take_the_fit(d: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.PauseRequested):
+            d.pauses.append(ev.PauseDecision("enable_processor", processors=event.fit.processors))
+
+    driver = Driver(inputs=[None], on_event=take_the_fit)
+    result = run_session(config, "count", driver)
     assert result.exit_status == "Submitted"
+    (pause,) = driver.of(ev.PauseRequested)
+    assert pause.reason == "context_exceeded" and pause.fit.change == "last_n_observations(n=1)"
+    assert pause.fit.expected_tokens <= 0.9 * OVERFLOW_WINDOW and "it fits with last_n_observations(n=1)" in pause.detail
+    advice = [e.status.advice for e in driver.of(ev.ContextUpdated) if e.status.advice]
+    assert advice and advice[0].startswith("fits with last_n_observations(n=1)")  # shown on the meter
+    retried = openai_server.requests[3]["messages"]
+    assert any("Old environment output" in str(m.get("content")) for m in retried)
     assert [p.type for p in driver.session.processors] == ["last_n_observations"]
+
+
+def test_headless_fits_the_window_when_the_config_allows_it(openai_server, tmp_path):
+    script_an_overflow(openai_server)
+    config = make_config(tmp_path, model_config(openai_server, context_window=OVERFLOW_WINDOW), agent__mode="yolo",
+                         agent__on_context_exceeded="fit")
+    driver = Driver()
+    assert run_session(config, "count", driver, interactive=False).exit_status == "Submitted"
+    assert any("switched on last_n_observations(n=1)" in n.text for n in driver.of(ev.Notice))
+    events = [e for e in final_file(tmp_path)["meta_events"] if e["event"] == "processors_change"]
+    assert events[-1]["processors"][-1] == {"type": "last_n_observations", "n": 1, "enabled": True,
+                                            "polling": 1, "always_remove_output_for_tags": ["remove_output"],
+                                            "always_keep_output_for_tags": ["keep_output"]}
+
+
+def test_headless_without_fit_stops_and_says_what_would_fit(openai_server, tmp_path):
+    script_an_overflow(openai_server)
+    config = make_config(tmp_path, model_config(openai_server, context_window=OVERFLOW_WINDOW), agent__mode="yolo")
+    result = run_session(config, "count", Driver(), interactive=False)
+    assert result.exit_status == "ContextWindowExceeded"
+    assert "it fits with last_n_observations(n=1)" in result.message
 
 
 def test_api_error_ends_headless_and_retry_continues_interactive(openai_server, tmp_path):

@@ -258,18 +258,25 @@ async def test_pause_offers_retry_raise_or_quit(openai_server, tmp_path, reason,
             assert len(openai_server.requests) == 2
 
 
-async def test_context_exceeded_offers_to_switch_on_a_processor(openai_server, tmp_path):
-    session = live(openai_server, tmp_path, Turn.context_exceeded(), Turn.bash_tool(SUBMIT), agent__mode="yolo")
+async def test_context_exceeded_offers_the_change_that_fits(openai_server, tmp_path):
+    from test_agent import OVERFLOW_WINDOW, script_an_overflow
+
+    script_an_overflow(openai_server)
+    session = Session(make_config(tmp_path, model_config(openai_server, context_window=OVERFLOW_WINDOW),
+                                  agent__mode="yolo"), TASK)
     app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen), WAIT)
         assert app.screen.reason == "context_exceeded"
         # the screen may still be composing its buttons
         await wait_for(pilot, lambda: any(b.region.width > 0 for b in app.screen.query("#enable_processor")))
+        assert "Use last_n_observations(n=1) (p)" in str(app.screen.query_one("#enable_processor").label)
+        meter = str(app.session_screen.query_one(ContextMeter).render())
+        assert "fits with last_n_observations(n=1)" in meter
         await pilot.press("p")
         await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
-        assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 5)]
-        assert len(openai_server.requests) == 2
+        assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 1)]
+        assert len(openai_server.requests) == 4
 
 
 PARTIAL = "half an answer that breaks"

@@ -20,6 +20,7 @@ import threading
 import time
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import replace
 from typing import Any
 
 from .. import events as ev
@@ -38,7 +39,7 @@ from ..models.base import (
     ReplayExhausted,
 )
 from ..trajectory.normalize import is_step
-from .context import ContextTracker
+from .context import ContextTracker, smallest_fit
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
 from .prompt import PromptBuilder
 from .templates import render
@@ -87,6 +88,8 @@ class Agent:
         self._started = time.monotonic()
         self._consecutive_format_errors = 0
         self.context = ContextTracker(window, window_source)
+        self._fit_applied = False
+        """A processor change was made to fit the window and no query has succeeded since."""
         self.window = window
         self.step = sum(1 for m in self.history if is_step(m))
         self.turn = max([m.extra.turn or 0 for m in self.history] + [0])
@@ -190,7 +193,7 @@ class Agent:
             except APIError as exc:
                 self._pause_or_end("api_error", str(exc), ExitStatus.API_ERROR)
             except ContextWindowExceeded as exc:
-                self._pause_or_end("context_exceeded", str(exc), ExitStatus.CONTEXT_WINDOW_EXCEEDED)
+                self._context_exceeded(str(exc))
 
     def _next_turn_or_end(self) -> None:
         if not (self.interactive and self.config.agent.confirm_exit):
@@ -201,11 +204,35 @@ class Agent:
             raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
         self._add_task(task)
 
-    def _pause_or_end(self, reason: str, detail: str, status: ExitStatus) -> None:
+    def _context_exceeded(self, detail: str) -> None:
+        """Offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that
+        fits the window; never the same refused prompt again."""
+        policy = self.config.agent.on_context_exceeded
+        retried = self._fit_applied
+        fit = None if retried else smallest_fit([m for m in self.history if m.role != "exit"],
+                                                 self.prompts.processors, self.context)
+        if fit is not None:
+            detail += (f" — it fits with {fit.change}: next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens")
+            self._emit(ev.ContextUpdated(replace(self.context_status(), advice=f"fits with {fit.change} "
+                                                 f"≈ {fit.expected_tokens:,}")))
+        elif retried:
+            detail += " — still too long after the processors were changed"
+        if fit is not None and policy == "fit":
+            self._emit(ev.Notice(text=f"The prompt did not fit the context window: switched on {fit.change} "
+                                      f"(next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens) and retrying.",
+                                 level="warning"))
+            self._fit_applied = True
+            self.set_processors(fit.processors)
+            return
+        if policy == "stop":
+            raise SessionEnd(ExitStatus.CONTEXT_WINDOW_EXCEEDED, detail)
+        self._pause_or_end("context_exceeded", detail, ExitStatus.CONTEXT_WINDOW_EXCEEDED, fit=fit)
+
+    def _pause_or_end(self, reason: str, detail: str, status: ExitStatus, fit: Any = None) -> None:
         if not self.interactive:
             raise SessionEnd(status, detail)
         self._set_state(ev.AgentState.PAUSED, detail)
-        decision = self._ask(ev.PauseRequested, "pause", reason=reason, detail=detail)
+        decision = self._ask(ev.PauseRequested, "pause", reason=reason, detail=detail, fit=fit)
         if decision is None or decision.kind == "quit":
             raise SessionEnd(status, detail)
         if decision.kind == "raise_limits":
@@ -222,8 +249,9 @@ class Agent:
             self._meta("limit_change", step_limit=agent.step_limit, cost_limit=agent.cost_limit,
                        wall_time_limit_s=agent.wall_time_limit_s)
             self._progress()
-        elif decision.kind == "enable_processor" and decision.processor is not None:
-            self.set_processors([*self.prompts.processors, decision.processor])
+        elif decision.kind == "enable_processor" and decision.processors is not None:
+            self._fit_applied = True
+            self.set_processors(decision.processors)
 
     def _after_interrupt(self) -> None:
         with self._lock:
@@ -273,6 +301,7 @@ class Agent:
                                step, prompt.processors_hash)
             return
         self._consecutive_format_errors = 0
+        self._fit_applied = False
         message = self._stamp_response(response, step, prompt.processors_hash)
         self._emit(ev.QueryFinished(step=step, message=message, usage=response.usage, cost=response.cost,
                                     stream_guard_fired=response.stream_guard_fired))

@@ -9,9 +9,16 @@ was added since, minus what the processors remove, each counted the same way, so
 tokenizer's bias cancels and a processor toggle shows at once. Before anything was
 measured, or when the provider sent no usage, the prediction is the local count alone and
 says so (`ContextStatus.next_anchored`).
+
+When the provider refuses a prompt as too long, `smallest_fit` finds the smallest change
+to the processors whose predicted prompt fits, to offer it (or, with
+`agent.on_context_exceeded: fit`, to apply it) before the query is sent again.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 from ..events import ContextStatus
 from ..messages import Message, Usage
@@ -51,3 +58,46 @@ class ContextTracker:
         return ContextStatus(window=self.window, prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens,
                              next_estimate=predicted, window_source=self.window_source,
                              estimated=self.estimated, next_anchored=anchored)
+
+
+@dataclass(frozen=True)
+class ContextFit:
+    """The smallest change to the processors that brings the next prompt under the window."""
+
+    processors: list[dict[str, Any]]
+    """The whole new processor config (the current one with the change)."""
+    change: str
+    """What changes, for a person: `last_n_observations(n=5)`."""
+    expected_tokens: int
+    window: int
+
+
+FIT_SHARE = 0.9
+"""A fitting prompt leaves a tenth of the window for the answer."""
+
+# From the least to the most that they drop: each is tried, and the fitting one that keeps
+# the most (the largest expected prompt) is offered.
+_CANDIDATES: list[dict[str, Any]] = [
+    *({"type": "last_n_observations", "n": n} for n in (20, 10, 5, 3, 2, 1)),
+    *({"type": "context_filter", "num_invocations_to_keep": n} for n in (10, 5, 3, 2, 1)),
+]
+
+
+def smallest_fit(history: list[Message], current: list[Any], tracker: ContextTracker) -> ContextFit | None:
+    """The change to `current` whose prompt keeps the most while it fits `FIT_SHARE` of the
+    window, by the tracker's anchored prediction; None when the window is unknown or
+    nothing fits."""
+    from ..processors.chain import ProcessorChain
+
+    if not tracker.window:
+        return None
+    limit = int(tracker.window * FIT_SHARE)
+    base = [p.model_dump(mode="json") if hasattr(p, "model_dump") else dict(p) for p in current]
+    best: ContextFit | None = None
+    for candidate in _CANDIDATES:
+        processors = [p for p in base if p["type"] != candidate["type"]] + [candidate]
+        expected, _ = tracker.predict(ProcessorChain(processors).apply(history).messages)
+        if expected <= limit and (best is None or expected > best.expected_tokens):
+            params = ", ".join(f"{k}={v}" for k, v in candidate.items() if k != "type")
+            best = ContextFit(processors, f"{candidate['type']}({params})", expected, tracker.window)
+    return best

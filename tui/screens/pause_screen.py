@@ -1,7 +1,8 @@
 """A pause: a limit was reached, the API kept failing, or the context overflowed (SPEC §6.4).
 
-The person decides: retry, raise the limits, switch on a history processor (offered when
-the context window was exceeded), or quit. The answer is a `PauseDecision` the agent
+The person decides: retry, raise the limits, take the smallest processor change that fits
+the window (offered, with the size it predicts, when the context window was exceeded), or
+quit. The answer is a `PauseDecision` the agent
 waits for.
 """
 
@@ -32,11 +33,12 @@ class PauseScreen(ModalScreen[PauseDecision]):
                 Binding("r", "retry", "Retry", id="pause_retry"),
                 Binding("p", "enable_processor", "Processor", id="pause_processor")]
 
-    def __init__(self, reason: str, detail: str, processor: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, detail: str, fit: Any = None) -> None:
         super().__init__()
         self.reason = reason
         self.detail = detail
-        self.processor = processor
+        self.fit = fit
+        """`agent.context.ContextFit`: the processors that fit, offered as `p`."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="pause-box"):
@@ -47,21 +49,21 @@ class PauseScreen(ModalScreen[PauseDecision]):
                     yield Button("Raise limits", variant="primary", id="raise_limits")
                 else:
                     yield Button("Retry (r)", variant="primary", id="retry")
-                if self.reason == "context_exceeded" and self.processor is not None:
-                    yield Button(f"Use {self.processor['type']} (p)", variant="success", id="enable_processor")
+                if self.reason == "context_exceeded" and self.fit is not None:
+                    yield Button(literal(f"Use {self.fit.change} (p)"), variant="success", id="enable_processor")
                 yield Button("Quit (q)", variant="error", id="quit")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         kind = event.button.id or "quit"
-        processor = self.processor if kind == "enable_processor" else None
-        self.dismiss(PauseDecision(kind=kind, processor=processor))  # type: ignore[arg-type]
+        processors = self.fit.processors if kind == "enable_processor" and self.fit is not None else None
+        self.dismiss(PauseDecision(kind=kind, processors=processors))  # type: ignore[arg-type]
 
     def action_retry(self) -> None:
         self.dismiss(PauseDecision(kind="raise_limits" if self.reason == "limit" else "retry"))
 
     def action_enable_processor(self) -> None:
-        if self.reason == "context_exceeded" and self.processor is not None:
-            self.dismiss(PauseDecision(kind="enable_processor", processor=self.processor))
+        if self.reason == "context_exceeded" and self.fit is not None:
+            self.dismiss(PauseDecision(kind="enable_processor", processors=self.fit.processors))
 
     def action_quit_session(self) -> None:
         self.dismiss(PauseDecision(kind="quit"))

@@ -29,7 +29,7 @@ from ..widgets.context_meter import ContextMeter
 from ..widgets.header_bar import HeaderBar, HeaderInfo
 from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
-from ..widgets.processors_panel import SUGGESTED, ProcessorsPanel
+from ..widgets.processors_panel import ProcessorsPanel
 from ..widgets.transcript import Transcript
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
@@ -39,7 +39,6 @@ MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
 STACK_BELOW_COLUMNS = 110
 """In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
-FALLBACK_PROCESSOR = "last_n_observations"
 """Offered when the context overflows, if registered (SPEC §6.4)."""
 
 Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
@@ -311,12 +310,7 @@ class SessionScreen(Screen):
         def answer(decision: ev.PauseDecision | None) -> None:
             resolve(event.future, decision or ev.PauseDecision(kind="quit"))
 
-        self.app.push_screen(PauseScreen(event.reason, event.detail, self._fallback_processor()), answer)
-
-    def _fallback_processor(self) -> dict[str, Any] | None:
-        active = {p.type for p in self.session.processors if getattr(p, "enabled", True)}
-        if FALLBACK_PROCESSOR in self.registry and FALLBACK_PROCESSOR not in active:
-            return {"type": FALLBACK_PROCESSOR, **SUGGESTED.get(FALLBACK_PROCESSOR, {})}
+        self.app.push_screen(PauseScreen(event.reason, event.detail, event.fit), answer)
         return None
 
     def _block(self, action_id: str) -> CommandBlock | None:

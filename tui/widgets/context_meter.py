@@ -48,6 +48,8 @@ def describe(status: ContextStatus | None, processors: list[str]) -> str:
         # anchored: the provider's last figure plus the local difference; else a local count only
         parts.append(f"next ≈ {status.next_estimate:,}" + ("" if status.next_anchored else " (local count)"))
     parts.append("processors: " + (", ".join(processors) if processors else "none"))
+    if status.advice:
+        parts.append(status.advice)
     return " · ".join(parts)
 
 
