@@ -10,7 +10,7 @@ from typing import Any
 from .errors import UsageError
 from .messages import Message
 from .models.cache_control import request_messages
-from .processors.chain import ChainResult, ProcessorChain, config_hash, validate_processors
+from .processors.chain import ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
 
 
@@ -100,7 +100,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     else:
         chain, source = ProcessorChain([]), "none"
     result = chain.apply(history)
-    lines = _lines(history, result)
+    lines = prompt_lines(history, result.messages)
     if window is None and number <= len(trajectory.steps):
         context = trajectory.steps[number - 1].context
         window = context.window if context else None
@@ -113,12 +113,14 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     )
 
 
-def _lines(history: list[Message], result: ChainResult) -> list[PromptLine]:
+def prompt_lines(history: list[Message], messages: list[Message]) -> list[PromptLine]:
+    """The prompt's messages, each with its tokens, where it came from, and whether a
+    processor changed it: both inspectors (live, replay) show these."""
     # Processors keep unchanged messages as the same objects and copy the ones they change.
     by_identity = {id(message): index for index, message in enumerate(history)}
-    same_length = len(result.messages) == len(history)
+    same_length = len(messages) == len(history)
     lines = []
-    for position, message in enumerate(result.messages):
+    for position, message in enumerate(messages):
         index = by_identity.get(id(message))
         changed = index is None
         if index is None and same_length:

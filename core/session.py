@@ -23,7 +23,7 @@ from .errors import SwedeckError, UsageError
 from .events import ContextStatus
 from .messages import Message, last_task
 from .redact import Redactor, is_secret_name, secret_values
-from .tokens import count_message, count_messages
+from .tokens import count_messages
 
 
 @dataclass
@@ -40,7 +40,8 @@ class PromptPreview:
     """What the next query would send (the prompt inspector, SPEC §10.5)."""
 
     messages: list[Message]
-    tokens: list[int]
+    lines: list[Any]
+    """`prompt_view.PromptLine` per message: tokens, origin, changed by a processor."""
     total: int
     """The local count of these messages."""
     window: int | None
@@ -125,12 +126,14 @@ class Session:
         return tracker.status(self.prompts.build(self._history).messages)
 
     def prompt_preview(self) -> PromptPreview:
+        from .prompt_view import prompt_lines
+
         history = self._agent.history if self._agent else self._history
         prompt = self.prompts.build(history)
-        tokens = [count_message(message) for message in prompt.messages]
         status = self.context_status()
         total = count_messages(prompt.messages) if prompt.messages else 0
-        return PromptPreview(prompt.messages, tokens, total, status.window,
+        sendable = [message for message in history if message.role != "exit"]
+        return PromptPreview(prompt.messages, prompt_lines(sendable, prompt.messages), total, status.window,
                              prompt.processors_hash, prompt.errors, status)
 
     @property

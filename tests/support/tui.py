@@ -18,7 +18,9 @@ from swedeck.core import events as ev
 from swedeck.core.config import SwedeckConfig
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.session import PromptPreview, SessionResult
-from swedeck.core.tokens import count_message
+from swedeck.core.agent.context import ContextTracker
+from swedeck.core.prompt_view import prompt_lines
+from swedeck.core.tokens import count_messages
 
 Step = Callable[["ScriptedSession", ev.EventSink], Any]
 
@@ -67,8 +69,12 @@ class ScriptedSession:
         enabled = [p for p in self.processors if getattr(p, "enabled", True)]
         for processor in enabled:
             messages = processor(messages)
-        tokens = [count_message(m) for m in messages]
-        return PromptPreview(messages, tokens, sum(tokens), self.config.model.context_window, None)
+        status = self.context_status()
+        return PromptPreview(messages, prompt_lines(self.history, messages), count_messages(messages),
+                             status.window, None, [], status)
+
+    def context_status(self) -> ev.ContextStatus:
+        return ContextTracker(self.config.model.context_window).status(self.history)
 
     def run(self, emit: ev.EventSink) -> SessionResult:
         self._emit = emit

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from swedeck.core.prompt_view import StepPrompt
 
-PREVIEW_CHARS = 600
-
+from ..widgets.prompt_view import PromptView
 
 def prompt_summary(prompt: StepPrompt) -> str:
     names = ", ".join(p["type"] for p in prompt.processors) or "none"
@@ -24,28 +23,11 @@ def prompt_summary(prompt: StepPrompt) -> str:
             f"(saved {saved:,})")
 
 
-def prompt_lines(prompt: StepPrompt) -> list[Content]:
-    out = []
-    for position, line in enumerate(prompt.lines):
-        message = line.message
-        mark = " · changed by processors" if line.changed else ""
-        head = f"[{position}] {message.role} ({message.message_type.value}) · {line.tokens} tokens{mark}"
-        text = message.text
-        if len(text) > PREVIEW_CHARS:
-            text = text[:PREVIEW_CHARS] + f"… ({len(message.text) - PREVIEW_CHARS} more chars)"
-        for call in message.tool_calls or ():
-            text += f"\n[tool call] {call.function.name}({call.function.arguments})"
-        out.append(Content.styled(head, "bold") + Content("\n" + text))
-    return out
-
-
 class PromptScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
     PromptScreen #prompt-box { width: 95%; height: 90%; border: round $accent; background: $surface; }
     PromptScreen #prompt-summary { height: auto; padding: 0 1; background: $panel; }
-    PromptScreen .prompt-line { padding: 0 1; margin: 0 0 1 0; }
-    PromptScreen .prompt-error { color: $error; padding: 0 1; }
     """
     BINDINGS = [Binding("escape,q,t", "dismiss", "Close")]
 
@@ -54,9 +36,6 @@ class PromptScreen(ModalScreen[None]):
         self.prompt = prompt
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="prompt-box"):
+        with Vertical(id="prompt-box"):
             yield Static(Content(prompt_summary(self.prompt)), id="prompt-summary", markup=False)
-            for error in self.prompt.errors:
-                yield Static(Content(f"processor error: {error}"), classes="prompt-error", markup=False)
-            for line in prompt_lines(self.prompt):
-                yield Static(line, classes="prompt-line", markup=False)
+            yield PromptView(self.prompt.lines, self.prompt.errors, id="prompt-messages")

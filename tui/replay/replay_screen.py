@@ -7,7 +7,7 @@ file is an error view naming the file and the reason; in a folder L/H still move
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static
 
 from swedeck.core.context_window import resolve_context_window
+from swedeck.core.events import ContextStatus
 from swedeck.core.messages import Message, MessageType
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, open_document
@@ -29,6 +30,7 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.output import command_output
 
+from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
@@ -102,25 +104,19 @@ def model_window(model_name: str | None) -> int | None:
         return None
 
 
-def meter_text(view: StepView, estimate: int | None) -> str:
-    """The step's context figures; `recorded` when the file has the provider's count, else `estimated`."""
+def meter_status(view: StepView, estimate: int | None, window: int | None) -> tuple[ContextStatus, list[str]]:
+    """The step's figures for the meter: recorded when the file has the provider's count,
+    else estimated (from the history before the query); the cost as a note."""
     if view.prompt_tokens is not None:
-        tokens, source = view.prompt_tokens, "estimated" if view.estimated else "recorded"
+        tokens, estimated = view.prompt_tokens, view.estimated
     else:
-        tokens, source = estimate, "estimated"
-    used = "–" if tokens is None else f"{tokens:,}"
-    if view.window:
-        left = "" if tokens is None else f" · {max(0.0, 100 * (1 - tokens / view.window)):.0f}% left"
-        text = f"context {used} / {view.window:,}{left}"
-    else:
-        text = f"context {used} / unknown window"
-    if tokens is not None:
-        text += f" · {source}"
-    if view.cached_tokens:
-        text += f" · cached {view.cached_tokens:,}"
+        tokens, estimated = estimate, True
+    status = ContextStatus(window=view.window or window, prompt_tokens=tokens, cached_tokens=view.cached_tokens,
+                           estimated=estimated)
+    notes = ["recorded"] if tokens is not None and not estimated else []
     if view.cost is not None:
-        text += f" · cost ${view.cost:.4f}"
-    return text
+        notes.append(f"cost ${view.cost:.4f}")
+    return status, notes
 
 
 class ReplayScreen(Screen[None]):
@@ -161,10 +157,11 @@ class ReplayScreen(Screen[None]):
             with Vertical(id="replay-output"):
                 yield TextView(id="output-text")
         yield Sparkline([0], id="replay-curve")
-        yield Static(id="replay-meter", markup=False)
+        yield ContextMeter(id="replay-meter")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one(ContextMeter).processors = None  # a step's processors are in `t`, not here
         self.query_one("#replay-model").border_title = "model output"
         self.query_one("#replay-output").border_title = "output"
         self.open_file(self.file_index)
@@ -250,12 +247,10 @@ class ReplayScreen(Screen[None]):
         self._header()
 
     def _meter(self) -> None:
-        view = self.view
-        if view is None:
+        if self.view is None:
             return
-        if view.window is None and self.window is not None:
-            view = replace(view, window=self.window)
-        self.query_one("#replay-meter", Static).update(Content(meter_text(view, self.curve.get(self.step))))
+        meter = self.query_one(ContextMeter)
+        meter.status, meter.notes = meter_status(self.view, self.curve.get(self.step), self.window)
 
     def _header(self) -> None:
         parts = [self.path.name]

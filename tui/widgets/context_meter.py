@@ -1,4 +1,5 @@
-"""The context-budget meter (SPEC §10.1, §5): used / window, % left, cached, next ≈ N.
+"""The context-budget meter (SPEC §10.1, §5): used / window, % left, cached, next ≈ N; the
+same widget in the live app and in replay (where it shows the selected step's figures).
 
 Coloured by how much is left: ok above `WARN_BELOW` percent, warning above
 `DANGER_BELOW`, danger under it; "unknown window" when the window size is not known.
@@ -30,7 +31,8 @@ def meter_level(status: ContextStatus | None) -> str:
     return "ok"
 
 
-def describe(status: ContextStatus | None, processors: list[str]) -> str:
+def describe(status: ContextStatus | None, processors: list[str] | None, notes: list[str] = ()) -> str:
+    """The meter's line; `processors` None leaves them out (replay), `notes` come last."""
     status = status or ContextStatus(window=None, prompt_tokens=None)
     used = "–" if status.prompt_tokens is None else f"{status.prompt_tokens:,}"
     if status.estimated and status.prompt_tokens is not None:
@@ -47,10 +49,11 @@ def describe(status: ContextStatus | None, processors: list[str]) -> str:
     if status.next_estimate is not None:
         # anchored: the provider's last figure plus the local difference; else a local count only
         parts.append(f"next ≈ {status.next_estimate:,}" + ("" if status.next_anchored else " (local count)"))
-    parts.append("processors: " + (", ".join(processors) if processors else "none"))
+    if processors is not None:
+        parts.append("processors: " + (", ".join(processors) if processors else "none"))
     if status.advice:
         parts.append(status.advice)
-    return " · ".join(parts)
+    return " · ".join([*parts, *notes])
 
 
 def bar(status: ContextStatus | None) -> str:
@@ -71,7 +74,9 @@ class ContextMeter(Static):
     """
 
     status: reactive[ContextStatus | None] = reactive(None, always_update=True)
-    processors: reactive[list[str]] = reactive(list, always_update=True)
+    processors: reactive[list[str] | None] = reactive(list, always_update=True)
+    notes: reactive[list[str]] = reactive(list, always_update=True)
+    """Said after the figures: replay's "recorded" and the step's cost."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(markup=False, **kwargs)
@@ -85,8 +90,12 @@ class ContextMeter(Static):
     def watch_processors(self) -> None:
         self._draw()
 
+    def watch_notes(self) -> None:
+        self._draw()
+
     def _draw(self) -> None:
         if not self.is_mounted:
             return
         self.set_classes(f"-{meter_level(self.status)}")
-        self.update(Content.assemble(bar(self.status), " ", literal(describe(self.status, self.processors))))
+        self.update(Content.assemble(bar(self.status), " ",
+                                     literal(describe(self.status, self.processors, self.notes))))
