@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .events import ContextStatus
 from .messages import Message, MessageType
+from .trajectory.normalize import is_step
 from .trajectory.errors import TrajectoryError
 from .trajectory.files import LIVE_SUFFIX, base_name
 from .trajectory.index import TrajectoryIndex
@@ -63,7 +65,7 @@ class _Tally:
     last_action: str = ""
 
     def add(self, message: Message) -> None:
-        if message.role != "assistant":
+        if not is_step(message):
             return
         self.steps += 1
         extra = message.extra
@@ -71,7 +73,7 @@ class _Tally:
         if extra.context and extra.context.left_percent is not None:
             self.context_left = extra.context.left_percent
         elif extra.context and extra.context.window and extra.context.prompt_tokens is not None:
-            self.context_left = max(0.0, 100.0 * (1 - extra.context.prompt_tokens / extra.context.window))
+            self.context_left = ContextStatus(extra.context.window, extra.context.prompt_tokens).left_percent
         if extra.actions:
             self.last_action = _one_line(extra.actions[-1].command)
         elif message.message_type == MessageType.ASSISTANT_MESSAGE:
