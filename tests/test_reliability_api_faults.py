@@ -29,6 +29,32 @@ def dropped(after_events: int = 3) -> Turn:
                 tool_calls=[ToolCallSpec("bash", {"command": "echo partial-command"})])
 
 
+def ended(after_events: int = 4) -> Turn:
+    """A stream whose body ends cleanly (the connection closes, as behind a proxy) with no
+    finish_reason and no [DONE]: the answer was cut, though HTTP saw nothing wrong."""
+    return Turn(text=f"{PARTIAL} " * 8, chunks=8, end_after=after_events,
+                tool_calls=[ToolCallSpec("bash", {"command": "echo partial-command"})])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("stream_process", [True, False], ids=["stream-process", "in-thread"])
+def test_a_stream_that_ends_without_finish_reason_is_retried_like_a_dropped_one(openai_server, tmp_path,
+                                                                                  stream_process):
+    openai_server.script(ended(), Turn.bash_tool("echo one", text="first"), ended(6), Turn.bash_tool(SUBMIT))
+    model = model_config(openai_server, attempts=3, stream_process=stream_process)
+    config = make_config(tmp_path, model, agent__mode="yolo")
+    driver = Driver()
+    result = run_session(config, "t", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    retries = driver.of(ev.QueryRetrying)
+    assert [(r.step, r.attempt) for r in retries] == [(1, 1), (2, 1)]
+    assert "finish_reason" in retries[0].error
+    assert any(PARTIAL in d.text for d in driver.of(ev.StreamDelta) if d.step == 1)  # it was drawn, then dropped
+    messages = saved_messages(tmp_path)
+    assert PARTIAL not in json.dumps(messages) and "format_error" not in json.dumps(messages)
+    assert not any(PARTIAL in json.dumps(r["messages"]) for r in openai_server.requests)
+
+
 def faulty_script() -> list[Turn]:
     return [
         # step 1: rate limited (with Retry-After), then two server errors, then the answer

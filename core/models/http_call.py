@@ -28,6 +28,9 @@ class Call:
     stop: bool = False
     on_close: Callable[[], None] | None = None
     """Set when another process runs the call: how to tell it to stop."""
+    finished: bool | None = None
+    """At the end of a stream: whether the provider ended the answer (sent a finish_reason);
+    None when that cannot be told."""
 
     def close(self) -> None:
         self.stop = True
@@ -81,6 +84,7 @@ def run_call(module: Any, kwargs: dict[str, Any], call: Call, put: Put) -> None:
             if call.stop:
                 break
             trim_kept_chunks(result)
+        call.finished = stream_finished(result)
         put(END, None)
     except BaseException as exc:  # handed to the query thread, which classifies it
         put(ERROR, exc)
@@ -102,6 +106,19 @@ def trim_kept_chunks(stream: Any) -> None:
         return
     older = chunks[:-_CHUNKS_KEPT]
     chunks[:] = [chunk for chunk in older if _get(chunk, "usage") is not None] + chunks[-_CHUNKS_KEPT:]
+
+
+def stream_finished(stream: Any) -> bool | None:
+    """Whether the provider said the answer was complete (a `finish_reason`).
+
+    litellm ends every stream with a chunk that has one, making one up ("stop") when the
+    provider sent none, as when a proxy closed the connection mid-answer; only its record
+    of what the provider sent (`received_finish_reason`, or `intermittent_finish_reason`
+    for providers that send it before the last chunk) tells them apart. None: not litellm's
+    stream wrapper, so nothing to tell (tests/test_models_litellm.py pins the attributes)."""
+    if not hasattr(stream, "received_finish_reason"):
+        return None
+    return bool(stream.received_finish_reason or getattr(stream, "intermittent_finish_reason", None))
 
 
 def provider_usage(stream: Any, last_seen: Any) -> Any:

@@ -25,7 +25,7 @@ from .cache_control import request_messages
 from .http_call import CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
-from .retry import backoff_s, classify
+from .retry import StreamCut, backoff_s, classify
 from .stream_guard import StreamGuard
 from .stream_process import stream_process
 from .usage import compute_cost, estimate_usage, usage_from
@@ -109,6 +109,8 @@ class LitellmModel:
                 call.close()
                 break
         self._finish(call)
+        if not fired and call.finished is False:
+            raise StreamCut()  # ended, but the provider never said the answer was complete
         parts = Parts(
             content=assembler.text,
             reasoning=assembler.reasoning_text,

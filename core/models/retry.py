@@ -46,6 +46,15 @@ class Classified:
     text: str
 
 
+class StreamCut(ConnectionError):
+    """The stream ended before the answer did: no chunk said `finish_reason`. Whatever
+    closed it (a proxy, a dropped connection), it is a broken connection to retry, never a
+    complete answer (SPEC §13 R2)."""
+
+    def __init__(self) -> None:
+        super().__init__("the stream ended without a finish_reason (the connection was cut mid-answer)")
+
+
 class RemoteQueryError(Exception):
     """A query error classified where it happened (the stream process), sent here as such."""
 

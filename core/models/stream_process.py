@@ -104,6 +104,7 @@ class StreamProcess:
                 call.items.put((CHUNK, message["chunk"]))
             elif "end" in message:
                 calls.pop(message["id"], None)
+                call.finished = message.get("finished")
                 call.items.put((END, None))
             else:
                 calls.pop(message["id"], None)

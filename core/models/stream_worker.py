@@ -102,7 +102,7 @@ class Worker:
                 usage = provider_usage(call.stream, None) if streaming else None
                 if usage is not None:
                     self.send({"id": call_id, "chunk": {"choices": [], "usage": plain(usage)}})
-                self.send({"id": call_id, "end": True})
+                self.send({"id": call_id, "end": True, "finished": call.finished})
             elif kind == ERROR:
                 self.send({"id": call_id, "error": dataclasses.asdict(classify(item))})
 

@@ -95,6 +95,10 @@ class Turn:
     headers: dict[str, str] = field(default_factory=dict)
     drop_after: int | None = None
     """Close the connection after this many SSE events (mid-stream, no terminating chunk)."""
+    end_after: int | None = None
+    """End the body cleanly after this many SSE events, with no `finish_reason` and no
+    `[DONE]`: the body has no length and no chunked encoding and ends when the connection
+    closes (`Connection: close`), as behind real proxies, so the client sees a normal end."""
     hang_s: float = 0.0
     """Sleep this long before answering (longer than the client timeout = a hang)."""
     chunk_delay_s: float = 0.0
@@ -235,6 +239,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _stream(self, turn: Turn, events: list[dict[str, Any]]) -> None:
+        if turn.end_after is not None:
+            self._stream_until_close(turn, events[: turn.end_after])
+            return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -259,6 +266,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away (cancelled): fine, and counted
             with self.server.owner._lock:
                 self.server.owner.client_disconnects += 1
+
+    def _stream_until_close(self, turn: Turn, events: list[dict[str, Any]]) -> None:
+        """A body delimited by closing the connection: a clean end for HTTP, cut short for SSE."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        for name, value in turn.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            for event in events:
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        self.close_connection = True
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
