@@ -403,3 +403,11 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 
 _BlockDumper.add_representer(str, _represent_str)
+
+
+def require_model(config: SwedeckConfig, what: str = "a live session") -> str:
+    """The configured model's name; a usage error (exit 2) before anything starts when none is."""
+    name = config.model.model_name
+    if not name:
+        raise UsageError(f"{what} needs a model: pass -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")
+    return name

@@ -18,7 +18,7 @@ from .agent import agent_class
 from .agent.context import ContextTracker
 from .agent.exits import ExitStatus, exit_code
 from .agent.prompt import PromptBuilder
-from .config import SwedeckConfig
+from .config import SwedeckConfig, require_model
 from .errors import SwedeckError, UsageError
 from .events import ContextStatus
 from .messages import Message, last_task
@@ -152,8 +152,7 @@ class Session:
             cls = agent_class(self.config.agent.agent_class)
             if cls.model_spec.require_reasoning:
                 self.config.model.require_reasoning = True
-            if not self.config.model.model_name:
-                raise UsageError("no model configured: pass -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")
+            require_model(self.config)
             redactor = build_redactor(self.config)
             history = self._history
             if self.resume:

@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--follow", action="store_true", help="tail a growing .traj.jsonl")
     replay.add_argument("--play", action="store_true", help="re-animate the recorded stream")
     replay.add_argument("--replay-actions", action="store_true", help="with f (fork): re-run the earlier steps' commands first")
+    replay.add_argument("-m", "--model", metavar="NAME", help="with f (fork): the model that continues the session")
     replay.add_argument("--print", dest="print_steps", action="store_true", help="print the steps, no UI")
     replay.add_argument("--json", action="store_true", help="with --print: JSON lines")
     _config_options(replay)

@@ -59,7 +59,14 @@ def test_headless_needs_a_task_and_a_model(tmp_path):
     assert no_task.returncode == 2 and "needs a task" in no_task.stderr
     no_model = subprocess.run([*swedeck_command(), "run", "--headless", "t", "-o", str(tmp_path / "a.traj.json")],
                               capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert no_model.returncode == 2 and "no model configured" in no_model.stderr
+    assert no_model.returncode == 2 and "needs a model: pass -m NAME" in no_model.stderr
+
+
+def test_the_ui_without_a_model_says_so_before_it_opens(tmp_path):
+    # exit 2 and one line on stderr, with no UI drawn (stdout stays empty: no terminal escapes)
+    done = subprocess.run([*swedeck_command(), "run", "t", "-o", str(tmp_path / "a.traj.json")],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and "needs a model: pass -m NAME" in done.stderr and done.stdout == ""
 
 
 def test_step_limit_exits_3(openai_server, tmp_path):

@@ -157,3 +157,33 @@ def test_exhausted_retries_then_quit_ends_with_api_error(openai_server, tmp_path
     saved = json.loads((tmp_path / "session.traj.json").read_text())
     assert saved["info"]["exit_status"] == result.exit_status
     assert [m["extra"]["message_type"] for m in saved["messages"]].count("action") == 0
+
+
+def test_credentials_refused_inside_a_500_are_not_retried(openai_server, tmp_path):
+    # litellm wraps the OpenAI SDK's "Missing credentials" as InternalServerError (500)
+    body = {"error": {"message": "Missing credentials. Please pass an `api_key`", "type": "server_error"}}
+    openai_server.script(Turn.error(500, body), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server, attempts=6), agent__mode="yolo")
+    driver = Driver()
+    result = run_session(config, "t", driver, interactive=False)
+    assert result.exit_status == "APIError" and len(openai_server.requests) == 1
+    assert not driver.of(ev.QueryRetrying)
+    assert result.message.startswith("no valid credentials for hosted_vllm/test-model")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("stream_process", ["true", "false"])
+def test_a_missing_api_key_fails_at_once_and_says_what_to_set(tmp_path, stream_process):
+    import os
+    import subprocess
+    from conftest import swedeck_command
+
+    env = {name: value for name, value in os.environ.items() if "KEY" not in name and "TOKEN" not in name}
+    env["SWEDECK_MODEL__STREAM_PROCESS"] = stream_process
+    done = subprocess.run([*swedeck_command(), "run", "-m", "openai/gpt-4o", "--headless", "-t", "hi",
+                           "--cwd", str(tmp_path), "-o", str(tmp_path / "run")],
+                          env=env, capture_output=True, text=True, timeout=110)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "set OPENAI_API_KEY" in output and "no valid credentials for openai/gpt-4o" in output
+    assert "retry" not in output.lower()

@@ -63,9 +63,10 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
     output = tmp_path / "fork.traj.json"
     session = f"swedeck-fork-{uuid.uuid4().hex[:6]}"
     done = tmp_path / "exit-code"
-    settings = [f"model.model_name=hosted_vllm/forked", f"model.model_kwargs.api_base={openai_server.url}",
+    settings = [f"model.model_kwargs.api_base={openai_server.url}",
                 "model.cost_tracking=ignore_errors", f"run.output={output}", f"environment.cwd={tmp_path}"]
-    args = [*swedeck_command(), "replay", str(MINI_FIXTURE), "--step", "3"] + [f"-c {s}" for s in settings]
+    args = [*swedeck_command(), "replay", str(MINI_FIXTURE), "--step", "3", "-m", "hosted_vllm/forked"] + [
+        f"-c {s}" for s in settings]
     env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
     command = f"env {env} " + " ".join(args) + f"; echo $? > {done}"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)

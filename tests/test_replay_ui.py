@@ -47,7 +47,7 @@ def text_of(screen, selector: str) -> str:
 
 async def test_navigation_keys(tmp_path):
     path = write_trajectory(tmp_path / "t", 5)
-    app = ReplayApp([path])
+    app = ReplayApp([path], fork_model="openai/gpt-4o")
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         assert screen.step == 1 and "echo step-1-output" in text_of(screen, "#model-command")
@@ -67,6 +67,16 @@ async def test_navigation_keys(tmp_path):
         assert screen.step == 4  # -2 = the one before last
         await pilot.press("f")
     assert app.return_value == ForkRequest(path, 4)
+
+
+async def test_fork_without_a_model_says_how_to_name_one_and_stays(tmp_path):
+    path = write_trajectory(tmp_path / "t", 3)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, ReplayScreen)
+        assert any("-m NAME" in n.message for n in app._notifications)
 
 
 async def test_search_moves_between_matches_and_highlights(tmp_path):

@@ -25,7 +25,7 @@ from .cache_control import request_messages
 from .http_call import CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
-from .retry import StreamCut, backoff_s, classify
+from .retry import RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
 from .stream_guard import StreamGuard
 from .stream_process import stream_process
 from .usage import compute_cost, estimate_usage, usage_from
@@ -65,7 +65,9 @@ class LitellmModel:
                 problem = classify(exc)
                 if problem.kind == "context_window":
                     raise ContextWindowExceeded(problem.text) from None
-                if problem.kind == "fatal":
+                if problem.kind == "auth" and not isinstance(exc, RemoteQueryError):
+                    problem = with_credential_hint(problem, litellm(), self.model_name)  # in-thread: litellm is here
+                if problem.kind in ("fatal", "auth"):
                     raise APIError(problem.text, retryable=False, attempts=attempt) from None
                 if attempt == attempts:
                     raise APIError(f"{problem.text} (gave up after {attempts} tries)", retryable=True, attempts=attempt) from None

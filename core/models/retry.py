@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import email.utils
 import random
+import re
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-Kind = Literal["transient", "context_window", "fatal"]
+Kind = Literal["transient", "context_window", "auth", "fatal"]
+"""`auth`: missing or refused credentials, whatever status litellm wrapped them in: never retried."""
 
 RETRY_AFTER_CAP_S = 300.0
 """A server asking for a longer pause than this is not waited for beyond it."""
@@ -35,6 +37,10 @@ _TRANSIENT_NAMES = (
     "TimeoutException",
     "TransportError",
 )
+_CREDENTIAL_MARKERS = re.compile(
+    r"missing credentials|missing [\w ]{0,20}api[ _-]?key|(incorrect|invalid|no) api[ _-]?key|invalid_api_key"
+    r"|api[ _-]?key (is )?(not (set|found|provided)|missing)|no key is set|authenticationerror|unauthorized",
+    re.IGNORECASE)
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window", "too many tokens", "prompt is too long")
 
 
@@ -71,12 +77,27 @@ def classify(exc: BaseException) -> Classified:
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "ContextWindowExceededError" in names or (status in (400, 413, None) and _mentions_context(exc)):
         return Classified("context_window", status, None, text)
+    if status in (401, 403) or "AuthenticationError" in names or _CREDENTIAL_MARKERS.search(str(exc)):
+        return Classified("auth", status, None, text)
     if status is not None:
         transient = status in _TRANSIENT_STATUS or status >= 500
         return Classified("transient" if transient else "fatal", status, _retry_after(exc), text)
     if names & set(_TRANSIENT_NAMES) or isinstance(exc, (ConnectionError, TimeoutError)):
         return Classified("transient", None, _retry_after(exc), text)
     return Classified("fatal", None, None, text)
+
+
+def with_credential_hint(problem: Classified, litellm: Any, model: str) -> Classified:
+    """An auth problem told in one line, with the variables litellm reads for `model`."""
+    if problem.kind != "auth":
+        return problem
+    try:
+        missing = list(litellm.validate_environment(model).get("missing_keys") or [])
+    except Exception:  # an unknown provider: the provider's own words must do
+        missing = []
+    what = f"set {' or '.join(missing)}" if missing else "check the API key (model.model_kwargs.api_key or the provider's variable)"
+    said = problem.text if len(problem.text) <= 160 else problem.text[:157] + "..."
+    return Classified("auth", problem.status, None, f"no valid credentials for {model}: {what} ({said})")
 
 
 def backoff_s(attempt: int, low: float, high: float, retry_after_s: float | None = None) -> float:

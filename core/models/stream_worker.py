@@ -30,7 +30,7 @@ from typing import Any
 from .assembler import _get
 from .http_call import CHUNK, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
-from .retry import classify
+from .retry import classify, with_credential_hint
 
 
 def compact(chunk: Any) -> dict[str, Any] | None:
@@ -104,7 +104,8 @@ class Worker:
                     self.send({"id": call_id, "chunk": {"choices": [], "usage": plain(usage)}})
                 self.send({"id": call_id, "end": True, "finished": call.finished})
             elif kind == ERROR:
-                self.send({"id": call_id, "error": dataclasses.asdict(classify(item))})
+                problem = with_credential_hint(classify(item), litellm(), str(kwargs.get("model")))
+                self.send({"id": call_id, "error": dataclasses.asdict(problem)})
 
         try:
             run_call(litellm(), kwargs, call, put)

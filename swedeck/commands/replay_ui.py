@@ -20,13 +20,14 @@ def replay_paths(path: Path) -> list[Path]:
 
 
 def run_replay_ui(args: argparse.Namespace) -> int:
+    from swedeck.commands import config_flags
     from swedeck.core.config import load_config
     from swedeck.tui.replay.app import ReplayApp
 
-    config = load_config(args.config)
+    config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
     app = ReplayApp(replay_paths(Path(args.path)), theme=args.theme, start_step=args.step, follow=args.follow,
-                    play=args.play, processors=processors)
+                    play=args.play, processors=processors, fork_model=config.model.model_name)
     request = app.run()
     if request is None:
         return 0

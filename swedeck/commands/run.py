@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from swedeck.core.config import load_config
+from swedeck.core.config import load_config, require_model
 from swedeck.core.errors import UsageError
 
 from . import config_flags, not_yet
@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         if result.exit_code == 2:
             print(f"swedeck: {result.message}", file=sys.stderr)
         return result.exit_code
+    require_model(config)  # said now, not in the UI after it opened
     try:
         from swedeck.tui.launch import run_ui
     except ImportError:

@@ -126,8 +126,11 @@ class ReplayScreen(Screen[None]):
     step: reactive[int] = reactive(0, init=False)
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
-                 play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0) -> None:
+                 play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
+                 fork_model: str | None = None) -> None:
         super().__init__()
+        self.fork_model = fork_model
+        """The model a fork (`f`) continues with; None: `f` says how to name one."""
         self.paths = paths
         self.file_index = file_index
         self.start_step = start_step
@@ -418,8 +421,13 @@ class ReplayScreen(Screen[None]):
             self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors))
 
     def action_fork(self) -> None:
-        if self.document is not None and not self.error and self.step:
-            self.app.exit(ForkRequest(self.path, self.step))
+        if self.document is None or self.error or not self.step:
+            return
+        if not self.fork_model:
+            self.notify("A fork continues with a model: open the replay with -m NAME (e.g. -m openai/gpt-4o) "
+                        "or set model.model_name.", title="No model to fork with", severity="error", markup=False)
+            return
+        self.app.exit(ForkRequest(self.path, self.step))
 
     def action_quit_replay(self) -> None:
         if len(self.app.screen_stack) > 2:  # opened from watch: back to the table
