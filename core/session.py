@@ -8,6 +8,7 @@ exists (they then change what it starts with).
 from __future__ import annotations
 
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -173,6 +174,10 @@ class Session:
                               interactive=self.interactive, history=history, window=window, window_source=source)
             if self._quit:
                 self._agent.quit(self._quit_status)
+            if window is None and not (self.config.model.model_name or "").startswith("replay:"):
+                # litellm's model info, without holding up the start (its import takes seconds)
+                threading.Thread(target=self._window_from_litellm, args=(self._agent,), daemon=True,
+                                 name="swedeck-window").start()
             emit(ev.SessionStarted(session_id=self.session_id, model_name=model.model_name,
                                    environment=getattr(env, "description", ""), mode=self.mode,
                                    trajectory_path=self.trajectory_path, task=self.task or last_task(history),
@@ -194,13 +199,23 @@ class Session:
         return result
 
     def _model(self, cls: type) -> tuple[Any, int | None, str]:
+        """The model, and its window from the config or the map (never litellm: see `run`)."""
         from .context_window import resolve_context_window
         from .models import get_model
 
         model = get_model(self.config.model, cls.model_spec)
-        window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window,
-                                        use_litellm=True)
+        window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window)
         return model, window.window, window.source
+
+    def _window_from_litellm(self, agent: Any) -> None:
+        from .context_window import resolve_context_window
+
+        try:
+            window = resolve_context_window(self.config.model.model_name or "", use_litellm=True)
+        except Exception:  # no window is a meter that says "unknown", never a failed session
+            return
+        if window.window:
+            agent.set_window(window.window, window.source)
 
     def _environment(self, redactor: Redactor) -> Any:
         from .environments import get_environment

@@ -123,3 +123,35 @@ def test_kill_9_leaves_a_jsonl_that_replays_and_resumes(openai_server, tmp_path)
     assert kinds.count("task") == 1 and kinds.count("action") == 2
     last_request = openai_server.requests[-1]["messages"]
     assert any(m.get("tool_calls") for m in last_request[:-1]), "the resumed prompt carries the old history"
+
+
+def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):
+    # litellm's import takes seconds (here: for ever): a crash in that time must not lose the
+    # task. A `litellm` that never finishes importing stands in front of the real one.
+    import os
+    import signal
+    import time
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "litellm.py").write_text("import time\ntime.sleep(300)\n")
+    env = {**os.environ, "PYTHONPATH": f"{blocker}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    process = subprocess.Popen([*swedeck_command(), "run", "--headless", "-m", "hosted_vllm/not-in-the-map",
+                                "-c", "model.stream_process=false", "-t", "remember this task",
+                                "-o", str(tmp_path / "run"), "--cwd", str(tmp_path)],
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    live = tmp_path / "run.traj.jsonl"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (live.exists() and "remember this task" in live.read_text()):
+            assert process.poll() is None, "the session ended instead of waiting for litellm"
+            time.sleep(0.05)
+        assert "remember this task" in live.read_text()
+        assert process.poll() is None  # still waiting for the import: the record did not wait for it
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    types = [m.message_type.value for m in load_trajectory(live).messages]
+    assert types[:2] == ["system", "task"]

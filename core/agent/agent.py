@@ -486,6 +486,12 @@ class Agent:
         self._emit(ev.ProgressUpdated(step=self.step, step_limit=agent.step_limit, cost=self.model.stats.cost,
                                       cost_limit=agent.cost_limit, turn=self.turn))
 
+    def set_window(self, window: int, source: str) -> None:
+        """The context window, learnt after the start (litellm's model info, from another thread)."""
+        self.window = self.context.window = window
+        self.context.window_source = source
+        self._update_context()
+
     def set_processors(self, processors: list[Any]) -> None:
         self.prompts.set_processors(processors)
         self._meta("processors_change", processors=self.prompts.describe(), hash=self.prompts.processors_hash)
