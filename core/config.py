@@ -140,6 +140,9 @@ class EnvironmentConfig(_Section):
     timeout: float = Field(60, gt=0)
     """Seconds one command may run."""
     output_limit: int = Field(10_000, ge=100)
+    mask_secret_shapes: bool = False
+    """Also mask well-known token shapes (`ghp_…`, `sk-…`, `AKIA…`, private keys) in the output
+    the model gets; they are always masked in trajectories and on screen (docs/security.md)."""
     """Characters of output the model gets; longer output keeps head and tail."""
     post_startup_commands: list[str] = []
     post_startup_command_timeout: float = Field(500, gt=0)

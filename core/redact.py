@@ -1,12 +1,17 @@
 """Keeping secrets out of trajectories and logs (SPEC §9.4).
 
-Two rules:
+Three rules:
 - by name: a value whose key has a word KEY, TOKEN, SECRET or PASSWORD (`api_key`,
   `OPENAI_API_KEY`, `GITHUB_TOKEN`, `db_password`) is written as `***`. Words, not
   substrings, so `max_tokens`, `tokens_per_second` and `keymap` keep their values;
 - by value: the values of such secrets (from the config and from forwarded environment
   variables) are replaced by `***` wherever they appear in text, so a command that echoes
-  `$OPENAI_API_KEY` does not leak it into an observation.
+  `$OPENAI_API_KEY` does not leak it into an observation;
+- by shape: well-known token formats (`SHAPES`: GitHub `ghp_…`/`github_pat_…`, OpenAI and
+  Anthropic `sk-…`/`sk-ant-…`, AWS `AKIA…`, Slack `xox[bpoas]-…`, PEM private keys) are
+  masked in what is written (trajectories) and shown (UI, headless output), keeping the
+  prefix (`ghp_***`) so a person sees what was there. What the model gets keeps them,
+  since a task may need them (`environment.mask_secret_shapes: true` masks those too).
 """
 
 from __future__ import annotations
@@ -16,6 +21,28 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "***"
+SHAPES = re.compile(
+    r"-----BEGIN (?P<pem>[A-Z0-9 ]*PRIVATE KEY)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
+    r"|\b(?P<prefix>gh[pousr]_|github_pat_|sk-ant-|sk-(?:proj-)?|xox[bpoas]-|AKIA|ASIA)"
+    r"(?P<body>(?<=AKIA)[0-9A-Z]{16}|(?<=ASIA)[0-9A-Z]{16}|(?<![AS]IA)[A-Za-z0-9_-]{16,})",
+    re.DOTALL,
+)
+"""Token formats masked by shape. A shape needs its prefix and at least 16 token characters
+after it (`sk-1` in prose stays as it is)."""
+
+
+def mask_shapes(text: str) -> str:
+    """`text` with every well-known token shape masked (prefix kept: `sk-***`)."""
+    if not text:
+        return text
+    return SHAPES.sub(_shape_mask, text)
+
+
+def _shape_mask(match: re.Match[str]) -> str:
+    if match.group("pem"):
+        kind = match.group("pem")
+        return f"-----BEGIN {kind}-----{MASK}-----END {kind}-----"
+    return match.group("prefix") + MASK
 _SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credentials"}
 _WORD_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z0-9])(?=[A-Z])")
 _MIN_SECRET_LENGTH = 6
@@ -55,9 +82,10 @@ def secret_values(data: Any) -> set[str]:
 class Redactor:
     """Masks known secret values in text and secret-named keys in records."""
 
-    def __init__(self, values: Iterable[str] = ()):
+    def __init__(self, values: Iterable[str] = (), *, shapes_for_model: bool = False):
         self._values: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self.shapes_for_model = shapes_for_model
         self.add(values)
 
     def add(self, values: Iterable[str]) -> None:
@@ -67,16 +95,19 @@ class Redactor:
             self._pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
     def text(self, text: str) -> str:
-        if self._pattern is None or not text:
-            return text
-        return self._pattern.sub(MASK, text)
+        """For what is written and shown: known secret values and token shapes masked."""
+        return mask_shapes(self.values(text))
+
+    def values(self, text: str) -> str:
+        """Known secret values masked (token shapes too with `shapes_for_model`): for what the model gets."""
+        if self._pattern is not None and text:
+            text = self._pattern.sub(MASK, text)
+        return mask_shapes(text) if self.shapes_for_model else text
 
     def record(self, data: Any) -> Any:
-        """A JSON-like record with secret-named keys masked and secret values scrubbed from text."""
-        data = redact_mapping(data)
-        if self._pattern is None:
-            return data
-        return self._scrub(data)
+        """A JSON-like record with secret-named keys masked and secret values and token shapes
+        scrubbed from text."""
+        return self._scrub(redact_mapping(data))
 
     def _scrub(self, data: Any) -> Any:
         if isinstance(data, str):

@@ -61,7 +61,7 @@ def build_redactor(config: SwedeckConfig) -> Redactor:
     command can print its environment)."""
     values = secret_values(config.model_dump(mode="json"))
     values |= {value for name, value in os.environ.items() if is_secret_name(name)}
-    return Redactor(values)
+    return Redactor(values, shapes_for_model=config.environment.mask_secret_shapes)
 
 
 class Session:

@@ -25,3 +25,62 @@ def test_secret_values_are_scrubbed_from_text():
     redactor = Redactor(values)
     assert redactor.text("key=sk-abcdef123 and ghp_zzzzzz.") == f"key={MASK} and {MASK}."
     assert redactor.record({"content": "echo sk-abcdef123"}) == {"content": f"echo {MASK}"}
+
+
+TOKENS = {
+    "github": "ghp_" + "a1B2c3D4e5" * 4,
+    "github_pat": "github_pat_" + "11ABCDEFG0" * 5,
+    "openai": "sk-proj-" + "Zx9_Yw8-Vu" * 5,
+    "anthropic": "sk-ant-api03-" + "Q1w2E3r4T5" * 6,
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "slack": "xoxb-123456789012-abcdefghijkl",
+    "pem": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+}
+
+
+def test_token_shapes_are_masked_with_their_prefix_kept():
+    from swedeck.core.redact import mask_shapes
+
+    for name, token in TOKENS.items():
+        masked = mask_shapes(f"before {token} after")
+        assert token not in masked and MASK in masked and masked.startswith("before ") and masked.endswith(" after"), name
+    assert mask_shapes("ghp_" + "x" * 36) == "ghp_***"
+    for harmless in ("max_tokens", "sk-1", "risk-free-and-task-based-approach", "AKIA1234", "a desk-lamp"):
+        assert mask_shapes(harmless) == harmless
+
+
+def test_a_command_printing_tokens_leaves_none_in_the_trajectory_or_on_screen(openai_server, tmp_path):
+    import io
+    import json
+
+    from support.driver import make_config
+    from support.openai_server import Turn, model_config
+    from swedeck.core.headless import run_headless
+
+    script = tmp_path / "leak.txt"
+    script.write_text("\n".join(TOKENS.values()) + "\n")
+    openai_server.script(Turn.bash_tool(f"cat {script}"), Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    config.run.keep_jsonl = True
+    out = io.StringIO()
+    assert run_headless(config, "read the file", out=out).exit_status == "Submitted"
+    written = (tmp_path / "session.traj.json").read_text() + (tmp_path / "session.traj.jsonl").read_text()
+    for name, token in TOKENS.items():
+        body = token.splitlines()[1] if name == "pem" else token
+        assert body not in written, f"{name} written"
+        assert body not in out.getvalue(), f"{name} shown"
+    assert "ghp_***" in written and "AKIA***" in written
+    sent = json.dumps(openai_server.requests[1]["messages"])  # the model still gets what the command printed
+    assert TOKENS["github"] in sent and TOKENS["aws"] in sent
+
+
+def test_the_model_gets_masked_tokens_when_asked(openai_server, tmp_path):
+    from support.driver import Driver, make_config, run_session
+    from support.openai_server import Turn, model_config
+
+    openai_server.script(Turn.bash_tool(f"echo {TOKENS['openai']}"), Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    config.environment.mask_secret_shapes = True
+    run_session(config, "t", Driver(), interactive=False)
+    result = openai_server.requests[1]["messages"][-1]  # the observation (the model's own call had it anyway)
+    assert result["role"] == "tool" and TOKENS["openai"] not in result["content"] and "sk-proj-***" in result["content"]

@@ -38,6 +38,7 @@ from ..models.base import (
     QueryCancelled,
     ReplayExhausted,
 )
+from ..redact import mask_shapes
 from ..trajectory.normalize import is_step
 from .context import ContextTracker, smallest_fit
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
@@ -412,8 +413,8 @@ class Agent:
         with self._lock:
             if result.interrupted:
                 self._interrupt_requested = False
-        self._emit(ev.CommandFinished(
-            action_id=action_id, command=command, output=result.output, returncode=result.returncode,
+        self._emit(ev.CommandFinished(  # shown: token shapes masked, as in the trajectory (redact.py)
+            action_id=action_id, command=command, output=mask_shapes(result.output), returncode=result.returncode,
             duration_s=result.duration_s, timed_out=result.timed_out, interrupted=result.interrupted,
             truncated=result.truncated,
         ))

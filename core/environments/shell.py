@@ -124,7 +124,7 @@ class ShellSession:
             output = f"{output}\n{status.note}" if output else status.note
         collector.flush(final=True)
         return ExecutionResult(
-            output=self._redactor.text(output), returncode=status.returncode, duration_s=duration,
+            output=self._redactor.values(output), returncode=status.returncode, duration_s=duration,
             timed_out=status.timed_out, interrupted=status.interrupted, truncated=truncated,
             output_chars=collector.buffer.total_bytes,
         )
