@@ -69,6 +69,25 @@ async def test_navigation_keys(tmp_path):
     assert app.return_value == ForkRequest(path, 4)
 
 
+async def test_follow_goes_on_in_the_final_file_when_the_session_ends(tmp_path):
+    from support.tui import wait_for
+
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    app = ReplayApp([writer.path], follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.step == 1)
+        add_step(writer, 2)
+        add_step(writer, 3, command="echo the-last-step")
+        final = writer.finish({"exit_status": "Submitted"})  # writes the .traj.json, removes the .jsonl
+        assert not writer.path.exists()
+        await wait_for(pilot, lambda: screen.path == final, timeout=10)
+        assert screen.error is None and screen.step_count == 3 and screen.step == 3
+        assert "echo the-last-step" in text_of(screen, "#model-command")
+        assert "following" not in text_of(screen, "#replay-header")
+
+
 async def test_fork_without_a_model_says_how_to_name_one_and_stays(tmp_path):
     path = write_trajectory(tmp_path / "t", 3)
     app = ReplayApp([path])

@@ -64,4 +64,7 @@ async def test_table_updates_in_place_and_enter_follows(tmp_path):
         writer.finish({"exit_status": "Submitted"})
         await wait_for(pilot, lambda: live_key in table.rows
                        and str(table.get_cell(live_key, "status")) == "finished: Submitted")
+        # the column grew with its content: the whole status shows, not "runnin"
+        status = next(column for key, column in table.columns.items() if key.value == "status")
+        assert status.content_width >= len("finished: Submitted")
         await pilot.press("q")

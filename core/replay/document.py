@@ -16,6 +16,7 @@ from typing import Protocol
 from ..messages import Action, Message
 from ..tokens import count_message
 from ..trajectory.errors import TrajectoryError
+from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import StepList
 from ..trajectory.loader import load_trajectory
 from ..trajectory.model import Step, Trajectory, TrajectoryInfo
@@ -164,6 +165,16 @@ class _IndexedMessages(Sequence[Message]):
         if isinstance(index, slice):
             return [self._index.message(i) for i in range(*index.indices(len(self._index)))]
         return self._index.message(index)
+
+
+def final_of(path: Path) -> Path | None:
+    """The final `.traj.json` a live file became: its session ended, and its `.jsonl` was
+    removed (SPEC §11.4: `--follow` goes on there, no step lost)."""
+    if not path.name.endswith(LIVE_SUFFIX) or path.exists():
+        return None
+    base = base_name(path)
+    final = base.with_name(base.name + FINAL_SUFFIX)
+    return final if final.is_file() else None
 
 
 def open_document(path: str | Path) -> ReplayDocument:

@@ -24,7 +24,7 @@ from swedeck.core.context_window import resolve_context_window
 from swedeck.core.events import ContextStatus
 from swedeck.core.messages import Message, MessageType
 from swedeck.core.prompt_view import step_prompt
-from swedeck.core.replay.document import ReplayDocument, StepView, open_document
+from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import find_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
@@ -312,7 +312,11 @@ class ReplayScreen(Screen[None]):
         try:
             new = self.document.refresh()
         except TrajectoryError as error:
-            self.show_error(str(error))
+            final = final_of(self.path)
+            if final is None:
+                self.show_error(str(error))
+            else:
+                self._go_on_in(final, at_end)
             return
         if not new:
             return
@@ -321,6 +325,20 @@ class ReplayScreen(Screen[None]):
             self.go(self.step_count)
         self.compute_curve(self.path)
         self._header()
+
+    def _go_on_in(self, final: Path, at_end: bool) -> None:
+        """The session ended and its live file became `final`: show that, from the same step."""
+        try:
+            document = open_document(final)
+        except TrajectoryError as error:
+            self.show_error(str(error))
+            return
+        self.paths[self.file_index] = final
+        self.document, self.follow = document, False
+        self.query_one(StepList).set_count(document.step_count)
+        self.go(document.step_count if at_end or self.step > document.step_count else self.step, force=True)
+        self.notify(f"the session ended: now showing {final.name}", markup=False)
+        self.compute_curve(final)
 
     def play_tick(self) -> None:
         if not self.playing or self.document is None or self.error:

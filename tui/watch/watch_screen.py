@@ -8,6 +8,7 @@ table. Enter follows the selected trajectory in the replay view.
 from __future__ import annotations
 
 from textual import work
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
@@ -22,12 +23,15 @@ SCAN_INTERVAL_S = 1.0
 COLUMNS = ("name", "status", "steps", "cost", "context left", "last action")
 
 
-def cells(row: WatchRow) -> tuple[Content, ...]:
+def cells(row: WatchRow) -> tuple[Text, ...]:
+    """The row's cells as Rich `Text` (literal: never markup), which DataTable measures, so
+    each column is as wide as its content; Textual `Content` cells were measured as 0 and
+    cut to the header's width ("runnin", "$0.0")."""
     context = "–" if row.context_left is None else f"{row.context_left:.0f}%"
     status = status_text(row) if row.status != "error" else f"error: {row.error}"
     style = {"running": "bold", "stale": "italic", "error": "reverse"}.get(row.status, "")
-    return (Content(row.name), Content.styled(status, style), Content(str(row.steps)), Content(f"${row.cost:.2f}"),
-            Content(context), Content(row.last_action))
+    return (Text(row.name), Text(status, style=style), Text(str(row.steps)), Text(f"${row.cost:.2f}"),
+            Text(context), Text(row.last_action))
 
 
 class WatchScreen(Screen[None]):
@@ -69,7 +73,7 @@ class WatchScreen(Screen[None]):
         for row in update.changed:
             if row.key in table.rows:
                 for column, value in zip(COLUMNS, cells(row)):
-                    table.update_cell(row.key, column, value)
+                    table.update_cell(row.key, column, value, update_width=True)  # "running" becomes "finished (…)"
             else:
                 table.add_row(*cells(row), key=row.key)
         self.scans += 1
