@@ -494,3 +494,20 @@ async def test_the_transcript_follows_a_long_answer_until_the_user_scrolls_up(op
         await pilot.pause(0.3)
         assert transcript.scroll_y == transcript.max_scroll_y
         assert "COMPLETE_TASK_AND_SUBMIT" in app.export_screenshot().replace("&#160;", " ")
+
+
+async def test_a_crash_in_the_ui_exits_1_with_one_line_and_the_trajectory(openai_server, tmp_path, capsys):
+    from swedeck.tui.launch import ui_ended
+
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT))
+    app = SwedeckApp(session)
+    with pytest.raises(ZeroDivisionError):
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_for(pilot, lambda: pending(app), WAIT)
+            app.call_later(lambda: 1 / 0)  # anything that escapes a handler ends a Textual app
+            await pilot.pause()
+    assert app.return_code == 1
+    assert ui_ended(app, session) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("swedeck: the UI stopped on an error (ZeroDivisionError")
+    assert str(session.trajectory_path) in err[-1]

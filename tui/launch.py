@@ -1,7 +1,9 @@
-"""Start the live UI for a session (`swedeck run` without --headless, `swedeck demo`)."""
+"""Start the live UI for a session (`swedeck run` without --headless, `swedeck demo`, a fork
+from replay), and say how it ended."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from swedeck.core.config import SwedeckConfig
@@ -11,11 +13,30 @@ def run_ui(config: SwedeckConfig, task: str | None, resume: str | None = None, *
     """Run a live session in the UI until the person quits; returns the exit code."""
     from swedeck.core.session import Session
 
+    session = Session(config, task, interactive=True, resume=resume, **session_options)
+    return run_session_ui(session)
+
+
+def run_session_ui(session: Any) -> int:
     from .app import SwedeckApp
 
-    session = Session(config, task, interactive=True, resume=resume, **session_options)
     app = SwedeckApp(session)
     app.run()
-    if app.summary:
+    return ui_ended(app, session)
+
+
+def ui_ended(app: Any, session: Any = None) -> int:
+    """The exit code of a UI that has ended, with its summary, or, when the UI itself failed
+    (Textual printed the traceback), one line that says so and where the trajectory is: 1."""
+    if app.return_code:
+        if session is not None:
+            session.quit()  # the agent's thread ends too, and finishes the trajectory
+        where = getattr(session, "trajectory_path", None)
+        error = getattr(app, "_exception", None)
+        what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
+        line = f"swedeck: the UI stopped on an error ({what})"
+        print(line + (f"; the session's trajectory: {where}" if where else ""), file=sys.stderr)
+        return 1
+    if getattr(app, "summary", None):
         print(app.summary)
-    return app.exit_code
+    return getattr(app, "exit_code", 0) or 0

@@ -22,6 +22,7 @@ def replay_paths(path: Path) -> list[Path]:
 def run_replay_ui(args: argparse.Namespace) -> int:
     from swedeck.commands import config_flags
     from swedeck.core.config import load_config
+    from swedeck.tui.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
 
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
@@ -29,6 +30,8 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     app = ReplayApp(replay_paths(Path(args.path)), theme=args.theme, start_step=args.step, follow=args.follow,
                     play=args.play, processors=processors, fork_model=config.model.model_name)
     request = app.run()
+    if app.return_code:
+        return ui_ended(app)
     if request is None:
         return 0
     return fork(request, config, replay=getattr(args, "replay_actions", False))
@@ -38,11 +41,6 @@ def fork(request, config, *, replay: bool) -> int:
     """Continue the trajectory live from the chosen step, in the live UI."""
     from swedeck.core.replay.fork import fork_session
     from swedeck.core.trajectory.loader import load_trajectory
-    from swedeck.tui.app import SwedeckApp
+    from swedeck.tui.launch import run_session_ui
 
-    session = fork_session(load_trajectory(request.path), request.step, config, replay=replay)
-    app = SwedeckApp(session)
-    app.run()
-    if app.summary:
-        print(app.summary)
-    return app.exit_code
+    return run_session_ui(fork_session(load_trajectory(request.path), request.step, config, replay=replay))

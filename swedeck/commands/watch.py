@@ -16,7 +16,12 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
     watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after)
-    request = WatchApp(watcher, theme=args.theme).run()
+    app = WatchApp(watcher, theme=args.theme)
+    request = app.run()
+    if app.return_code:
+        from swedeck.tui.launch import ui_ended
+
+        return ui_ended(app)
     if request is None:
         return 0
     from swedeck.core.config import load_config
