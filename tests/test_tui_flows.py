@@ -511,3 +511,16 @@ async def test_a_crash_in_the_ui_exits_1_with_one_line_and_the_trajectory(openai
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("swedeck: the UI stopped on an error (ZeroDivisionError")
     assert str(session.trajectory_path) in err[-1]
+
+
+async def test_at_80x24_the_step_count_and_the_keys_that_matter_are_on_screen(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo hi"), Turn.bash_tool(SUBMIT))
+    app = SwedeckApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: pending(app), WAIT)
+        await pilot.pause()
+        step = app.session_screen.query_one("#step")
+        assert str(step.render()).startswith("step 1") and step.region.right <= 80 and step.region.width > 0
+        shown = {key.description for key in app.screen.query("FooterKey")
+                 if key.region.width > 0 and key.region.right <= 80}
+        assert {"Approve", "Reject", "Interrupt", "Quit", "Help"} <= shown

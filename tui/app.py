@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from swedeck.themes import DEFAULT_THEME, SHIPPED_THEMES, load_user_themes
 
-from .bindings import APP_BINDINGS, DESCRIPTIONS, SESSION_BINDINGS
+from .bindings import APP_BINDINGS, DESCRIPTIONS, all_bindings
 from .messages import SessionFinished
 from .screens.help_screen import HelpScreen
 from .screens.session_screen import SessionScreen
@@ -76,7 +76,7 @@ class SwedeckApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         seen: set[str] = set()
-        for binding in [*SESSION_BINDINGS, *APP_BINDINGS]:
+        for binding in all_bindings():
             if binding.action in seen:
                 continue
             seen.add(binding.action)

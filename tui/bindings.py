@@ -9,23 +9,28 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+# The footer shows keys in this order and cuts what does not fit: the ones a person must
+# find at 80 columns come first (approve, reject, interrupt, quit, help).
 SESSION_BINDINGS: list[Binding] = [
     Binding("y,enter", "approve", "Approve", id="approve"),
     Binding("n", "reject", "Reject", id="reject"),
+    Binding("escape", "interrupt", "Interrupt", id="interrupt"),
+    Binding("ctrl+q", "app.request_quit", "Quit", id="quit", priority=True),
+    Binding("question_mark,f1", "app.help", "Help", id="help"),
     Binding("e", "edit", "Edit", id="edit"),
     Binding("a", "always_allow", "Always allow", id="always_allow"),
     Binding("m", "cycle_mode", "Mode", id="cycle_mode"),
     Binding("ctrl+y", "yolo", "Yolo", id="yolo", show=False),
     Binding("p", "toggle_processors", "Processors", id="processors"),
     Binding("t", "prompt_inspector", "Prompt", id="prompt_inspector"),
-    Binding("escape", "interrupt", "Interrupt", id="interrupt"),
     Binding("ctrl+c", "interrupt", "Interrupt", id="interrupt_ctrl_c", show=False, priority=True),
     Binding("s", "toggle_split", "Split", id="toggle_split", show=False),
 ]
 
 APP_BINDINGS: list[Binding] = [
-    Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True),
-    Binding("question_mark,f1", "help", "Help", id="help"),
+    # The same two on the app, for screens that are not the session (help, pauses, replay)
+    Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True, show=False),
+    Binding("question_mark,f1", "help", "Help", id="help", show=False),
 ]
 
 DESCRIPTIONS: dict[str, str] = {
@@ -46,4 +51,6 @@ DESCRIPTIONS: dict[str, str] = {
 
 
 def all_bindings() -> list[Binding]:
-    return [*SESSION_BINDINGS, *APP_BINDINGS]
+    """Every binding once (the app's quit and help repeat the session screen's)."""
+    seen = {binding.id for binding in SESSION_BINDINGS}
+    return [*SESSION_BINDINGS, *(binding for binding in APP_BINDINGS if binding.id not in seen)]

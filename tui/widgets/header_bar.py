@@ -51,11 +51,11 @@ class HeaderBar(Vertical):
             yield Label(id="mode-badge")
             yield Label(id="title")
             yield Label(id="state")
-        with Horizontal():
-            yield Label(id="model")
-            yield Label(id="environment")
+        with Horizontal():  # step and cost first: at 80 columns the environment's path is what is cut
             yield Label(id="step")
             yield Label(id="cost")
+            yield Label(id="model")
+            yield Label(id="environment")
 
     def watch_info(self, info: HeaderInfo) -> None:
         if not self.is_mounted:
