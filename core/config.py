@@ -118,6 +118,10 @@ class ModelConfig(_Section):
     tool_choice: str | dict[str, Any] | None = None
     require_reasoning: bool = False
     set_cache_control: Literal["default_end"] | None = None
+    max_tokens: int | None = Field(8192, ge=1)
+    """Tokens one answer may have (a model that loops stops here, not after minutes); lowered to
+    the model's own output limit when litellm knows it; `null` leaves it to the provider; a
+    `max_tokens` in `model_kwargs` wins."""
     format_error_template: str = "{{ error }}"
     timeout_s: float = Field(600, gt=0)
     retry: RetryConfig = RetryConfig()

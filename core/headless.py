@@ -11,6 +11,7 @@ import json
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -18,7 +19,7 @@ from . import events as ev
 from .config import SwedeckConfig
 from .agent.exits import ExitStatus
 from .errors import UsageError
-from .messages import Message
+from .messages import Message, MessageType
 from .session import Session, SessionResult, build_redactor
 
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]")
@@ -36,14 +37,22 @@ def _short(text: str, lines: int = 3, width: int = 160) -> str:
     return "\n".join(f"    {row}" for row in rows)
 
 
+PROGRESS_EVERY_S = 5.0
+"""A streaming query prints a progress line this often (a small model may stream for minutes)."""
+CHARS_PER_TOKEN = 4
+
+
 class ProgressPrinter:
     """Turns events into short human-readable progress lines."""
 
-    def __init__(self, out: TextIO, redact: Callable[[str], str] = str):
+    def __init__(self, out: TextIO, redact: Callable[[str], str] = str, every_s: float | None = None):
         self.out = out
         self.redact = redact
         self.cost = 0.0
         self.left: float | None = None
+        self.every_s = PROGRESS_EVERY_S if every_s is None else every_s
+        self._query_started = self._last_progress = 0.0
+        self._streamed_chars = 0
 
     def __call__(self, event: ev.Event) -> None:
         text = self.render(event)
@@ -61,11 +70,31 @@ class ProgressPrinter:
                 self.cost = event.cost
             case ev.ContextUpdated():
                 self.left = event.status.left_percent
+            case ev.QueryStarted():
+                self._query_started = self._last_progress = time.monotonic()
+                self._streamed_chars = 0
+            case ev.StreamDelta():
+                self._streamed_chars += len(event.text)
+                now = time.monotonic()
+                if now - self._last_progress >= self.every_s:
+                    self._last_progress = now
+                    elapsed = now - self._query_started
+                    tokens = self._streamed_chars / CHARS_PER_TOKEN
+                    return (f"  … streaming step {event.step}: ≈{tokens:,.0f} tokens, "
+                            f"{tokens / max(elapsed, 1e-6):,.0f} tok/s, {elapsed:.0f} s")
+            case ev.MessageAdded() if event.message.message_type == MessageType.FORMAT_ERROR:
+                first = strip_control(event.message.text).strip().splitlines()[:1]
+                return f"  format error (sent back to the model): {first[0][:200] if first else ''}"
             case ev.QueryRetrying():
                 return f"  retry {event.attempt}/{event.attempts} in {event.wait_s:.1f} s: {strip_control(event.error)}"
             case ev.QueryFinished():
                 context = f"{self.left:.0f}% context left" if self.left is not None else "context window unknown"
-                return f"step {event.step} | ${self.cost:.4f} | {context}"
+                line = f"step {event.step} | ${self.cost:.4f} | {context}"
+                if event.message.extra.finish_reason == "length":
+                    line += "\n  truncated: the answer reached max_tokens (finish_reason: length; raise model.max_tokens)"
+                if event.stream_guard_fired:
+                    line += "\n  stream guard: the answer repeated itself and was cut after its first copy"
+                return line
             case ev.CommandStarted():
                 return f"  $ {strip_control(event.command)}"
             case ev.CommandFinished():

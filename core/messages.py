@@ -94,6 +94,8 @@ class MessageExtra(_Record):
     timed_out: bool | None = None
     reasoning: str | None = None
     stream_guard: bool | None = None
+    finish_reason: str | None = None
+    """Why the provider ended the answer (`length`: it hit `max_tokens`), when it said."""
     processors: str | None = None
     """Hash of the processor config that built the prompt of this query (§11.2)."""
     mode: str | None = None

@@ -155,3 +155,22 @@ def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):
 
     types = [m.message_type.value for m in load_trajectory(live).messages]
     assert types[:2] == ["system", "task"]
+
+
+def test_headless_says_while_it_streams_and_why_each_step_ended(openai_server, tmp_path):
+    from support.openai_server import ToolCallSpec
+
+    slow = Turn(text="Let me think about this for a while. " * 40, chunks=45, chunk_delay_s=0.15,
+                tool_calls=[ToolCallSpec("bash", {"command": "echo slow"})])
+    truncated = Turn(text="A long answer that stops in the mid", finish_reason="length")  # no command
+    openai_server.script(slow, truncated, Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server, tmp_path, "think"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    progress = [line for line in lines if line.strip().startswith("… streaming step 1:")]
+    assert progress and "tokens" in progress[0] and "tok/s" in progress[0]
+    assert any("truncated: the answer reached max_tokens" in line for line in lines)
+    assert any(line.strip().startswith("format error (sent back to the model):") for line in lines)
+    sent = openai_server.requests[0]
+    assert sent["max_tokens"] == 8192  # the default cap on one answer (the model is unknown to litellm)

@@ -192,6 +192,27 @@ def test_401_is_not_retried(openai_server):
     assert len(openai_server.requests) == 1
 
 
+def test_stream_guard_cuts_a_verbatim_repetition_after_its_first_copy(openai_server):
+    paragraph = "I will now check the parser again, since the test still fails on the empty input. "
+    openai_server.script(Turn(text="Thinking.\n" + paragraph * 25 + "```bash\necho never\n```", chunks=300,
+                              usage=None))
+    model = _model(openai_server, ModelSpec(action_format="text"), stream_guard_enabled=True,
+                   stream_guard_window=8192, stream_guard_tag_threshold=50)
+    with pytest.raises(FormatError) as cut:  # what is left has no command: fed back as a format error
+        model.query(TASK)
+    message = cut.value.message
+    assert message.extra.stream_guard and message.content == "Thinking.\n" + paragraph  # the first copy, not 25
+    assert len(openai_server.requests) == 1
+
+
+def test_stream_guard_leaves_ordinary_repeated_lines_alone(openai_server):
+    table = "".join(f"| row {i:03d} | value {i * i:6d} | ok |\n" for i in range(200)) + "=" * 400
+    openai_server.script(Turn(text=table + "\n```bash\necho fine\n```", chunks=200, usage=None))
+    model = _model(openai_server, ModelSpec(action_format="text"), stream_guard_enabled=True)
+    response = model.query(TASK)
+    assert not response.stream_guard_fired and response.actions[0].command == "echo fine"
+
+
 def test_stream_guard_cuts_a_closing_tag_loop(openai_server):
     loop = "Done.\n```bash\necho hi\n```\n" + "</final>" * 400
     openai_server.script(Turn(text=loop, chunks=200, usage=None))
@@ -361,3 +382,18 @@ def test_requery_counts_both_calls_in_the_cost(openai_server):
     single = _model(openai_server, **config).query(TASK)
     assert single.cost > 0
     assert requeried.cost == pytest.approx(2 * single.cost)
+
+
+@pytest.mark.parametrize("stream_process", [True, False], ids=["stream-process", "in-thread"])
+def test_the_default_max_tokens_is_lowered_to_the_models_own_limit(openai_server, stream_process):
+    from swedeck.core.models.litellm_loader import litellm
+
+    limit = litellm().get_model_info("openai/gpt-4")["max_output_tokens"]
+    assert limit < 8192
+    openai_server.script(Turn.bash_tool("ls"), Turn.bash_tool("ls"))
+    _model(openai_server, name="gpt-4", provider="openai", stream_process=stream_process).query(TASK)
+    assert openai_server.requests[0]["max_tokens"] == limit
+    mine = _model(openai_server, name="gpt-4", provider="openai", stream_process=stream_process,
+                  model_kwargs={"max_tokens": 20_000})
+    mine.query(TASK)
+    assert openai_server.requests[1]["max_tokens"] == 20_000  # the person's own value is theirs

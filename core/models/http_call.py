@@ -31,6 +31,8 @@ class Call:
     finished: bool | None = None
     """At the end of a stream: whether the provider ended the answer (sent a finish_reason);
     None when that cannot be told."""
+    finish_reason: str | None = None
+    """What the provider said (`stop`, `tool_calls`, `length`: the answer hit max_tokens)."""
 
     def close(self) -> None:
         self.stop = True
@@ -70,6 +72,7 @@ def run_call(module: Any, kwargs: dict[str, Any], call: Call, put: Put) -> None:
     """The body of the call's thread: `put(CHUNK, chunk)`... then `put(END, None)`, or
     `put(ERROR, exception)`. A non-streaming call puts its whole response as one chunk."""
     try:
+        kwargs = fit_max_tokens(module, kwargs)
         result = module.completion(**kwargs)
         call.stream = result
         if not kwargs.get("stream"):
@@ -85,6 +88,8 @@ def run_call(module: Any, kwargs: dict[str, Any], call: Call, put: Put) -> None:
                 break
             trim_kept_chunks(result)
         call.finished = stream_finished(result)
+        call.finish_reason = getattr(result, "received_finish_reason", None) or getattr(
+            result, "intermittent_finish_reason", None)
         put(END, None)
     except BaseException as exc:  # handed to the query thread, which classifies it
         put(ERROR, exc)
@@ -106,6 +111,25 @@ def trim_kept_chunks(stream: Any) -> None:
         return
     older = chunks[:-_CHUNKS_KEPT]
     chunks[:] = [chunk for chunk in older if _get(chunk, "usage") is not None] + chunks[-_CHUNKS_KEPT:]
+
+
+DEFAULT_MAX_TOKENS = "swedeck_default_max_tokens"
+"""Marks a `max_tokens` that is swedeck's default (not the person's): it may be lowered."""
+
+
+def fit_max_tokens(module: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments with swedeck's default `max_tokens` no higher than the model's own
+    output limit (a provider refuses more), when litellm knows the model."""
+    kwargs = dict(kwargs)
+    if not kwargs.pop(DEFAULT_MAX_TOKENS, False):
+        return kwargs
+    try:
+        limit = (module.get_model_info(kwargs["model"]) or {}).get("max_output_tokens")
+    except Exception:  # a model litellm does not know: the default stands
+        limit = None
+    if isinstance(limit, int) and 0 < limit < kwargs["max_tokens"]:
+        kwargs["max_tokens"] = limit
+    return kwargs
 
 
 def stream_finished(stream: Any) -> bool | None:

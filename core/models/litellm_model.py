@@ -22,7 +22,7 @@ from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
 from .cache_control import request_messages
-from .http_call import CANCEL, END, ERROR, Call, provider_usage, run_call
+from .http_call import DEFAULT_MAX_TOKENS, CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
 from .retry import RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
@@ -119,6 +119,7 @@ class LitellmModel:
             tool_calls=assembler.tool_calls(),
             usage=usage_from(provider_usage(call.stream, assembler.usage)),
             stream_guard_fired=fired,
+            finish_reason=call.finish_reason,
         )
         calls = 1
         if parts.usage is None:
@@ -177,6 +178,9 @@ class LitellmModel:
         kwargs: dict[str, Any] = {key: value for key, value in config.model_kwargs.items() if key != "tokens_per_second"}
         api_messages = request_messages(messages, config.set_cache_control)
         kwargs.update(model=self.model_name, messages=api_messages, max_retries=0, timeout=config.timeout_s)
+        if config.max_tokens and not {"max_tokens", "max_completion_tokens"} & set(kwargs):
+            kwargs["max_tokens"] = config.max_tokens
+            kwargs[DEFAULT_MAX_TOKENS] = True  # lowered to the model's limit where litellm runs
         if stream:
             kwargs["stream"] = True
             if config.stream_include_usage:

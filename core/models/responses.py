@@ -25,6 +25,7 @@ class Parts:
     usage: Usage | None = None
     cost: float = 0.0
     stream_guard_fired: bool = False
+    finish_reason: str | None = None
 
 
 def build_response(parts: Parts, spec: ModelSpec, require_reasoning: bool, format_error_template: str) -> ModelResponse:
@@ -39,6 +40,7 @@ def build_response(parts: Parts, spec: ModelSpec, require_reasoning: bool, forma
             usage=parts.usage,
             cost=parts.cost,
             stream_guard=parts.stream_guard_fired or None,
+            finish_reason=parts.finish_reason,
             timestamp=time.time(),
         ),
     )

@@ -105,6 +105,7 @@ class StreamProcess:
             elif "end" in message:
                 calls.pop(message["id"], None)
                 call.finished = message.get("finished")
+                call.finish_reason = message.get("finish_reason")
                 call.items.put((END, None))
             else:
                 calls.pop(message["id"], None)

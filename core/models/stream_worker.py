@@ -102,7 +102,8 @@ class Worker:
                 usage = provider_usage(call.stream, None) if streaming else None
                 if usage is not None:
                     self.send({"id": call_id, "chunk": {"choices": [], "usage": plain(usage)}})
-                self.send({"id": call_id, "end": True, "finished": call.finished})
+                self.send({"id": call_id, "end": True, "finished": call.finished,
+                           "finish_reason": call.finish_reason})
             elif kind == ERROR:
                 problem = with_credential_hint(classify(item), litellm(), str(kwargs.get("model")))
                 self.send({"id": call_id, "error": dataclasses.asdict(problem)})
