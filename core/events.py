@@ -188,6 +188,9 @@ class ActionDecided(Event):
     decision: str
     """`approved`, `auto` (yolo / whitelisted / always-allowed), `edited`, `rejected`."""
     command: str
+    reason: str = ""
+    """Said beside it: why it ran without asking (`yolo`, `whitelisted`, `always allowed: git
+    status …`), what an approval allowed from now on, what an edit replaced."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,9 @@ class MessageExtra(_Record):
     command: str | None = None
     """On an observation and on a human-mode command: the command as it ran (edited or not).
     Not `actions`: mini-swe-agent's inspector starts a page at every message with actions."""
+    approval: str | None = None
+    """On an observation: how its command came to run (`approved`, `edited`, `auto: yolo`,
+    `auto: whitelisted`, `auto: always allowed: git status …`)."""
     raw_output: str | None = None
     """On an observation: the command's output before the observation template wrapped it
     (mini-swe-agent v2's name); the output pane shows this, the prompt the content."""

@@ -433,3 +433,31 @@ def test_without_usage_the_figures_say_they_are_estimates(openai_server, tmp_pat
     run_session(config, "t", driver, interactive=False)
     status = driver.of(ev.ContextUpdated)[-1].status
     assert status.estimated and not status.next_anchored and status.prompt_tokens
+
+
+def test_always_allow_takes_a_prefix_shows_it_and_never_carries_a_compound_along(openai_server, tmp_path):
+    from swedeck.core.agent.approvals import command_prefix
+
+    assert command_prefix("git status --short") == "git status"
+    assert command_prefix("python -m pytest -q tests/") == "python -m pytest"
+    assert command_prefix("FOO=1 pytest -x") == "pytest"
+    assert command_prefix("git status && rm -rf x") is None and command_prefix("cat $(ls)") is None
+    openai_server.script(Turn.bash_tool("git status"), Turn.bash_tool("git status --short"),
+                         Turn.bash_tool("git status && echo sneaky > file"), Turn.bash_tool("echo edited-not"),
+                         Turn.bash_tool(SUBMIT))
+    (tmp_path / ".git").mkdir()
+    config = make_config(tmp_path, model_config(openai_server))
+    config.agent.whitelist_actions = ["^echo COMPLETE_TASK"]
+    driver = Driver(decisions=[ev.Decision("always_allow"), ev.Decision("approve"),
+                               ev.Decision("edit", command="echo edited")], inputs=[None])
+    assert run_session(config, "t", driver).exit_status == "Submitted"
+    asked = [r.command for r in driver.of(ev.ConfirmationRequested)]
+    assert asked == ["git status", "git status && echo sneaky > file", "echo edited-not"]
+    decided = [(d.decision, d.reason) for d in driver.of(ev.ActionDecided)]
+    assert decided[0] == ("approved", "and from now on: git status …")
+    assert decided[1] == ("auto", "always allowed: git status …")
+    assert decided[3] == ("edited", "edited from: echo edited-not")
+    assert decided[4] == ("auto", "whitelisted")
+    approvals = [m["extra"]["approval"] for m in final_file(tmp_path)["messages"]
+                 if m["extra"]["message_type"] == "observation"]
+    assert approvals == ["approved", "auto: always allowed: git status …", "approved", "edited", "auto: whitelisted"]

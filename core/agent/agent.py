@@ -40,6 +40,7 @@ from ..models.base import (
 )
 from ..redact import mask_shapes
 from ..trajectory.normalize import is_step
+from .approvals import Approvals
 from .context import ContextTracker, smallest_fit
 from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
 from .prompt import PromptBuilder
@@ -84,7 +85,7 @@ class Agent:
         self._quit = False
         self._quit_status = ExitStatus.USER_QUIT
         self._interrupt_requested = False
-        self._always_allowed: set[str] = set()
+        self.approvals = Approvals()
         self._whitelist = [re.compile(pattern) for pattern in config.agent.whitelist_actions]
         self._started = time.monotonic()
         self._consecutive_format_errors = 0
@@ -340,7 +341,7 @@ class Agent:
         for position, action in enumerate(actions):
             action_id = f"{step}.{position}"
             try:
-                command = self._decide(action, action_id, step)
+                command, approval = self._decide(action, action_id, step)
             except _Rejected as rejected:
                 text = REJECTED.format(comment=rejected.comment)
                 self._answer_rest(actions[position:], step, text, MessageType.USER_MESSAGE)
@@ -352,7 +353,7 @@ class Agent:
             result = self._execute(command, action_id)
             output = result.output
             submitted = result.returncode == 0 and output.lstrip().startswith(SUBMIT_MARKER)
-            observation = self._observation(action, command, result, step)
+            observation = self._observation(action, command, result, step).with_extra(approval=approval)
             self._add(observation)
             if submitted:
                 self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the task was submitted."),
@@ -375,32 +376,37 @@ class Agent:
         if actions and not any(action.tool_call_id for action in actions):
             self._add(make_message("user", text, message_type, step=step))
 
-    def _decide(self, action: Action, action_id: str, step: int) -> str:
+    def _decide(self, action: Action, action_id: str, step: int) -> tuple[str, str]:
+        """The command to run and how it was approved (recorded on its observation)."""
         command = action.command
-        needs = self._needs_confirmation(command)
-        self._emit(ev.ActionProposed(action_id=action_id, step=step, command=command, needs_confirmation=needs))
-        if not needs:
-            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command))
-            return command
+        reason = self._auto_reason(command)
+        self._emit(ev.ActionProposed(action_id=action_id, step=step, command=command,
+                                     needs_confirmation=reason is None))
+        if reason is not None:
+            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))
+            return command, f"auto: {reason}"
         self._set_state(ev.AgentState.AWAITING_CONFIRMATION)
         decision = self._ask(ev.ConfirmationRequested, "confirmation", action_id=action_id, command=command)
         if decision.kind == "reject":
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command))
             raise _Rejected(decision.comment or "(no comment)")
         if decision.kind == "edit" and decision.command.strip():
-            self._emit(ev.ActionDecided(action_id=action_id, decision="edited", command=decision.command))
-            return decision.command
+            self._emit(ev.ActionDecided(action_id=action_id, decision="edited", command=decision.command,
+                                        reason=f"edited from: {command}"))
+            return decision.command, "edited"
+        reason = ""
         if decision.kind == "always_allow":
-            self._always_allowed.add(command)
-        self._emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command))
-        return command
+            reason = f"and from now on: {self.approvals.allow(command)}"
+        self._emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command, reason=reason))
+        return command, "approved"
 
-    def _needs_confirmation(self, command: str) -> bool:
+    def _auto_reason(self, command: str) -> str | None:
+        """Why `command` runs without asking, or None when the person decides."""
         if self._mode != "confirm":
-            return False
-        if command in self._always_allowed:
-            return False
-        return not any(pattern.search(command) for pattern in self._whitelist)
+            return self._mode
+        if any(pattern.search(command) for pattern in self._whitelist):
+            return "whitelisted"
+        return self.approvals.allowed_by(command)
 
     def _execute(self, command: str, action_id: str) -> ExecutionResult:
         self._check_interrupt_before_io()

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
 from swedeck.core import events as ev
+from swedeck.core.agent.approvals import command_prefix
 from swedeck.core.messages import MessageType, task_text
 
 from ..bindings import SESSION_BINDINGS
@@ -252,6 +253,7 @@ class SessionScreen(Screen):
         if block is not None:
             if event.decision == "edited":
                 block.set_command(event.command)
+            block.reason = event.reason
             block.state = event.decision
         if self.confirmation is not None and self.confirmation.action_id == event.action_id:
             self._clear_confirmation()
@@ -297,6 +299,8 @@ class SessionScreen(Screen):
         self.confirmation = event
         block = self._block(event.action_id)
         if block is not None:
+            prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
+            block.allow_hint = f"({prefix} …)" if prefix else "(this exact command)"
             block.state = "pending"
             block.scroll_visible()
         self.query_one(Transcript).focus()

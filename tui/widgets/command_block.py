@@ -10,7 +10,7 @@ from .text import literal
 
 STATE_LABELS = {
     "proposed": "…",
-    "pending": "waiting for you: y approve · n reject · e edit · a always",
+    "pending": "waiting for you: y approve · n reject · e edit · a always allow",
     "approved": "approved",
     "auto": "auto-approved",
     "edited": "edited",
@@ -44,6 +44,10 @@ class CommandBlock(Static):
         self.command = command
         self.returncode: int | None = None
         self.duration_s: float | None = None
+        self.reason = ""
+        """Why it ran without asking, what an approval allowed, what an edit replaced."""
+        self.allow_hint = ""
+        """While pending: what `a` would allow (a prefix, or the exact command)."""
         self.set_reactive(CommandBlock.state, state)
 
     def on_mount(self) -> None:
@@ -65,6 +69,8 @@ class CommandBlock(Static):
     def _draw(self) -> None:
         state = self.state
         label = STATE_LABELS.get(state, state)
+        if state == "pending" and self.allow_hint:
+            label += f" {self.allow_hint}"
         if state == "ran":
             label = f"ran · exit {self.returncode if self.returncode is not None else '?'}"
             if self.duration_s is not None:
@@ -72,6 +78,8 @@ class CommandBlock(Static):
             note = getattr(self, "_finished_note", "")
             if note:
                 label += f" · {note}"
+        if self.reason and state not in ("pending", "proposed"):
+            label += f" · {self.reason}"
         self.set_classes(f"-{state}")
         self.set_class(state == "ran" and self.returncode not in (0, None), "-failed")
         text = literal("$ ", "bold") + literal(self.command) + literal(f"\n[{label}]", "dim italic")
