@@ -227,13 +227,43 @@ async def test_follow_up_task_after_submission(openai_server, tmp_path):
         line = app.session_screen.query_one(InputLine)
         await wait_for(pilot, lambda: line.purpose == "follow_up", WAIT)
         assert "follow-up" in line.placeholder.lower()
+        await pilot.press("y", "n", "a")  # keys meant for a confirmation that is over: not a task
+        assert line.value == "" and not line.has_focus
+        assert len(openai_server.requests) == 1
+        await pilot.press("enter")  # Enter (or i) starts typing
+        assert line.has_focus
         await pilot.press(*"now add a test")
         await pilot.press("enter")
         await wait_for(pilot, lambda: len(openai_server.requests) == 2 and line.purpose == "follow_up", WAIT)
-        await pilot.press("enter")  # nothing more: the session ends
+        await pilot.press("i", "enter")  # nothing more: the session ends
         await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
     tasks = [m for m in saved_messages(tmp_path) if m["extra"]["message_type"] == "task"]
     assert len(tasks) == 2 and "now add a test" in tasks[1]["content"]
+
+
+async def test_keys_of_a_text_line_are_text_and_esc_closes_the_innermost_thing(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo from-model"), Turn.bash_tool(SUBMIT),
+                   agent__mode="human")
+    app = SwedeckApp(session)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.session_screen
+        line = screen.query_one(InputLine)
+        await wait_for(pilot, lambda: line.purpose == "human_command" and line.has_focus, WAIT)
+        shown = {key.description for key in screen.query("FooterKey")}
+        assert "Mode" not in shown and "Approve" not in shown  # not offered while they would type
+        await pilot.press("m")
+        assert line.value == "m" and session.mode == "human"
+        await pilot.press("escape")  # leaves the line, the command is still asked for
+        assert not line.has_focus and line.purpose == "human_command" and not screen.ended
+        await pilot.pause()
+        assert "Mode" in {key.description for key in screen.query("FooterKey")}
+        await pilot.press("p")  # the processors panel opens ...
+        panel = screen.query_one("#processors")
+        assert panel.has_class("-open")
+        await pilot.press("escape")  # ... and Esc closes it, interrupting nothing
+        assert not panel.has_class("-open") and session.mode == "human" and not screen.ended
+        await pilot.press("m")  # now m switches mode
+        await wait_for(pilot, lambda: session.mode != "human", WAIT)
 
 
 @pytest.mark.parametrize("reason,key", [("api_error", "r"), ("limit", "r"), ("limit", "q")])

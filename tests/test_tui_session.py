@@ -42,6 +42,6 @@ async def test_demo_session_fixes_the_bug_through_the_ui(tmp_path):
         outputs = [record.output for record in screen.query_one(ObservationPane).records.values()]
         assert any("all tests passed" in output for output in outputs)
         assert "return a + b" in (repo / "calc.py").read_text()
-        await pilot.press("enter")  # no follow-up: the session ends
+        await pilot.press("enter", "enter")  # Enter opens the line; empty: no follow-up, the session ends
         await wait_for(pilot, lambda: screen.ended, 20)
         assert app.exit_code == 0 and "Submitted" in app.summary

@@ -23,6 +23,7 @@ SESSION_BINDINGS: list[Binding] = [
     Binding("ctrl+y", "yolo", "Yolo", id="yolo", show=False),
     Binding("p", "toggle_processors", "Processors", id="processors"),
     Binding("t", "prompt_inspector", "Prompt", id="prompt_inspector"),
+    Binding("i,enter", "focus_input", "Type", id="focus_input"),
     Binding("ctrl+c", "interrupt", "Interrupt", id="interrupt_ctrl_c", show=False, priority=True),
     Binding("s", "toggle_split", "Split", id="toggle_split", show=False),
 ]
@@ -42,7 +43,8 @@ DESCRIPTIONS: dict[str, str] = {
     "yolo": "Switch to yolo mode (the pending command still waits)",
     "processors": "Show or hide the history processors panel",
     "prompt_inspector": "Show exactly what the model gets next",
-    "interrupt": "Interrupt the model or the running command",
+    "interrupt": "Close what is open (panel, input line), else interrupt the model or the running command",
+    "focus_input": "Type in the input line (a task, a follow-up, a command) when it waits for you",
     "interrupt_ctrl_c": "Interrupt the model or the running command",
     "toggle_split": "Side by side / stacked panes",
     "quit": "Quit (asks while a command runs)",

@@ -38,6 +38,9 @@ from .quit_screen import QuitScreen
 
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
+LETTER_ACTIONS = ("approve", "reject", "edit", "always_allow", "cycle_mode", "toggle_processors", "prompt_inspector",
+                  "toggle_split", "focus_input", "app.help")
+"""Actions on plain letters: while a text line has the focus, the letters are text."""
 STACK_BELOW_COLUMNS = 110
 """In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
 """Offered when the context overflows, if registered (SPEC §6.4)."""
@@ -300,15 +303,19 @@ class SessionScreen(Screen):
         block = self._block(event.action_id)
         if block is not None:
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
-            block.allow_hint = f"({prefix} …)" if prefix else "(this exact command)"
-            block.state = "pending"
+            block.ask(f"({prefix} …)" if prefix else "(this exact command)")
             block.scroll_visible()
         self.query_one(Transcript).focus()
         self.refresh_bindings()
 
     def _draw_input(self, event: ev.InputRequested) -> None:
         self.input_request = event
-        self.query_one(InputLine).ask(event.kind)
+        # A follow-up waits for Enter or `i`: a stray key after the submission is not a task.
+        follow_up = event.kind == "follow_up"
+        self.query_one(InputLine).ask(event.kind, focus=not follow_up)
+        if follow_up:
+            self.query_one(Transcript).focus()  # whatever had the keys before: not the line
+        self.refresh_bindings()
 
     def _draw_pause(self, event: ev.PauseRequested) -> None:
         def answer(decision: ev.PauseDecision | None) -> None:
@@ -330,8 +337,14 @@ class SessionScreen(Screen):
     # --- the person's actions --------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        typing = isinstance(self.app.focused, Input)
+        if typing and action in LETTER_ACTIONS:  # its letter goes into the text; the footer stops offering it
+            return False
+        line = self.query_one(InputLine)
+        if action == "focus_input":
+            return line.purpose is not None and not typing
         if action in CONFIRM_ACTIONS:
-            return self.confirmation is not None and self.query_one(InputLine).purpose not in ("reject", "edit")
+            return self.confirmation is not None and line.purpose not in ("reject", "edit")
         return True
 
     def _decide(self, decision: ev.Decision) -> None:
@@ -343,6 +356,12 @@ class SessionScreen(Screen):
 
     def action_approve(self) -> None:
         self._decide(ev.Decision(kind="approve"))
+
+    def action_focus_input(self) -> None:
+        line = self.query_one(InputLine)
+        if line.purpose is not None:
+            line.focus()
+            self.refresh_bindings()
 
     def action_always_allow(self) -> None:
         self._decide(ev.Decision(kind="always_allow"))
@@ -386,9 +405,19 @@ class SessionScreen(Screen):
         self._header(mode=self.session.mode)
 
     def action_interrupt(self) -> None:
+        """Esc closes the innermost thing first: the processors panel, a comment or an edit,
+        the input line (its question stays asked), and only then interrupts the agent."""
+        panel = self.query_one(ProcessorsPanel)
+        if panel.has_class("-open"):
+            self.action_toggle_processors()
+            return
         line = self.query_one(InputLine)
         if line.purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
             line.done()
+            self.query_one(Transcript).focus()
+            self.refresh_bindings()
+            return
+        if line.has_focus and line.purpose is not None:
             self.query_one(Transcript).focus()
             self.refresh_bindings()
             return

@@ -56,6 +56,12 @@ class CommandBlock(Static):
     def watch_state(self, state: str) -> None:
         self._draw()
 
+    def ask(self, allow_hint: str) -> None:
+        """Waiting for the person; `allow_hint` says what `a` would allow."""
+        self.allow_hint = allow_hint
+        self.state = "pending"
+        self._draw()
+
     def set_command(self, command: str) -> None:
         self.command = command
         self._draw()

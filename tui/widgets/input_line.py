@@ -12,7 +12,7 @@ from textual.widgets import Input
 PLACEHOLDERS = {
     "task": "What should the agent do? (Enter to start)",
     "follow_up": "The agent submitted. Follow-up task, or Enter on an empty line to end",
-    "human_command": "Human mode: a bash command to run (m switches mode)",
+    "human_command": "Human mode: a bash command to run (Esc leaves the line, then m switches mode)",
     "after_interrupt": "Interrupted. A message to the agent, or Enter to continue",
     "reject": "Why reject? This comment goes to the model (Enter sends, Esc cancels)",
     "edit": "Edit the command, Enter runs it (Esc cancels)",
@@ -31,14 +31,16 @@ class InputLine(Input):
         super().__init__(placeholder="", disabled=True, select_on_focus=False, **kwargs)
         self.purpose: str | None = None
 
-    def ask(self, purpose: str, value: str = "", placeholder: str | None = None) -> None:
+    def ask(self, purpose: str, value: str = "", placeholder: str | None = None, focus: bool = True) -> None:
+        """Ready the line for `purpose`; with `focus` it takes the keys at once (else Enter or `i` does)."""
         self.purpose = purpose
         self.disabled = False
         self.placeholder = placeholder or PLACEHOLDERS.get(purpose, "")
         self.set_classes(f"-{purpose}")
         self.value = value
         self.cursor_position = len(value)
-        self.focus()
+        if focus:
+            self.focus()
 
     def done(self) -> None:
         self.purpose = None
