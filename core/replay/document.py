@@ -17,7 +17,7 @@ from ..messages import Action, Message
 from ..tokens import count_message
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
-from ..trajectory.lazy import StepList
+from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import load_trajectory
 from ..trajectory.model import Step, Trajectory, TrajectoryInfo
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
@@ -152,8 +152,10 @@ class LiveDocument:
         return self._full
 
 
-class _IndexedMessages(Sequence[Message]):
+class _IndexedMessages(LazySequence[Message]):
     """The messages of a live file as a sequence, each parsed when read."""
+
+    noun = "message"
 
     def __init__(self, index: RoleIndex):
         self._index = index
@@ -161,9 +163,7 @@ class _IndexedMessages(Sequence[Message]):
     def __len__(self) -> int:
         return len(self._index)
 
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [self._index.message(i) for i in range(*index.indices(len(self._index)))]
+    def _item(self, index: int) -> Message:
         return self._index.message(index)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from ..messages import Message, MessageType
 from .errors import TrajectoryError
@@ -26,7 +26,45 @@ BlockBuilder = Callable[[int, int], list[Message]]
 """Builds messages `start..end-1` of a trajectory (one block, in order)."""
 
 
-class MessageList(Sequence[Message]):
+T = TypeVar("T")
+
+
+class LazySequence(Sequence[T]):
+    """A read-only list whose items are made by `_item(index)` when first read."""
+
+    noun = "item"
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def _item(self, index: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        size = len(self)
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(size))]
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(f"{self.noun} {index} is out of range 0..{size - 1}")
+        return self._item(index)
+
+    def __iter__(self) -> Iterator[T]:
+        return (self._item(i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+
+class MessageList(LazySequence[Message]):
     """The messages of a trajectory, built block by block.
 
     `blocks` are the indices where blocks start (the first is 0); a block is built whole,
@@ -41,35 +79,18 @@ class MessageList(Sequence[Message]):
         self._build = build
         self._built: list[Message | None] = [None] * size
 
+    noun = "message"
+
     def __len__(self) -> int:
         return self._size
 
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._size))]
-        if index < 0:
-            index += self._size
-        if not 0 <= index < self._size:
-            raise IndexError(f"message {index} is out of range 0..{self._size - 1}")
+    def _item(self, index: int) -> Message:
         message = self._built[index]
         if message is None:
             self._build_block(index)
             message = self._built[index]
             assert message is not None
         return message
-
-    def __iter__(self) -> Iterator[Message]:
-        return (self[i] for i in range(self._size))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return list(self) == list(other)
-        return NotImplemented
 
     def _build_block(self, index: int) -> None:
         position = bisect_right(self._blocks, index) - 1
@@ -83,7 +104,7 @@ class MessageList(Sequence[Message]):
         self._built[start:end] = built
 
 
-class StepList(Sequence[Step]):
+class StepList(LazySequence[Step]):
     """The steps of a trajectory: step k starts at message `starts[k - 1]` and holds the
     answers (observations, the submission, format errors) up to the next step."""
 
@@ -94,32 +115,15 @@ class StepList(Sequence[Step]):
         """SWE-agent's environment state after each step, where recorded."""
         self._built: dict[int, Step] = {}
 
+    noun = "step index"
+
     def __len__(self) -> int:
         return len(self.starts)
 
-    @overload
-    def __getitem__(self, index: int) -> Step: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Step]: ...
-
-    def __getitem__(self, index: int | slice) -> Step | list[Step]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self.starts)))]
-        if index < 0:
-            index += len(self.starts)
-        if not 0 <= index < len(self.starts):
-            raise IndexError(f"step {index + 1} is out of range 1..{len(self.starts)}")
+    def _item(self, index: int) -> Step:
         if index not in self._built:
             self._built[index] = self._step(index)
         return self._built[index]
-
-    def __iter__(self) -> Iterator[Step]:
-        return (self[i] for i in range(len(self.starts)))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Sequence):
-            return list(self) == list(other)
-        return NotImplemented
 
     def _step(self, index: int) -> Step:
         from .normalize import actions_of
