@@ -130,7 +130,8 @@ def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):
     # task. A `litellm` that never finishes importing stands in front of the real one.
     import os
     import signal
-    import time
+
+    from support.terminal import wait_until
 
     blocker = tmp_path / "blocker"
     blocker.mkdir()
@@ -142,11 +143,11 @@ def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):
                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     live = tmp_path / "run.traj.jsonl"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not (live.exists() and "remember this task" in live.read_text()):
+        def recorded() -> bool:
             assert process.poll() is None, "the session ended instead of waiting for litellm"
-            time.sleep(0.05)
-        assert "remember this task" in live.read_text()
+            return live.exists() and "remember this task" in live.read_text()
+
+        wait_until(recorded, timeout=60)
         assert process.poll() is None  # still waiting for the import: the record did not wait for it
     finally:
         process.send_signal(signal.SIGKILL)
