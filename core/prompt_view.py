@@ -82,21 +82,40 @@ def _recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] |
     return None
 
 
+def without_recorded_code(processors: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+    """Recorded processors as data: any `custom_filter` left out (and said so in `notes`)."""
+    out = []
+    for processor in processors:
+        name = processor.get("custom_filter") if isinstance(processor, dict) else None
+        if name:
+            notes.append(f"custom_filter {name} is recorded in the file but was not run: a trajectory never names "
+                         "code to run (name it in your own config, or pass --trust-trajectory)")
+            processor = {key: value for key, value in processor.items() if key != "custom_filter"}
+        out.append(processor)
+    return out
+
+
 def _section(config: Any, name: str) -> dict[str, Any]:
     section = config.get(name) if isinstance(config, dict) else None
     return section if isinstance(section, dict) else {}
 
 
 def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
-                window: int | None = None) -> StepPrompt:
-    """The prompt of `step`. `configured` processors (non-empty) win over recorded ones."""
+                window: int | None = None, *, trust_file: bool = False) -> StepPrompt:
+    """The prompt of `step`. `configured` processors (non-empty) win over recorded ones.
+
+    A file never names code to run: a `custom_filter` recorded in it is shown as recorded but
+    not imported or called, unless `trust_file` (`--trust-trajectory`); the person's own
+    config (`configured`) may name the same function."""
     number = resolve_step_number(trajectory, step)
     history = _history_before(trajectory, number)
     recorded = _recorded_processors(trajectory, number)
+    notes: list[str] = []
     if configured:
         chain, source = ProcessorChain(configured), "configured"
     elif recorded is not None:
-        chain, source = ProcessorChain(recorded), "recorded"
+        runnable = recorded if trust_file else without_recorded_code(recorded, notes)
+        chain, source = ProcessorChain(runnable), "recorded"
     else:
         chain, source = ProcessorChain([]), "none"
     result = chain.apply(history)
@@ -108,7 +127,8 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     return StepPrompt(
         step=number, lines=lines, total_tokens=count_messages(result.messages),
         history_tokens=count_messages(history),
-        processors=chain.active_config(), processors_source=source, window=window, errors=result.errors,
+        processors=[p for p in recorded if p.get("enabled", True)] if source == "recorded" else chain.active_config(),
+        processors_source=source, window=window, errors=notes + result.errors,
         cache_mode=cache_mode if isinstance(cache_mode, str) else None,
     )
 

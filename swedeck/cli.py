@@ -74,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--play", action="store_true", help="re-animate the recorded stream")
     replay.add_argument("--replay-actions", action="store_true", help="with f (fork): re-run the earlier steps' commands first")
     replay.add_argument("-m", "--model", metavar="NAME", help="with f (fork): the model that continues the session")
+    replay.add_argument("--trust-trajectory", action="store_true",
+                        help="with t: run a custom_filter the file records (by default it is shown, not run)")
     replay.add_argument("--print", dest="print_steps", action="store_true", help="print the steps, no UI")
     replay.add_argument("--json", action="store_true", help="with --print: JSON lines")
     _config_options(replay)
@@ -84,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--step", type=int, required=True, metavar="N")
     _config_options(prompt)
     prompt.add_argument("--json", action="store_true")
+    prompt.add_argument("--trust-trajectory", action="store_true",
+                        help="run a custom_filter the file records (by default a file never names code to run)")
 
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..processors.chain import ProcessorChain
-from ..prompt_view import StepPrompt, step_prompt
+from ..prompt_view import StepPrompt, step_prompt, without_recorded_code
 from ..trajectory.model import Trajectory
 
 NO_PROCESSORS: list[dict[str, Any]] = [{"type": "default"}]
@@ -33,7 +33,8 @@ def starting_processors(trajectory: Trajectory, step: int, configured: list[Any]
     if configured:
         return [dict(p, enabled=p.get("enabled", True)) for p in configured]
     shown = step_prompt(trajectory, step)
-    had = [dict(p, enabled=True) for p in shown.processors] if shown.processors_source == "recorded" else []
+    recorded = without_recorded_code(shown.processors, []) if shown.processors_source == "recorded" else []
+    had = [dict(p, enabled=True) for p in recorded]  # the file's custom filters stay the file's
     types = {p["type"] for p in had}
     return had + [dict(c, enabled=not had) for c in CANDIDATES if c["type"] not in types]
 

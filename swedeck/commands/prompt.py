@@ -15,7 +15,8 @@ from swedeck.core.trajectory.loader import load_trajectory
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     trajectory = load_trajectory(args.path)
-    prompt = step_prompt(trajectory, args.step, list(config.agent.history_processors), config.model.context_window)
+    prompt = step_prompt(trajectory, args.step, list(config.agent.history_processors), config.model.context_window,
+                         trust_file=args.trust_trajectory)
     print(_json(prompt) if args.json else _text(prompt, str(trajectory.path), trajectory.format))
     return 0
 

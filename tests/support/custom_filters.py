@@ -24,3 +24,12 @@ def keep_last_two(messages: list[Message]) -> list[Message]:
     """Notes the roles it was given, and keeps the last two (it would drop a system message)."""
     SEEN.append([m.role for m in messages])
     return messages[-2:]
+
+
+def leave_a_mark(messages: list[Message]) -> list[Message]:
+    """Writes a file when it runs: the proof that a trajectory's recorded filter was (not) called."""
+    import os
+    from pathlib import Path
+
+    Path(os.environ["SWEDECK_TEST_MARK"]).write_text("ran")
+    return messages

@@ -127,8 +127,10 @@ class ReplayScreen(Screen[None]):
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
-                 fork_model: str | None = None) -> None:
+                 fork_model: str | None = None, trust_file: bool = False) -> None:
         super().__init__()
+        self.trust_file = trust_file
+        """`--trust-trajectory`: run a custom_filter the file records (else it is shown, not run)."""
         self.fork_model = fork_model
         """The model a fork (`f`) continues with; None: `f` says how to name one."""
         self.paths = paths
@@ -431,7 +433,8 @@ class ReplayScreen(Screen[None]):
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
-            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors)))
+            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors,
+                                                          trust_file=self.trust_file)))
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
