@@ -7,6 +7,7 @@ processors build changed copies instead of editing in place.
 
 from __future__ import annotations
 
+import re
 import time
 from enum import Enum
 from typing import Any, Literal
@@ -143,6 +144,16 @@ class Message(BaseModel):
     def to_record(self) -> dict[str, Any]:
         """The message as a trajectory stores it."""
         return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""In a Python str a surrogate code point is always a lone one (pairs decode to one character)."""
+
+
+def valid_text(text: str) -> str:
+    """`text` as valid Unicode: a lone UTF-16 surrogate (`"\\ud83d"` in a provider's JSON) becomes
+    U+FFFD, so the text can be stored, shown and sent back (UTF-8 cannot encode it)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def content_text(content: str | list[dict[str, Any]] | None) -> str:

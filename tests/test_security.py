@@ -4,6 +4,8 @@ file or an output, the defaults are safe, headless output has no terminal contro
 
 from __future__ import annotations
 
+import pytest
+
 import contextlib
 import io
 import json
@@ -196,3 +198,25 @@ def test_headless_json_output_strips_control_sequences(openai_server, tmp_path):
     finished = next(e for e in events if e["event"] == "QueryFinished")
     assert "red" in finished["message"]["content"] and "says" in finished["message"]["content"]
     assert any(e["event"] == "CommandFinished" and "outgreen" in e["output"] for e in events)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_a_lone_surrogate_from_the_provider_never_ends_the_session(openai_server, tmp_path, stream):
+    import json as _json
+
+    from support.driver import Driver, make_config, run_session
+    from support.openai_server import ToolCallSpec, Turn, model_config
+
+    lone = "\ud83d"
+    openai_server.script(Turn(text=f"Thinking {lone} hard", tool_calls=[ToolCallSpec("bash", {"command": f"echo a{lone}b"})]),
+                         Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    config = make_config(tmp_path, model_config(openai_server, use_streaming=stream), agent__mode="yolo")
+    result = run_session(config, "t", Driver(), interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    saved = (tmp_path / "session.traj.json").read_text(encoding="utf-8")
+    messages = _json.loads(saved)["messages"]
+    assert any("Thinking \ufffd hard" == m.get("content") for m in messages)
+    observations = [m for m in messages if m["extra"]["message_type"] == "observation"]
+    assert observations[0]["extra"]["command"] == "echo a\ufffdb"
+    sent = openai_server.requests[1]["messages"]
+    assert "Thinking \ufffd hard" in _json.dumps(sent, ensure_ascii=False)

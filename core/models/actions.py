@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Action, ToolCall
+from ..messages import Action, ToolCall, valid_text
 
 BASH_TOOL = "bash"
 FENCE_LANGUAGES = ("bash", "sh", "mswea_bash_command")
@@ -60,6 +60,8 @@ def parse_tool_calls(tool_calls: tuple[ToolCall, ...] | list[ToolCall], require_
         if not isinstance(arguments, dict):
             raise FormatProblem(f"the arguments of your `{BASH_TOOL}` call must be a JSON object.")
         command = arguments.get("command")
+        if isinstance(command, str):
+            command = valid_text(command)  # "\ud83d" in the JSON decodes to a lone surrogate
         if not isinstance(command, str) or not command.strip():
             raise FormatProblem(f"your `{BASH_TOOL}` call has no `command` string.")
         reasoning = arguments.get("reasoning")

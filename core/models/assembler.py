@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import EventSink, StreamDelta
-from ..messages import FunctionCall, ToolCall
+from ..messages import FunctionCall, ToolCall, valid_text
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -50,11 +50,11 @@ class Assembler:
             delta = _get(choice, "delta")
             if delta is None:
                 continue
-            reasoning = _get(delta, "reasoning_content")
+            reasoning = valid_text(_get(delta, "reasoning_content") or "")
             if reasoning:
                 self.reasoning.append(reasoning)
                 self._send("reasoning", reasoning)
-            text = _get(delta, "content")
+            text = valid_text(_get(delta, "content") or "")
             if text:
                 self.content.append(text)
                 self._send("text", text)
@@ -73,13 +73,14 @@ class Assembler:
         name = _get(function, "name")
         if name and not partial.name:
             partial.name = new_name = name
-        arguments = _get(function, "arguments") or ""
+        arguments = valid_text(_get(function, "arguments") or "")
         if arguments:
             partial.arguments.append(arguments)
         if new_name or arguments:
             self._send("tool_call", arguments, index=index, name=new_name)
 
     def _send(self, kind: str, text: str, index: int = 0, name: str | None = None) -> None:
+        # `text` is already valid: `feed` made it so before keeping it
         if self.emit is not None:
             self.emit(StreamDelta(step=self.step, kind=kind, text=text, index=index, name=name))  # type: ignore[arg-type]
 

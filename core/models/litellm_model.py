@@ -17,7 +17,7 @@ from typing import Any
 
 from ..config import ModelConfig
 from ..events import EventSink, QueryRetrying
-from ..messages import FunctionCall, Message, ToolCall
+from ..messages import FunctionCall, Message, ToolCall, valid_text
 from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
@@ -130,14 +130,14 @@ class LitellmModel:
         response = self._run(self.request(messages, stream=False))
         choices = _get(response, "choices") or []
         message = _get(choices[0], "message") if choices else None
-        content = _get(message, "content") or ""
-        reasoning = _get(message, "reasoning_content") or ""
+        content = valid_text(_get(message, "content") or "")
+        reasoning = valid_text(_get(message, "reasoning_content") or "")
         tool_calls = tuple(
             ToolCall(
                 id=_get(call, "id") or f"call_{index}",
                 function=FunctionCall(
                     name=_get(_get(call, "function"), "name") or "",
-                    arguments=_get(_get(call, "function"), "arguments") or "",
+                    arguments=valid_text(_get(_get(call, "function"), "arguments") or ""),
                 ),
             )
             for index, call in enumerate(_get(message, "tool_calls") or ())
