@@ -319,3 +319,47 @@ def test_headless_with_an_unknown_model_says_so(openai_server, tmp_path):
                             text=True, timeout=90)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "context window unknown" in result.stdout
+
+
+def test_a_fifo_or_a_device_named_like_a_trajectory_is_refused_at_once(tmp_path):
+    import os
+
+    fifo = tmp_path / "hang.traj.json"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.traj.json"
+    zero.symlink_to("/dev/zero")
+    for path, reason in ((fifo, "a FIFO"), (zero, "a device")):
+        for command in (["replay", str(path), "--print"], ["prompt", str(path), "--step", "1"]):
+            done = subprocess.run([*swedeck_command(), *command], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 1 and reason in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.anyio
+async def test_search_passes_over_a_damaged_message_and_the_step_shows_it(tmp_path):
+    import json as _json
+
+    from support.replay import add_step, start_writer
+    from swedeck.tui.replay.app import ReplayApp
+
+    writer = start_writer(tmp_path / "damaged")
+    for step in (1, 2, 3):
+        add_step(writer, step, output=f"needle {step}")
+    writer.close()
+    path = writer.path
+    lines = path.read_text().splitlines()
+    record = _json.loads(lines[5])  # step 2's assistant message
+    record["content"] = {"not": "text"}  # the wrong type
+    lines[5] = _json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    app = ReplayApp([path])
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen_stack[1]
+        screen.search("needle")
+        await pilot.pause()
+        assert screen.matches == [1, 3] and app.is_running
+        screen.go(2)
+        await pilot.pause()
+        assert screen.error and "message" in screen.error  # shown as damaged
+        screen.go(3)
+        await pilot.pause()
+        assert screen.error is None and screen.step == 3

@@ -4,6 +4,7 @@ contains the text, case-insensitively."""
 from __future__ import annotations
 
 from ..messages import Message
+from ..trajectory.errors import TrajectoryError
 from .document import ReplayDocument, StepView
 
 
@@ -20,9 +21,18 @@ def step_matches(view: StepView, query: str) -> bool:
 
 
 def find_steps(document: ReplayDocument, query: str) -> list[int]:
+    """The steps that match; a damaged step is passed over (it shows its error when opened)."""
     if not query:
         return []
-    return [number for number in range(1, document.step_count + 1) if step_matches(document.step(number), query)]
+    found = []
+    for number in range(1, document.step_count + 1):
+        try:
+            view = document.step(number)
+        except TrajectoryError:
+            continue
+        if step_matches(view, query):
+            found.append(number)
+    return found
 
 
 def next_match(matches: list[int], current: int, forward: bool = True) -> int | None:

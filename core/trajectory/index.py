@@ -15,6 +15,7 @@ from typing import Any
 
 from ..messages import Message
 from .errors import TrajectoryError
+from .loader import check_regular_file
 from .model import MetaEvent
 from .parse import loads
 from .readers.swedeck_jsonl import is_header, meta_event
@@ -45,6 +46,7 @@ class TrajectoryIndex:
 
     def refresh(self) -> int:
         """Index the lines appended since the last call; the number of new messages."""
+        check_regular_file(self.path)
         try:
             stat = os.stat(self.path)
         except OSError as error:

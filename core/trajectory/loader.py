@@ -7,6 +7,7 @@ show a traceback.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from .errors import TrajectoryError
@@ -60,7 +61,12 @@ def _accepts(reader: object, source: Source) -> bool:
         return False
 
 
+MAX_FILE_BYTES = 2 << 30
+"""Larger files are refused rather than read into memory whole."""
+
+
 def _read_text(path: Path) -> str:
+    check_regular_file(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -75,6 +81,24 @@ def _read_text(path: Path) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise TrajectoryError(path, f"not UTF-8 text (byte {error.start})") from None
+
+
+def check_regular_file(path: Path) -> None:
+    """A trajectory is a regular file of a sane size: a FIFO would block the reader for ever,
+    a device (`/dev/zero` behind a symlink) would never end."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise TrajectoryError(path, "no such file") from None
+    except OSError as error:
+        raise TrajectoryError(path, error.strerror or str(error)) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise TrajectoryError(path, "it is a folder, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) else "not a regular file"
+        raise TrajectoryError(path, f"{kind}, not a trajectory file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {MAX_FILE_BYTES:,}")
 
 
 def _reason(error: Exception) -> str:
