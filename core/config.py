@@ -257,10 +257,36 @@ def _nest(keys: Iterable[str], value: Any) -> dict[str, Any]:
     return out
 
 
+MAX_VALUES = 100_000
+"""A config larger than this once its aliases are expanded is refused: an alias bomb
+('billion laughs') turns a few lines into a structure, and an error message, of hundreds of
+megabytes."""
+
+
+def load_yaml(text: str) -> Any:
+    data = yaml.safe_load(text)
+    _check_size(data)
+    return data
+
+
+def _check_size(data: Any) -> None:
+    """Count the values as a reader of the config would see them (aliases expanded), up to a bound."""
+    pending, seen = [data], 0
+    while pending:
+        value = pending.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            raise yaml.YAMLError(f"more than {MAX_VALUES:,} values once its aliases are expanded (an alias bomb?)")
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+
+
 def parse_value(text: str) -> Any:
     """A command-line or environment value, read as YAML (`20`, `true`, `[a, b]`), else as text."""
     try:
-        return yaml.safe_load(text) if text.strip() else text
+        return load_yaml(text) if text.strip() else text
     except yaml.YAMLError:
         return text
 
@@ -280,12 +306,14 @@ def file_layer(path: Path) -> Layer:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
-        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):

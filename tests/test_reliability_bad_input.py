@@ -363,3 +363,18 @@ async def test_search_passes_over_a_damaged_message_and_the_step_shows_it(tmp_pa
         screen.go(3)
         await pilot.pause()
         assert screen.error is None and screen.step == 3
+
+
+def test_an_alias_bomb_or_a_binary_config_is_one_clear_error(tmp_path):
+    levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for name, previous in zip("bcdefg", "abcdef"):
+        levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(levels) + "\nagent: *g\n")
+    binary = tmp_path / "binary.yaml"
+    binary.write_bytes(bytes(range(256)))
+    for path, reason in ((bomb, "alias bomb"), (binary, "not a text file")):
+        done = subprocess.run([*swedeck_command(), "config", "show", "-c", str(path)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 2 and reason in done.stderr and len(done.stderr) < 500
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr
