@@ -20,6 +20,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Static, Switch
 
+from swedeck.core.config import parse_value as parse_config_value
+
 from .text import literal
 
 HIDDEN_FIELDS = ("type", "enabled")
@@ -44,12 +46,8 @@ def show_value(value: Any) -> str:
 
 
 def parse_value(text: str) -> Any:
-    if text.strip() == "":
-        return None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
+    """A typed field as the config reads a `-c` value (`config.parse_value`); empty is unset."""
+    return None if text.strip() == "" else parse_config_value(text)
 
 
 class ProcessorRow(Vertical):
