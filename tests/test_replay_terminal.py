@@ -94,3 +94,32 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
     forked = load_trajectory(output)
     assert forked.messages[: len(history)] == history
     assert any(step.commands == ["echo forked-from-step-3"] for step in forked.steps)
+
+
+def test_terminal_escapes_in_a_trajectory_are_shown_not_obeyed(tmp_path):
+    # An OSC 0 (window title) and an OSC 52 (clipboard) in a model's answer, a command's output
+    # and the task: the terminal's title and clipboard stay as they were, the sequences show.
+    from support.replay import add_step, start_writer
+
+    title, clip = "\x1b]0;HACKED-TITLE\x07", "\x1b]52;c;SGFja2VkQ2xpcGJvYXJk\x07"  # "HackedClipboard"
+    writer = start_writer(tmp_path / "hostile", task=f"fix it {title}")
+    add_step(writer, 1, thought=f"Thinking {clip} and {title}", output=f"out {clip} {title}")
+    writer.close()
+    session = f"swedeck-escapes-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "replay", str(writer.path)]) + f"; echo $? > {done}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    subprocess.run(["tmux", "set-option", "-t", session, "set-clipboard", "on"], check=True)
+    try:
+        screen = wait_for_text(session, "step 1/1", timeout=20)
+        wait_for_text(session, "␛]52;c;", timeout=20)  # drawn as symbols
+        pane_title = subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
+                                    capture_output=True, text=True).stdout
+        buffers = subprocess.run(["tmux", "list-buffers"], capture_output=True, text=True).stdout
+        assert "HACKED" not in pane_title, pane_title
+        assert "HackedClipboard" not in buffers
+        assert "␛]0;HACKED-TITLE␇" in capture(session) or "␛]0;HACKED-TITLE␇" in screen
+        send_keys(session, "q")
+        assert exit_code(done) == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from swedeck.core.prompt_view import StepPrompt
 
 from ..widgets.prompt_view import PromptView
+from ..widgets.text import literal
 
 def prompt_summary(prompt: StepPrompt) -> str:
     names = ", ".join(p["type"] for p in prompt.processors) or "none"
@@ -37,5 +37,5 @@ class PromptScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-box"):
-            yield Static(Content(prompt_summary(self.prompt)), id="prompt-summary", markup=False)
+            yield Static(literal(prompt_summary(self.prompt)), id="prompt-summary", markup=False)
             yield PromptView(self.prompt.lines, self.prompt.errors, id="prompt-messages")

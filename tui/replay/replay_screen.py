@@ -32,6 +32,7 @@ from swedeck.core.trajectory.output import command_output
 
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
+from ..widgets.text import literal, visible
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
@@ -53,7 +54,8 @@ class ForkRequest:
 
 
 def highlighted(text: str, query: str) -> Content:
-    """Literal text with every match of the search marked (never parsed as markup)."""
+    """Literal text with every match of the search marked (never parsed as markup, controls visible)."""
+    text = visible(text)
     content = Content(text)
     if not query:
         return content
@@ -207,7 +209,7 @@ class ReplayScreen(Screen[None]):
     def show_error(self, message: str) -> None:
         self.error = message
         error = self.query_one("#replay-error", Static)
-        error.update(Content(message))
+        error.update(literal(message))
         error.display = True
         self.query_one("#replay-body").display = False
         self._header()
@@ -273,7 +275,7 @@ class ReplayScreen(Screen[None]):
             parts.append("following")
         if self.playing:
             parts.append("playing (any key stops)")
-        self.query_one("#replay-header", Static).update(Content(" · ".join(parts)))
+        self.query_one("#replay-header", Static).update(literal(" · ".join(parts)))
 
     def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
         if event.index + 1 != self.step:
@@ -339,7 +341,7 @@ class ReplayScreen(Screen[None]):
         self.document, self.follow = document, False
         self.query_one(StepList).set_count(document.step_count)
         self.go(document.step_count if at_end or self.step > document.step_count else self.step, force=True)
-        self.notify(f"the session ended: now showing {final.name}", markup=False)
+        self.notify(visible(f"the session ended: now showing {final.name}"), markup=False)
         self.compute_curve(final)
 
     def play_tick(self) -> None:
@@ -398,7 +400,7 @@ class ReplayScreen(Screen[None]):
         else:
             self.show_step() if self.document and not self.error else self._header()
         if text and not self.matches:
-            self.notify(f"no step matches {text!r}", severity="warning", markup=False)
+            self.notify(visible(f"no step matches {text!r}"), severity="warning", markup=False)
 
     def action_next_match(self) -> None:
         target = next_match(self.matches, self.step)
@@ -427,7 +429,7 @@ class ReplayScreen(Screen[None]):
         try:
             return self.document.trajectory()
         except TrajectoryError as error:
-            self.notify(str(error), severity="error", markup=False)
+            self.notify(visible(str(error)), severity="error", markup=False)
             return None
 
     def action_prompt(self) -> None:

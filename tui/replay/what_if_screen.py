@@ -16,6 +16,7 @@ from textual.widgets import Sparkline, Static
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
+from ..widgets.text import literal
 from .prompt_screen import prompt_summary
 
 class WhatIfScreen(ModalScreen[None]):
@@ -59,9 +60,9 @@ class WhatIfScreen(ModalScreen[None]):
             params = ", ".join(f"{k}={v}" for k, v in processor.items() if k not in ("type", "enabled"))
             box = "[x]" if processor["enabled"] else "[ ]"
             rows.append(f"{number} {box} {processor['type']}({params})")
-        self.query_one("#what-if-list", Static).update(Content("\n".join(rows)))
+        self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
         self.prompt = what_if_prompt(self.trajectory, self.step, self.processors)
-        self.query_one("#what-if-figures", Static).update(Content(f"step {self.step}: {prompt_summary(self.prompt)}"))
+        self.query_one("#what-if-figures", Static).update(literal(f"step {self.step}: {prompt_summary(self.prompt)}"))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
         self.compute_curve(list(self.processors))
 

@@ -31,6 +31,7 @@ from ..widgets.header_bar import HeaderBar, HeaderInfo
 from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
 from ..widgets.processors_panel import ProcessorsPanel
+from ..widgets.text import visible
 from ..widgets.transcript import Transcript
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
@@ -142,7 +143,7 @@ class SessionScreen(Screen):
             error = event.worker.error
             code, status, message = 1, "error", f"{type(error).__name__}: {error}"
             path = None
-            self.notify(message, title="The session failed", severity="error", timeout=30, markup=False)
+            self.notify(visible(message), title="The session failed", severity="error", timeout=30, markup=False)
         else:
             return
         self.ended = True
@@ -210,7 +211,7 @@ class SessionScreen(Screen):
     async def _draw_notice(self, event: ev.Notice) -> None:
         await self.query_one(Transcript).add_note(event.text, event.level)
         if event.level != "info":
-            self.notify(event.text, severity="warning" if event.level == "warning" else "error", markup=False)
+            self.notify(visible(event.text), severity="warning" if event.level == "warning" else "error", markup=False)
 
     async def _draw_session_ended(self, event: ev.SessionEnded) -> None:
         text = f"session ended: {event.exit_status}"
@@ -219,7 +220,7 @@ class SessionScreen(Screen):
         if event.trajectory_path:
             text += f"\ntrajectory: {event.trajectory_path}"
         await self.query_one(Transcript).add_note(text, "final" if event.exit_status == "Submitted" else "info")
-        self.notify(text + "\nctrl+q quits", title="Done", markup=False, timeout=10)
+        self.notify(visible(text) + "\nctrl+q quits", title="Done", markup=False, timeout=10)
 
     async def _draw_query_started(self, event: ev.QueryStarted) -> None:
         await self.query_one(Transcript).begin_message(event.step)
@@ -227,7 +228,7 @@ class SessionScreen(Screen):
     async def _draw_delta(self, event: ev.StreamDelta) -> None:
         transcript = self.query_one(Transcript)
         current = transcript.current or await transcript.begin_message(event.step)
-        await current.append(event.kind, event.text)
+        await current.append(event.kind, visible(event.text))  # a model's escape sequences are shown, not obeyed
 
     async def _draw_retrying(self, event: ev.QueryRetrying) -> None:
         transcript = self.query_one(Transcript)

@@ -7,17 +7,17 @@ table. Enter follows the selected trajectory in the replay view.
 
 from __future__ import annotations
 
-from textual import work
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
 from ..replay.replay_screen import ReplayScreen
+from ..widgets.text import literal, visible
 
 SCAN_INTERVAL_S = 1.0
 COLUMNS = ("name", "status", "steps", "cost", "context left", "last action")
@@ -30,8 +30,8 @@ def cells(row: WatchRow) -> tuple[Text, ...]:
     context = "–" if row.context_left is None else f"{row.context_left:.0f}%"
     status = status_text(row) if row.status != "error" else f"error: {row.error}"
     style = {"running": "bold", "stale": "italic", "error": "reverse"}.get(row.status, "")
-    return (Text(row.name), Text(status, style=style), Text(str(row.steps)), Text(f"${row.cost:.2f}"),
-            Text(context), Text(row.last_action))
+    return (Text(visible(row.name)), Text(visible(status), style=style), Text(str(row.steps)),
+            Text(f"${row.cost:.2f}"), Text(context), Text(visible(row.last_action)))
 
 
 class WatchScreen(Screen[None]):
@@ -49,7 +49,7 @@ class WatchScreen(Screen[None]):
         self.scans = 0
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(f"watching {self.watcher.root}"), id="watch-header", markup=False)
+        yield Static(literal(f"watching {self.watcher.root}"), id="watch-header", markup=False)
         table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -81,7 +81,7 @@ class WatchScreen(Screen[None]):
         for row in self.watcher.rows.values():
             counts[row.status] = counts.get(row.status, 0) + 1
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        self.query_one("#watch-header", Static).update(Content(f"watching {self.watcher.root} · {summary}"))
+        self.query_one("#watch-header", Static).update(literal(f"watching {self.watcher.root} · {summary}"))
 
     def selected(self) -> WatchRow | None:
         table = self.query_one(DataTable)

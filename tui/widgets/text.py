@@ -1,7 +1,10 @@
-"""Literal text: what models, commands and files say is shown as is (SPEC §10.3).
+"""Literal text: what models, commands and files say is shown as is (SPEC §10.3, §13 S1).
 
 Textual parses `str` as markup in many places; wrapping text in `Content` first means
-`[red]` or `[@click=app.quit]` is drawn as those characters and does nothing.
+`[red]` or `[@click=app.quit]` is drawn as those characters and does nothing. Terminal
+control characters would reach the person's terminal as they are (an OSC 52 sequence in a
+model's answer writes the clipboard, OSC 0 the title): `visible` draws each as its symbol
+(`␛]52;…␇`), so they are seen, not obeyed and not silently dropped.
 """
 
 from __future__ import annotations
@@ -10,21 +13,35 @@ import re
 
 from textual.content import Content
 
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but tab and newline drawn as a symbol."""
+    return _INVISIBLE.sub(_picture, text) if _INVISIBLE.search(text) else text
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode's control pictures: ␛ for ESC, ␇ for BEL
+    return "␡" if code == 0x7F else f"\\x{code:02x}"
 
 
 def literal(text: str, style: str = "") -> Content:
+    text = visible(text)
     return Content.styled(text, style) if style else Content(text)
 
 
 def clean_output(text: str) -> str:
-    """Command output for the screen: no escape sequences, `\\r` progress lines collapsed."""
-    text = _ANSI.sub("", text)
+    """Command output for the screen: colours (CSI sequences) dropped, `\\r` progress lines
+    collapsed, any other control character shown as its symbol."""
+    text = _CSI.sub("", text)
     if "\r" in text:
         text = "\n".join(line.rsplit("\r", 1)[-1] if not line.endswith("\r") else line.rstrip("\r").rsplit("\r", 1)[-1]
                          for line in text.replace("\r\n", "\n").split("\n"))
-    return _CONTROL.sub("", text)
+    return visible(text)
 
 
 def shorten(text: str, limit: int) -> str:
