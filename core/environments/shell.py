@@ -38,8 +38,9 @@ QUIET_ENV = {
 _BOOTSTRAP = """exec 2>&1
 set +m +o history
 trap 'return 137 2>/dev/null' USR1
-__swedeck_exec() { eval "$1"; }
 """
+_RUNNER = '__swedeck_exec() { builtin eval "$1"; };'
+"""Runs one command, in a function so the interrupt trap's `return` ends just it."""
 _KILLED_REPORT = re.compile(r"^[^\n]*: line \d+: +\d+ Killed +[^\n]*\n?", re.MULTILINE)
 """bash's report of a program our stop killed: noise to the model, and it echoes the command."""
 _STOP_GRACE_S = 2.0
@@ -64,7 +65,7 @@ class ShellSession:
         self._output_limit = output_limit
         self._redactor = redactor or Redactor()
         self._nonce = secrets.token_hex(6)
-        self._marker = re.compile(rb"\x1eSDEND" + self._nonce.encode() + rb":(-?\d+)\x1e")
+        """Tags the command's processes (`SWEDECK_CMD`, visible to the command) for the stop."""
         self._carry = 48  # longer than any marker, so one split across chunks is still found
         self._counter = 0
         self._interrupt = threading.Event()
@@ -104,13 +105,19 @@ class ShellSession:
         self._interrupt.clear()
         self._counter += 1
         command_id = f"{self._nonce}-{self._counter}"
+        # The end marker is new for every command and only in the line bash reads (never in the
+        # environment or on disk): a command cannot print it to fake its own end or exit code.
+        # The runner function is defined again each time, so `unset -f` cannot break the next
+        # command, and `builtin printf` is not a function a command could have defined.
+        secret = secrets.token_hex(8)
+        marker = re.compile(rb"\x1eSDEND" + secret.encode() + rb":(-?\d+)\x1e")
         started = time.monotonic()
         self._channel.send(
-            f"export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
-            f"printf '\\036SDEND{self._nonce}:%s\\036' \"$?\"; export SWEDECK_CMD=idle\n".encode()
+            f"{_RUNNER} export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
+            f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; export SWEDECK_CMD=idle\n".encode()
         )
         collector = _Collector(self._output_limit, on_output, self._redactor)
-        status = self._wait(collector, started + timeout, command_id)
+        status = self._wait(collector, started + timeout, command_id, marker)
         duration = time.monotonic() - started
         head, tail = collector.buffer.text()
         stopped = status.returncode is None
@@ -129,7 +136,7 @@ class ShellSession:
             output_chars=collector.buffer.total_bytes,
         )
 
-    def _wait(self, collector: _Collector, deadline: float, command_id: str) -> _Status:
+    def _wait(self, collector: _Collector, deadline: float, command_id: str, marker: re.Pattern[bytes]) -> _Status:
         pending = b""
         stopping: _Status | None = None
         attempts = 0
@@ -147,7 +154,7 @@ class ShellSession:
                                interrupted=bool(stopping and stopping.interrupted))
             if chunk:
                 pending += chunk
-                match = self._marker.search(pending)
+                match = marker.search(pending)
                 if match:
                     collector.add(pending[: match.start()])
                     if stopping:
