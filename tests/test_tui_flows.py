@@ -249,14 +249,17 @@ async def test_keys_of_a_text_line_are_text_and_esc_closes_the_innermost_thing(o
         screen = app.session_screen
         line = screen.query_one(InputLine)
         await wait_for(pilot, lambda: line.purpose == "human_command" and line.has_focus, WAIT)
-        shown = {key.description for key in screen.query("FooterKey")}
-        assert "Mode" not in shown and "Approve" not in shown  # not offered while they would type
+
+        def offered() -> set[str]:
+            return {key.description for key in screen.query("FooterKey")}
+
+        await wait_for(pilot, lambda: "Mode" not in offered())  # not offered while it would type
+        assert "Approve" not in offered()
         await pilot.press("m")
         assert line.value == "m" and session.mode == "human"
         await pilot.press("escape")  # leaves the line, the command is still asked for
         assert not line.has_focus and line.purpose == "human_command" and not screen.ended
-        await pilot.pause()
-        assert "Mode" in {key.description for key in screen.query("FooterKey")}
+        await wait_for(pilot, lambda: "Mode" in offered())
         await pilot.press("p")  # the processors panel opens ...
         panel = screen.query_one("#processors")
         assert panel.has_class("-open")

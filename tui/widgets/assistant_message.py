@@ -11,6 +11,8 @@ command block.
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Markdown, Static
@@ -22,6 +24,9 @@ from .text import literal
 PAGE_CHARS = 4_000
 SHOWN_PAGES = 2
 """Pages further up than this are released from the render caches when a new page starts."""
+
+
+READY_TIMEOUT_S = 10.0
 
 
 class AssistantMessage(Vertical):
@@ -43,6 +48,11 @@ class AssistantMessage(Vertical):
         self._splitters = {"text": PageSplitter(PAGE_CHARS), "reasoning": PageSplitter(PAGE_CHARS)}
         self._received = {"text": False, "reasoning": False}  # did any of it stream?
         self._tool_preview = ""
+        self._ready = asyncio.Event()
+        """Set once its children are mounted: under load the first delta can arrive before."""
+
+    def on_mount(self) -> None:
+        self._ready.set()
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"step {self.step}"), classes="step-label")
@@ -63,7 +73,18 @@ class AssistantMessage(Vertical):
         """The answer as its pages hold it (one string per page)."""
         return [page.source for page in self.query(".answer").results(Markdown)]
 
+    async def _mounted(self) -> bool:
+        """Wait (briefly) for the children; False when it was removed before it mounted."""
+        if not self._ready.is_set():
+            try:
+                await asyncio.wait_for(self._ready.wait(), READY_TIMEOUT_S)
+            except TimeoutError:
+                return False
+        return True
+
     async def append(self, kind: str, text: str) -> None:
+        if not await self._mounted():
+            return
         if kind == "tool_call":
             self._tool_preview = (self._tool_preview + text)[-400:]
             preview = self.query_one(".tool-preview", Static)
@@ -91,6 +112,8 @@ class AssistantMessage(Vertical):
 
     async def finish(self, text: str, reasoning: str | None) -> None:
         """The full message: fill in what did not stream (non-streaming models) and fold."""
+        if not await self._mounted():
+            return
         if text and not self._received["text"]:
             await self._first_page("text").update(text)
         if reasoning and not self._received["reasoning"]:
