@@ -1,9 +1,12 @@
 """Keeping secrets out of trajectories and logs (SPEC §9.4).
 
 Three rules:
-- by name: a value whose key has a word KEY, TOKEN, SECRET or PASSWORD (`api_key`,
-  `OPENAI_API_KEY`, `GITHUB_TOKEN`, `db_password`) is written as `***`. Words, not
-  substrings, so `max_tokens`, `tokens_per_second` and `keymap` keep their values;
+- by name: a text value whose key contains KEY, TOKEN, SECRET, PASSWORD, PASSWD or
+  CREDENTIAL, in any case (`api_key`, `OPENAI_API_KEY`, `API_KEYS`, `MYTOKEN`, `SECRETS`),
+  or is a credential header (`Authorization`, `Cookie`), is written as `***`. Numbers and
+  flags are never secrets, so `max_tokens` and `prompt_tokens` keep their counts; `keymap`
+  (the UI's key bindings) is named as not secret;
+- credentials in a URL (`https://user:pass@host`) lose the password;
 - by value: the values of such secrets (from the config and from forwarded environment
   variables) are replaced by `***` wherever they appear in text, so a command that echoes
   `$OPENAI_API_KEY` does not leak it into an observation;
@@ -43,24 +46,43 @@ def _shape_mask(match: re.Match[str]) -> str:
         kind = match.group("pem")
         return f"-----BEGIN {kind}-----{MASK}-----END {kind}-----"
     return match.group("prefix") + MASK
-_SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "credentials"}
-_WORD_SPLIT = re.compile(r"[_\-.\s]+|(?<=[a-z0-9])(?=[A-Z])")
+_SECRET_PARTS = ("key", "token", "secret", "password", "passwd", "credential")
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie"}
+_NOT_SECRET = {"keymap"}
+_URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^@\s/]+@", re.IGNORECASE)
 _MIN_SECRET_LENGTH = 6
 
 
 def is_secret_name(name: str) -> bool:
-    return any(word.lower() in _SECRET_WORDS for word in _WORD_SPLIT.split(str(name)) if word)
+    lower = str(name).lower()
+    if lower in _NOT_SECRET:
+        return False
+    return lower in _SECRET_HEADERS or any(part in lower for part in _SECRET_PARTS)
+
+
+def _is_secret_value(value: Any) -> bool:
+    """Text (or a structure holding text) can be a secret; a count or a flag cannot."""
+    if isinstance(value, bool | int | float) or value in (None, ""):
+        return False
+    return True
+
+
+def mask_url_credentials(text: str) -> str:
+    return _URL_PASSWORD.sub(lambda match: match.group("head") + MASK + "@", text) if "@" in text else text
 
 
 def redact_mapping(data: Any) -> Any:
-    """A copy of nested mappings/lists with every secret-named value masked."""
+    """A copy of nested mappings/lists with every secret-named text value masked and the
+    password of every URL removed."""
     if isinstance(data, Mapping):
         return {
-            key: (MASK if is_secret_name(key) and value not in (None, "") else redact_mapping(value))
+            key: (MASK if is_secret_name(key) and _is_secret_value(value) else redact_mapping(value))
             for key, value in data.items()
         }
     if isinstance(data, list | tuple):
         return [redact_mapping(item) for item in data]
+    if isinstance(data, str):
+        return mask_url_credentials(data)
     return data
 
 
@@ -69,7 +91,7 @@ def secret_values(data: Any) -> set[str]:
     found: set[str] = set()
     if isinstance(data, Mapping):
         for key, value in data.items():
-            if is_secret_name(key) and isinstance(value, str | int) and len(str(value)) >= _MIN_SECRET_LENGTH:
+            if is_secret_name(key) and isinstance(value, str) and len(value) >= _MIN_SECRET_LENGTH:
                 found.add(str(value))
             else:
                 found |= secret_values(value)
@@ -95,8 +117,8 @@ class Redactor:
             self._pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
     def text(self, text: str) -> str:
-        """For what is written and shown: known secret values and token shapes masked."""
-        return mask_shapes(self.values(text))
+        """For what is written and shown: known secret values, token shapes and URL passwords masked."""
+        return mask_url_credentials(mask_shapes(self.values(text)))
 
     def values(self, text: str) -> str:
         """Known secret values masked (token shapes too with `shapes_for_model`): for what the model gets."""

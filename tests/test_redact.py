@@ -5,11 +5,26 @@ from __future__ import annotations
 from swedeck.core.redact import MASK, Redactor, is_secret_name, redact_mapping, secret_values
 
 
-def test_secret_names_are_words_not_substrings():
-    for name in ("api_key", "OPENAI_API_KEY", "GITHUB_TOKEN", "db_password", "AWS_SECRET_ACCESS_KEY", "apiKey"):
+def test_secret_names_match_as_substrings_in_any_case_but_counts_keep_their_values():
+    for name in ("api_key", "OPENAI_API_KEY", "GITHUB_TOKEN", "db_password", "AWS_SECRET_ACCESS_KEY", "apiKey",
+                 "API_KEYS", "SECRETS", "ACCESS_TOKENS", "MYTOKEN", "OPENAIKEY", "Authorization"):
         assert is_secret_name(name), name
-    for name in ("max_tokens", "tokens_per_second", "keymap", "monkey", "prompt_tokens"):
-        assert not is_secret_name(name), name
+    assert not is_secret_name("keymap")
+    record = {"max_tokens": 8192, "tokens_per_second": 80.0, "usage": {"prompt_tokens": 10, "cached_tokens": 0},
+              "ui": {"keymap": {"approve": "o"}}, "MYTOKEN": "abc123", "API_KEYS": "k1,k2"}
+    masked = redact_mapping(record)
+    assert masked["max_tokens"] == 8192 and masked["usage"] == {"prompt_tokens": 10, "cached_tokens": 0}
+    assert masked["tokens_per_second"] == 80.0 and masked["ui"] == {"keymap": {"approve": "o"}}
+    assert masked["MYTOKEN"] == MASK and masked["API_KEYS"] == MASK
+
+
+def test_headers_and_url_credentials_are_masked():
+    record = {"model_kwargs": {"extra_headers": {"Authorization": "Bearer s3cr3t-value"},
+                               "api_base": "https://alice:pa55w0rd@llm.example.com/v1"}}
+    masked = redact_mapping(record)
+    assert masked["model_kwargs"]["extra_headers"]["Authorization"] == MASK
+    assert masked["model_kwargs"]["api_base"] == f"https://alice:{MASK}@llm.example.com/v1"
+    assert Redactor().text("see https://bob:hunter22@host/x") == f"see https://bob:{MASK}@host/x"
 
 
 def test_nested_records_are_masked():
@@ -84,3 +99,22 @@ def test_the_model_gets_masked_tokens_when_asked(openai_server, tmp_path):
     run_session(config, "t", Driver(), interactive=False)
     result = openai_server.requests[1]["messages"][-1]  # the observation (the model's own call had it anyway)
     assert result["role"] == "tool" and TOKENS["openai"] not in result["content"] and "sk-proj-***" in result["content"]
+
+
+def test_config_show_and_the_trajectory_keep_headers_and_url_passwords_out(openai_server, tmp_path):
+    import subprocess
+
+    from conftest import swedeck_command
+    from support.driver import Driver, make_config, run_session
+    from support.openai_server import Turn, model_config
+
+    shown = subprocess.run([*swedeck_command(), "config", "show", "-c", "model.model_kwargs.api_base=https://al:pw1234567@h/v1",
+                            "-c", "model.model_kwargs.extra_headers={Authorization: Bearer tok-9876543}"],
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "pw1234567" not in shown.stdout and "tok-9876543" not in shown.stdout and "al:***@h" in shown.stdout
+    openai_server.script(Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    model = model_config(openai_server, model_kwargs={"extra_headers": {"Authorization": "Bearer tok-9876543"}})
+    config = make_config(tmp_path, model, agent__mode="yolo")
+    run_session(config, "t", Driver(), interactive=False)
+    assert "tok-9876543" not in (tmp_path / "session.traj.json").read_text()
