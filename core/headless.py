@@ -6,13 +6,15 @@ stdout with terminal control sequences stripped from model and command text (SPE
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
+import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from . import events as ev
@@ -174,13 +176,32 @@ def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = Fal
             done.set()
 
     threading.Thread(target=work, name="swedeck-agent", daemon=True).start()
-    # Wait on an Event, not Thread.join: a Ctrl+C that interrupts join() can leave the
-    # thread looking finished while it still runs (a CPython wart).
-    while not done.is_set():
-        try:
-            done.wait(0.2)
-        except KeyboardInterrupt:
-            session.quit(ExitStatus.INTERRUPTED)
+    with ending_on_signals(lambda: session.quit(ExitStatus.INTERRUPTED)):
+        # Wait on an Event, not Thread.join: a Ctrl+C that interrupts join() can leave the
+        # thread looking finished while it still runs (a CPython wart).
+        while not done.is_set():
+            try:
+                done.wait(0.2)
+            except KeyboardInterrupt:
+                session.quit(ExitStatus.INTERRUPTED)
     if failure:
         raise failure[0]
     return outcome[0]
+
+
+@contextlib.contextmanager
+def ending_on_signals(end: Callable[[], None]) -> Iterator[None]:
+    """SIGTERM and SIGHUP end the session as Ctrl+C does (the agent stops, the final file is
+    written, a container is removed), instead of killing the process where it stands.
+    Handlers can only be set in the main thread; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    for number in previous:
+        signal.signal(number, lambda _number, _frame: end())
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

@@ -86,6 +86,8 @@ class Session:
         self._quit_status = ExitStatus.USER_QUIT
         self.prompts = PromptBuilder(list(self.config.agent.history_processors))
         self.trajectory_path: str | None = None
+        self.finished = threading.Event()
+        """Set when `run` has written the final file and closed the environment."""
 
     # --- control ------------------------------------------------------------------------
 
@@ -191,6 +193,7 @@ class Session:
             status, message = ExitStatus.INTERRUPTED, "interrupted"
         finally:
             final_path = self._finish(writer, env, status, submission, message)
+            self.finished.set()  # the record is complete and the environment closed
         result = SessionResult(exit_status=status.value, submission=submission, trajectory_path=final_path,
                                exit_code=code if code is not None else exit_code(status), message=message)
         emit(ev.StateChanged(ev.AgentState.DONE, status.value))

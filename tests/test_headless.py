@@ -4,6 +4,8 @@ JSON events, exit codes, Ctrl+C, and resuming after kill -9."""
 from __future__ import annotations
 
 import json
+
+import pytest
 import os
 import signal
 import subprocess
@@ -175,3 +177,24 @@ def test_headless_says_while_it_streams_and_why_each_step_ended(openai_server, t
     assert any(line.strip().startswith("format error (sent back to the model):") for line in lines)
     sent = openai_server.requests[0]
     assert sent["max_tokens"] == 8192  # the default cap on one answer (the model is unknown to litellm)
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
+def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tmp_path, signal_name):
+    import signal
+
+    from support.terminal import wait_until
+
+    openai_server.script(Turn.bash_tool("sleep 30"), Turn.bash_tool(SUBMIT))
+    process = subprocess.Popen(headless_args(openai_server, tmp_path, "wait a while"), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    live = tmp_path / "run.traj.jsonl"
+    try:
+        wait_until(lambda: live.exists() and '"action"' in live.read_text(), timeout=60)
+        process.send_signal(getattr(signal, signal_name))
+        out, _ = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, out
+    saved = json.loads((tmp_path / "run.traj.json").read_text())  # the final file was written
+    assert saved["info"]["exit_status"] == "Interrupted"

@@ -17,11 +17,30 @@ def run_ui(config: SwedeckConfig, task: str | None, resume: str | None = None, *
     return run_session_ui(session)
 
 
+FINISH_WAIT_S = 60.0
+"""After a signal: how long the session may take to write its final file and close its environment."""
+
+
 def run_session_ui(session: Any) -> int:
+    from swedeck.core.agent.exits import ExitStatus
+    from swedeck.core.headless import ending_on_signals
+
     from .app import SwedeckApp
 
     app = SwedeckApp(session)
-    app.run()
+    signalled: list[bool] = []
+
+    def end() -> None:  # SIGTERM / SIGHUP: as Ctrl+C headless, then leave the UI
+        signalled.append(True)
+        session.quit(ExitStatus.INTERRUPTED)
+        app.exit()
+
+    with ending_on_signals(end):
+        app.run()
+    if signalled:
+        session.finished.wait(FINISH_WAIT_S)
+        print(f"swedeck: Interrupted; trajectory: {session.trajectory_path}", file=sys.stderr)
+        return 130
     return ui_ended(app, session)
 
 
