@@ -199,3 +199,21 @@ def test_garbage_in_the_middle_of_a_jsonl_is_an_error(tmp_path: Path) -> None:
         handle.write(json.dumps(make_message("user", "t", T.TASK).to_record()) + "\n")
     with pytest.raises(TrajectoryError, match=r"g\.traj\.jsonl: line 2"):
         load_trajectory(writer.path)
+
+
+def test_a_second_session_on_the_same_output_is_refused_and_the_first_keeps_its_file(tmp_path):
+    import pytest as _pytest
+
+    from swedeck.core.errors import SwedeckError
+    from swedeck.core.messages import MessageType, make_message
+    from swedeck.core.trajectory.loader import load_trajectory
+    from swedeck.core.trajectory.writer import TrajectoryWriter
+
+    first = TrajectoryWriter(tmp_path / "same", {"id": "one"})
+    first.add_message(make_message("user", "the first task", MessageType.TASK))
+    with _pytest.raises(SwedeckError, match="being written by another swedeck session"):
+        TrajectoryWriter(tmp_path / "same", {"id": "two"})
+    first.add_message(make_message("user", "still mine", MessageType.USER_MESSAGE))
+    assert [m.text for m in load_trajectory(first.path).messages] == ["the first task", "still mine"]
+    first.close()
+    TrajectoryWriter(tmp_path / "same", {"id": "three"}).close()  # free again once the first is done

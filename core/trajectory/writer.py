@@ -8,6 +8,7 @@ Every record passes through the session's Redactor first: secrets never reach th
 
 from __future__ import annotations
 
+import fcntl
 import os
 import threading
 import time
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import SwedeckError
 from ..messages import Message
 from ..redact import Redactor
 from . import files
@@ -39,9 +41,18 @@ class TrajectoryWriter:
         self._lock = threading.Lock()
         self._finished: Path | None = None
         try:
+            self._fd: int | None = files.open_private(self.path, truncate=False)
+            try:  # one writer per file: a second session with the same -o must not mix into it
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(self._fd)
+                self._fd = None
+                raise SwedeckError(f"{self.path} is being written by another swedeck session: "
+                                   "give this one another output (-o)") from None
             if _append:
                 files.cut_torn_tail(self.path)
-            self._fd: int | None = files.open_private(self.path, truncate=not _append)
+            else:
+                os.ftruncate(self._fd, 0)
             if _append:
                 self._write({"role": "meta", "event": "resume", "session": self._session})
             else:
