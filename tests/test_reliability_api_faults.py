@@ -187,3 +187,16 @@ def test_a_missing_api_key_fails_at_once_and_says_what_to_set(tmp_path, stream_p
     assert done.returncode == 1, output
     assert "set OPENAI_API_KEY" in output and "no valid credentials for openai/gpt-4o" in output
     assert "retry" not in output.lower()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_a_200_that_is_not_a_completion_is_retried(openai_server, tmp_path, stream):
+    page = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+    openai_server.script(Turn(garbage=page), Turn.bash_tool(SUBMIT, text="real answer"))
+    config = make_config(tmp_path, model_config(openai_server, attempts=3, use_streaming=stream), agent__mode="yolo")
+    driver = Driver()
+    result = run_session(config, "t", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    assert len(driver.of(ev.QueryRetrying)) == 1 and len(openai_server.requests) == 2
+    assert "format_error" not in json.dumps(saved_messages(tmp_path))

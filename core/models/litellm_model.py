@@ -25,7 +25,7 @@ from .cache_control import request_messages
 from .http_call import DEFAULT_MAX_TOKENS, CANCEL, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
-from .retry import RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
+from .retry import NotACompletion, RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
 from .stream_guard import StreamGuard
 from .stream_process import stream_process
 from .usage import compute_cost, estimate_usage, usage_from
@@ -130,6 +130,8 @@ class LitellmModel:
         response = self._run(self.request(messages, stream=False))
         choices = _get(response, "choices") or []
         message = _get(choices[0], "message") if choices else None
+        if message is None:
+            raise NotACompletion()
         content = valid_text(_get(message, "content") or "")
         reasoning = valid_text(_get(message, "reasoning_content") or "")
         tool_calls = tuple(

@@ -61,6 +61,13 @@ class StreamCut(ConnectionError):
         super().__init__("the stream ended without a finish_reason (the connection was cut mid-answer)")
 
 
+class NotACompletion(ConnectionError):
+    """A 200 answer that is no completion (an HTML error page from a proxy): retried."""
+
+    def __init__(self) -> None:
+        super().__init__("the provider answered 200 with something that is not a completion")
+
+
 class RemoteQueryError(Exception):
     """A query error classified where it happened (the stream process), sent here as such."""
 
@@ -80,7 +87,8 @@ def classify(exc: BaseException) -> Classified:
     if status in (401, 403) or "AuthenticationError" in names or _CREDENTIAL_MARKERS.search(str(exc)):
         return Classified("auth", status, None, text)
     if status is not None:
-        transient = status in _TRANSIENT_STATUS or status >= 500
+        # a "200" error is an answer that was no completion (a proxy's page): try again
+        transient = status in _TRANSIENT_STATUS or status >= 500 or status < 400
         return Classified("transient" if transient else "fatal", status, _retry_after(exc), text)
     if names & set(_TRANSIENT_NAMES) or isinstance(exc, (ConnectionError, TimeoutError)):
         return Classified("transient", None, _retry_after(exc), text)

@@ -99,6 +99,8 @@ class Turn:
     """End the body cleanly after this many SSE events, with no `finish_reason` and no
     `[DONE]`: the body has no length and no chunked encoding and ends when the connection
     closes (`Connection: close`), as behind real proxies, so the client sees a normal end."""
+    garbage: str | None = None
+    """Answer 200 with this body instead of a completion (a proxy's error page, a broken gateway)."""
     hang_s: float = 0.0
     """Sleep this long before answering (longer than the client timeout = a hang)."""
     chunk_delay_s: float = 0.0
@@ -220,6 +222,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if turn.status != 200:
             self._send_json(turn.status, turn.body, turn.headers)
+            return
+        if turn.garbage is not None:
+            self._send_json(200, turn.garbage, {"Content-Type": "text/html"})
             return
         completion_id = f"chatcmpl-{owner._count}"
         if body.get("stream"):
