@@ -217,3 +217,21 @@ def test_a_second_session_on_the_same_output_is_refused_and_the_first_keeps_its_
     assert [m.text for m in load_trajectory(first.path).messages] == ["the first task", "still mine"]
     first.close()
     TrajectoryWriter(tmp_path / "same", {"id": "three"}).close()  # free again once the first is done
+
+
+def test_a_session_killed_after_its_submission_still_reads_as_submitted(openai_server, tmp_path):
+    from support.driver import Driver, make_config, run_session
+    from support.openai_server import Turn, model_config
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    openai_server.script(Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && echo the-patch"))
+    config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
+    config.run.keep_jsonl = True
+    run_session(config, "t", Driver(), interactive=False)
+    live = tmp_path / "session.traj.jsonl"
+    lines = live.read_text().splitlines()
+    end = next(i for i, line in enumerate(lines) if '"event":"end"' in line.replace(" ", ""))
+    cut = tmp_path / "killed.traj.jsonl"
+    cut.write_text("\n".join(lines[:end]) + "\n")  # as if killed before the end was written
+    info = load_trajectory(cut).info
+    assert info.exit_status == "Submitted" and info.submission == "the-patch\n"

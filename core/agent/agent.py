@@ -362,6 +362,7 @@ class Agent:
                 # A record of the submission, not a model query: `user`, as mini-swe-agent's final
                 # output is, so no viewer counts it as a step (SPEC §9.3).
                 self._add(make_message("user", submission, MessageType.FINAL, step=step, turn=self.turn))
+                self._meta("submitted", submission=submission)  # recorded now: a kill from here on keeps it
                 raise Submitted(submission)
             if result.interrupted:
                 self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the user interrupted."),

@@ -81,6 +81,9 @@ def apply_end(info: TrajectoryInfo, events: list[MetaEvent]) -> None:
     from .common import model_stats
 
     for event in events:
+        if event.event == "submitted":  # a session killed after its submission, before its end
+            info.exit_status = "Submitted"
+            info.submission = event.data.get("submission", info.submission)
         if event.event == "end":
             info.exit_status = event.data.get("exit_status", info.exit_status)
             info.submission = event.data.get("submission", info.submission)
