@@ -179,18 +179,24 @@ def test_headless_says_while_it_streams_and_why_each_step_ended(openai_server, t
     assert sent["max_tokens"] == 8192  # the default cap on one answer (the model is unknown to litellm)
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
-def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tmp_path, signal_name):
+@pytest.mark.parametrize("signal_name,env", [("SIGTERM", "local"), ("SIGHUP", "local"), ("SIGTERM", "docker")])
+def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tmp_path, signal_name, env):
     import signal
 
+    from support.docker_env import TEST_IMAGE, docker_client
     from support.terminal import wait_until
 
+    extra = ["--env", "docker", "--image", TEST_IMAGE] if env == "docker" else []
+    client = docker_client() if env == "docker" else None
     openai_server.script(Turn.bash_tool("sleep 30"), Turn.bash_tool(SUBMIT))
-    process = subprocess.Popen(headless_args(openai_server, tmp_path, "wait a while"), stdout=subprocess.PIPE,
+    process = subprocess.Popen(headless_args(openai_server, tmp_path, *extra, "wait a while"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     live = tmp_path / "run.traj.jsonl"
     try:
         wait_until(lambda: live.exists() and '"action"' in live.read_text(), timeout=60)
+        if client is not None:  # the filter below finds the session's container while it runs
+            session_id = json.loads(live.read_text().splitlines()[0])["session"]["id"]
+            assert client.containers.list(filters={"label": f"swedeck.session={session_id}"})
         process.send_signal(getattr(signal, signal_name))
         out, _ = process.communicate(timeout=60)
     finally:
@@ -198,3 +204,7 @@ def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tm
     assert process.returncode == 130, out
     saved = json.loads((tmp_path / "run.traj.json").read_text())  # the final file was written
     assert saved["info"]["exit_status"] == "Interrupted"
+    if client is not None:  # and the container is gone
+        session_id = saved["info"]["session"]["id"]
+        left = client.containers.list(all=True, filters={"label": f"swedeck.session={session_id}"})
+        assert left == []
