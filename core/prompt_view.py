@@ -62,7 +62,9 @@ def _history_before(trajectory: Any, number: int) -> list[Message]:
     return [message for message in messages if message.role != "exit"]
 
 
-def _recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] | None:
+def recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] | None:
+    """The processor config step `number` (1-based; len+1 = the next query) was built with, as
+    the file records it (data: see `without_recorded_code`); None when it recorded none."""
     if number > len(trajectory.steps):
         digest = trajectory.steps[-1].processors if trajectory.steps else None
     else:
@@ -109,7 +111,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     config (`configured`) may name the same function."""
     number = resolve_step_number(trajectory, step)
     history = _history_before(trajectory, number)
-    recorded = _recorded_processors(trajectory, number)
+    recorded = recorded_processors(trajectory, number)
     notes: list[str] = []
     if configured:
         chain, source = ProcessorChain(configured), "configured"

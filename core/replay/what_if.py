@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..processors.chain import ProcessorChain
-from ..prompt_view import StepPrompt, step_prompt, without_recorded_code
+from ..prompt_view import (
+    StepPrompt,
+    recorded_processors,
+    resolve_step_number,
+    step_prompt,
+    without_recorded_code,
+)
 from ..trajectory.model import Trajectory
 
 NO_PROCESSORS: list[dict[str, Any]] = [{"type": "default"}]
@@ -32,9 +38,9 @@ def starting_processors(trajectory: Trajectory, step: int, configured: list[Any]
     had at this step (recorded), followed by the candidates it did not have."""
     if configured:
         return [dict(p, enabled=p.get("enabled", True)) for p in configured]
-    shown = step_prompt(trajectory, step)
-    recorded = without_recorded_code(shown.processors, []) if shown.processors_source == "recorded" else []
-    had = [dict(p, enabled=True) for p in recorded]  # the file's custom filters stay the file's
+    recorded = recorded_processors(trajectory, resolve_step_number(trajectory, step)) or []
+    active = [p for p in recorded if p.get("enabled", True)]
+    had = [dict(p, enabled=True) for p in without_recorded_code(active, [])]  # the file's custom filters stay the file's
     types = {p["type"] for p in had}
     return had + [dict(c, enabled=not had) for c in CANDIDATES if c["type"] not in types]
 

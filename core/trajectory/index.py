@@ -8,7 +8,6 @@ whole file parsed into models.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -46,11 +45,7 @@ class TrajectoryIndex:
 
     def refresh(self) -> int:
         """Index the lines appended since the last call; the number of new messages."""
-        check_regular_file(self.path)
-        try:
-            stat = os.stat(self.path)
-        except OSError as error:
-            raise TrajectoryError(self.path, error.strerror or str(error)) from None
+        stat = check_regular_file(self.path)
         identity = (stat.st_dev, stat.st_ino)
         if identity != self._identity or stat.st_size < self._scanned:  # replaced or truncated: start over
             self._reset(identity)

@@ -7,6 +7,7 @@ show a traceback.
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -66,13 +67,9 @@ MAX_FILE_BYTES = 2 << 30
 
 
 def _read_text(path: Path) -> str:
-    check_regular_file(path)
+    check_regular_file(path)  # says "no such file" and "a folder" itself
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise TrajectoryError(path, "no such file") from None
-    except IsADirectoryError:
-        raise TrajectoryError(path, "it is a folder, not a file") from None
     except OSError as error:
         raise TrajectoryError(path, error.strerror or str(error)) from None
     if b"\x00" in data[:8192]:
@@ -83,9 +80,9 @@ def _read_text(path: Path) -> str:
         raise TrajectoryError(path, f"not UTF-8 text (byte {error.start})") from None
 
 
-def check_regular_file(path: Path) -> None:
+def check_regular_file(path: Path) -> os.stat_result:
     """A trajectory is a regular file of a sane size: a FIFO would block the reader for ever,
-    a device (`/dev/zero` behind a symlink) would never end."""
+    a device (`/dev/zero` behind a symlink) would never end. Returns its `stat`."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -99,6 +96,7 @@ def check_regular_file(path: Path) -> None:
         raise TrajectoryError(path, f"{kind}, not a trajectory file")
     if info.st_size > MAX_FILE_BYTES:
         raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {MAX_FILE_BYTES:,}")
+    return info
 
 
 def _reason(error: Exception) -> str:
