@@ -14,6 +14,7 @@ from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, model_config
 from support.reliability import SUBMIT, docker_client_or_skip
 from swedeck.core import events as ev
+from swedeck.core.environments.shell import bash_quote
 
 EDGE_COMMANDS = [
     "export KEPT=still-here && sleep 30",                          # 0: times out
@@ -157,5 +158,33 @@ def test_a_command_cannot_forge_its_result_or_break_the_shell(tmp_path, env_kind
         assert "0" in [line.strip() for line in forged.output.splitlines()]  # no variable holds an end marker
         after = env.execute("echo still-working", timeout=20)  # unset -f broke nothing
         assert after.returncode == 0 and after.output.strip() == "still-working"
+    finally:
+        env.close()
+
+
+ESCAPE = "( setsid env -i sleep 300 & echo $! > {pidfile} ); sleep 60"
+"""Drops the SWEDECK_CMD tag and leaves the command's process tree: the stop must still find it."""
+STILL_RUNNING = ("p=$(cat {pidfile}); for i in $(seq 50); do s=$(cat /proc/$p/stat 2>/dev/null); "
+                 "case \"$s\" in ''|*') Z '*) echo gone; exit 0;; esac; sleep 0.1; done; echo alive")
+
+
+@pytest.mark.parametrize("env_kind", ["local", "docker"])
+def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tmp_path, env_kind):
+    from swedeck.core.config import EnvironmentConfig
+    from swedeck.core.environments import get_environment
+
+    if env_kind == "docker":
+        from support.docker_env import docker_config
+
+        config, pidfile = docker_config(), "/tmp/escaped.pid"
+    else:
+        config, pidfile = EnvironmentConfig(cwd=str(tmp_path)), str(tmp_path / "escaped.pid")
+    env = get_environment(config, f"escape-{env_kind}")
+    env.start()
+    try:
+        result = env.execute(ESCAPE.format(pidfile=pidfile), timeout=3)
+        assert result.timed_out
+        check = env.execute(f"bash -c {bash_quote(STILL_RUNNING.format(pidfile=pidfile))}", timeout=20)
+        assert check.output.strip() == "gone", check.output
     finally:
         env.close()

@@ -12,6 +12,10 @@ EOF_CHUNK = b""
 
 
 class Channel(Protocol):
+    orphans_are_ours: bool
+    """True where nothing but the session runs beside PID 1 (a container): an untagged orphan
+    started while a command ran is that command's, and its stop kills it too."""
+
     def send(self, data: bytes) -> None: ...
     def recv(self, timeout: float) -> bytes | None:
         """Next output bytes, None when nothing arrived within `timeout`, b"" once the shell is gone."""

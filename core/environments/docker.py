@@ -23,6 +23,8 @@ _KEEP_RUNNING = ["/bin/sh", "-c", "while :; do sleep 3600; done"]
 
 
 class DockerChannel:
+    orphans_are_ours = True
+
     def __init__(self, client: Any, container: Any):
         self._client = client
         self._container = container

@@ -5,17 +5,33 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import sys
 from pathlib import Path
 
 from .channel import ReaderQueue
 from .session_environment import SessionEnvironment
 
 
+_SUBREAPER = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0); "  # PR_SET_CHILD_SUBREAPER
+              "os.execvp(sys.argv[1], sys.argv[1:])")
+"""Starts the shell as a child subreaper: a program that leaves the command's tree (double fork,
+`setsid -f`) is adopted by the shell instead of init, so a command's stop still finds it."""
+
+
+def _shell_argv() -> list[str]:
+    bash = ["bash", "--norc", "--noprofile"]
+    if not sys.platform.startswith("linux"):
+        return bash  # no subreapers: such orphans escape a stop (docs/security.md)
+    return [sys.executable, "-I", "-S", "-c", _SUBREAPER, *bash]
+
+
 class LocalChannel:
+    orphans_are_ours = False  # the host's init adopts the person's own programs too
+
     def __init__(self, env: dict[str, str], cwd: str):
         # A session of its own: a Ctrl+C in the UI's terminal does not reach the commands.
         self._process = subprocess.Popen(
-            ["bash", "--norc", "--noprofile"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            _shell_argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, cwd=cwd, env=env, start_new_session=True,
         )
         assert self._process.stdout is not None

@@ -117,7 +117,7 @@ class ShellSession:
             f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; export SWEDECK_CMD=idle\n".encode()
         )
         collector = _Collector(self._output_limit, on_output, self._redactor)
-        status = self._wait(collector, started + timeout, command_id, marker)
+        status = self._wait(collector, started, timeout, command_id, marker)
         duration = time.monotonic() - started
         head, tail = collector.buffer.text()
         stopped = status.returncode is None
@@ -136,7 +136,9 @@ class ShellSession:
             output_chars=collector.buffer.total_bytes,
         )
 
-    def _wait(self, collector: _Collector, deadline: float, command_id: str, marker: re.Pattern[bytes]) -> _Status:
+    def _wait(self, collector: _Collector, started: float, timeout: float, command_id: str,
+              marker: re.Pattern[bytes]) -> _Status:
+        deadline = started + timeout
         pending = b""
         stopping: _Status | None = None
         attempts = 0
@@ -177,14 +179,16 @@ class ShellSession:
                     stopping.note = "<the command could not be stopped; a new shell session was started, its state is lost>"
                     return stopping
                 attempts += 1
-                self._stop(command_id)
+                self._stop(command_id, time.monotonic() - started)
                 stop_deadline = time.monotonic() + _STOP_GRACE_S
 
-    def _stop(self, command_id: str) -> None:
+    def _stop(self, command_id: str, running_s: float) -> None:
         assert self._channel is not None
+        argv = ["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id]
+        if self._channel.orphans_are_ours:
+            argv.append(str(int(running_s) + 2))  # whole seconds, and /proc/uptime is read a moment later
         try:
-            self._channel.run_helper(["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id],
-                                     timeout=20)
+            self._channel.run_helper(argv, timeout=20)
         except Exception:  # noqa: BLE001 - the next attempt or the restart handles it
             pass
 
