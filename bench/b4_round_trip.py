@@ -32,7 +32,7 @@ def _measure(make: Callable[[], tuple[Callable[[], object], Callable[[], None]]]
         start = time.perf_counter()
         once, close = make()
         figures[f"{prefix}_start_ms"] = ms(time.perf_counter() - start)
-    except Exception as error:  # e.g. no Docker engine here: report, don't fail
+    except Exception as error:  # noqa: BLE001 - e.g. no Docker engine here: report, don't fail
         figures.update({f"{prefix}_median_ms": None, f"{prefix}_p95_ms": None})
         notes[prefix] = f"not measured: {type(error).__name__}: {error}"
         return

@@ -53,7 +53,7 @@ class Result:
         values = [self.figures.get(name) for name in self.goal]
         if not self.goal or any(value is None for value in values):
             return None
-        return all(bound.holds(value) for bound, value in zip(self.goal.values(), values))
+        return all(bound.holds(value) for bound, value in zip(self.goal.values(), values, strict=True))
 
     def to_json(self, machine: dict[str, Any], versions: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -59,7 +59,7 @@ def run_one(benchmark: str, quick: bool, workdir: Path) -> Result:
     folder.mkdir()
     try:
         return import_module(f".{module}", __package__).run(quick=quick, workdir=folder)
-    except Exception as error:  # a broken benchmark is reported, and the others still run
+    except Exception as error:  # noqa: BLE001 - a broken benchmark is reported, and the others still run
         traceback.print_exc(file=sys.stderr)
         return Result(benchmark, name, figures={}, notes={"error": f"{type(error).__name__}: {error}"})
 

@@ -224,7 +224,8 @@ class _Merged:
         return "the configuration"
 
 
-def _merge(target: dict, update: Mapping, prefix: tuple[str, ...], source: str, sources: dict) -> None:
+def _merge(target: dict[str, Any], update: Mapping[str, Any], prefix: tuple[str, ...], source: str,
+           sources: dict[tuple[str, ...], str]) -> None:
     for key, value in update.items():
         path = (*prefix, str(key))
         if isinstance(value, Mapping) and isinstance(target.get(key), dict):
@@ -236,7 +237,7 @@ def _merge(target: dict, update: Mapping, prefix: tuple[str, ...], source: str, 
             _record_sources(value, path, source, sources)
 
 
-def _record_sources(value: Any, path: tuple[str, ...], source: str, sources: dict) -> None:
+def _record_sources(value: Any, path: tuple[str, ...], source: str, sources: dict[tuple[str, ...], str]) -> None:
     sources[path] = source
     if isinstance(value, Mapping):
         for key, inner in value.items():
@@ -343,8 +344,8 @@ def environment_layers(environ: Mapping[str, str]) -> list[Layer]:
     for name in sorted(environ):
         match = _SWEDECK_VARIABLE.match(name)
         if match:
-            keys = [match.group(1).lower(), *match.group(2).lower().split("__")]
-            layers.append(Layer(f"environment variable {name}", _nest(keys, parse_value(environ[name]))))
+            path = [match.group(1).lower(), *match.group(2).lower().split("__")]
+            layers.append(Layer(f"environment variable {name}", _nest(path, parse_value(environ[name]))))
     return layers
 
 

@@ -143,7 +143,7 @@ def litellm_window(model_name: str) -> int | None:
 
     try:
         info = litellm().get_model_info(model_name)
-    except Exception:  # unknown to litellm
+    except Exception:  # noqa: BLE001 - unknown to litellm
         return None
     value = info.get("max_input_tokens") or info.get("max_tokens")
     return int(value) if value else None
@@ -164,8 +164,8 @@ def resolve_context_window(model_name: str, override: int | None = None, *, use_
         save_entry(normalized, window, path)
         return ContextWindow(window, normalized, f"map (prefix: {key})")
     if use_litellm:
-        window = litellm_window(model_name)
-        if window:
-            return ContextWindow(window, normalized, "litellm")
+        known = litellm_window(model_name)
+        if known:
+            return ContextWindow(known, normalized, "litellm")
     return ContextWindow(None, normalized, "unknown")
 

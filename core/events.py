@@ -253,7 +253,8 @@ class PauseDecision:
 
 @dataclass(frozen=True, slots=True)
 class Request(Event):
-    future: Future = field(compare=False)
+    future: Future[Any] = field(compare=False)
+    """Resolved by the front end; each kind of request says with what."""
 
 
 @dataclass(frozen=True, slots=True)

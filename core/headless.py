@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from . import events as ev
-from .config import SwedeckConfig
 from .agent.exits import ExitStatus
+from .config import SwedeckConfig
 from .errors import UsageError
 from .messages import Message, MessageType
 from .session import Session, SessionResult, build_redactor
@@ -170,7 +170,7 @@ def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = Fal
     def work() -> None:
         try:
             outcome.append(session.run(sink))
-        except BaseException as exc:  # re-raised in the main thread, where the CLI reports it
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread, where the CLI reports it
             failure.append(exc)
         finally:
             done.set()

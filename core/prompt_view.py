@@ -129,7 +129,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     return StepPrompt(
         step=number, lines=lines, total_tokens=count_messages(result.messages),
         history_tokens=count_messages(history),
-        processors=[p for p in recorded if p.get("enabled", True)] if source == "recorded" else chain.active_config(),
+        processors=[p for p in recorded or [] if p.get("enabled", True)] if source == "recorded" else chain.active_config(),
         processors_source=source, window=window, errors=notes + result.errors,
         cache_mode=cache_mode if isinstance(cache_mode, str) else None,
     )

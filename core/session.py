@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .agent import agent_class
@@ -25,6 +25,11 @@ from .events import ContextStatus
 from .messages import Message, last_task
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_messages
+
+if TYPE_CHECKING:
+    from .agent.agent import Agent
+    from .environments.base import Environment
+    from .models.base import Model
 
 
 @dataclass
@@ -81,7 +86,7 @@ class Session:
         self.resume = resume
         self.session_id = session_id or new_session_id()
         self._history = list(history or [])
-        self._agent: Any = None
+        self._agent: Agent | None = None
         self._quit = False
         self._quit_status = ExitStatus.USER_QUIT
         self.prompts = PromptBuilder(list(self.config.agent.history_processors))
@@ -201,7 +206,7 @@ class Session:
                              trajectory_path=final_path, message=message))
         return result
 
-    def _model(self, cls: type) -> tuple[Any, int | None, str]:
+    def _model(self, cls: type[Agent]) -> tuple[Model, int | None, str]:
         """The model, and its window from the config or the map (never litellm: see `run`)."""
         from .context_window import resolve_context_window
         from .models import get_model
@@ -215,12 +220,12 @@ class Session:
 
         try:
             window = resolve_context_window(self.config.model.model_name or "", use_litellm=True)
-        except Exception:  # no window is a meter that says "unknown", never a failed session
+        except Exception:  # noqa: BLE001 - no window is a meter that says "unknown", never a failed session
             return
         if window.window:
             agent.set_window(window.window, window.source)
 
-    def _environment(self, redactor: Redactor) -> Any:
+    def _environment(self, redactor: Redactor) -> Environment:
         from .environments import get_environment
 
         return get_environment(self.config.environment, self.session_id, redactor=redactor)
@@ -229,6 +234,7 @@ class Session:
         from .trajectory.loader import load_trajectory
         from .trajectory.writer import TrajectoryWriter
 
+        assert self.resume is not None
         trajectory = load_trajectory(self.resume)
         writer = TrajectoryWriter.resume(self.resume, self._session_meta(), redactor,
                                          keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages)
@@ -251,7 +257,7 @@ class Session:
         if env is not None:
             try:
                 env.close()
-            except Exception:  # closing must not hide how the session ended
+            except Exception:  # noqa: BLE001 - closing must not hide how the session ended
                 pass
         if writer is None:
             return None

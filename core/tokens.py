@@ -39,7 +39,7 @@ def _load_encoder() -> Any:
                 import tiktoken
 
                 _encoder = tiktoken.get_encoding("cl100k_base")
-            except Exception:  # no tiktoken or no cached encoding: fall back to characters
+            except Exception:  # noqa: BLE001 - no tiktoken or no cached encoding: fall back to characters
                 _encoder = False
     return _encoder
 

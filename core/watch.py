@@ -19,11 +19,11 @@ from typing import Literal
 
 from .events import ContextStatus
 from .messages import Message, MessageType
-from .trajectory.normalize import is_step
 from .trajectory.errors import TrajectoryError
 from .trajectory.files import LIVE_SUFFIX, base_name
 from .trajectory.index import TrajectoryIndex
 from .trajectory.loader import TRAJECTORY_SUFFIXES, load_trajectory
+from .trajectory.normalize import is_step
 
 Status = Literal["running", "finished", "stale", "error"]
 DEFAULT_STALE_AFTER_S = 60.0

@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("swedeck: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as exc:  # one message, no traceback, unless asked
+    except Exception as exc:  # noqa: BLE001 - one message, no traceback, unless asked
         from swedeck.core.errors import SwedeckError
 
         if debug:

@@ -7,12 +7,11 @@ import time
 
 import pytest
 
+from support.docker_env import docker_config, unique_session
 from swedeck.core.config import EnvironmentConfig
 from swedeck.core.environments import get_environment
 from swedeck.core.environments.base import CommandFailed
 from swedeck.core.errors import SwedeckError
-
-from support.docker_env import docker_config, unique_session
 
 pytestmark = pytest.mark.timeout(60)
 

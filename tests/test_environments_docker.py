@@ -10,13 +10,12 @@ import textwrap
 
 import pytest
 
+from support.docker_env import TEST_IMAGE, docker_client, docker_config, unique_session
 from swedeck.core.config import EnvironmentConfig
 from swedeck.core.environments import get_environment
 from swedeck.core.environments.docker_cleanup import LABEL, LABEL_HOST, LABEL_PID, LABEL_SESSION, labels
 from swedeck.core.environments.docker_image import resolve_image
 from swedeck.core.errors import SwedeckError, UsageError
-
-from support.docker_env import TEST_IMAGE, docker_client, docker_config, unique_session
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -4,13 +4,13 @@ JSON events, exit codes, Ctrl+C, and resuming after kill -9."""
 from __future__ import annotations
 
 import json
-
-import pytest
 import os
 import signal
 import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from conftest import swedeck_command
 from support.openai_server import Turn, Usage

@@ -3,6 +3,7 @@ renders (bench B1: the cost of a frame stays that of the last page)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -77,7 +78,7 @@ def test_pages_hold_the_text_and_cut_only_at_safe_block_starts(indexes, sizes, p
     pages = pages_of(text, chunked(text, sizes), page_chars)
     assert "".join(pages) == text
     assert pages == pages_of(text, [text], page_chars)  # how the text arrived does not matter
-    for before, page in zip(pages, pages[1:]):
+    for before, page in itertools.pairwise(pages):
         assert len(before) >= page_chars
         assert before.endswith("\n\n") or before.endswith("\n\n\n")
         assert page and not page[0].isspace()

@@ -15,13 +15,13 @@ import os
 from pathlib import Path
 
 import pytest
+from test_trajectory_steps import mini_inspector_pages
 
 from swedeck.core.messages import MessageType
 from swedeck.core.processors.last_n_observations import LastNObservations
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.output import command_output
 from swedeck.tui.replay.app import ReplayApp
-from test_trajectory_steps import mini_inspector_pages
 
 VARIABLE = "SWEDECK_PEER_FIXTURES"
 FOLDER = os.environ.get(VARIABLE)
@@ -53,7 +53,7 @@ def test_sweagent_steps_are_its_trajectory_records(name: str):
     records = raw.get("trajectory") or []
     if records:
         assert len(trajectory.steps) == len(records)
-        for step, record in zip(trajectory.steps, records):
+        for step, record in zip(trajectory.steps, records, strict=True):
             assert step.commands == [record["action"].rstrip("\n")]
             shown = [trajectory.messages[i] for i in step.observation_indices]
             outputs = [command_output(m).text for m in shown if m.message_type == MessageType.OBSERVATION]
@@ -72,7 +72,7 @@ def test_mini_steps_are_its_inspector_pages(name: str):
     trajectory = load_trajectory(path)
     assert len(trajectory.steps) == mini_inspector_pages(messages) - 1
     recorded = [m for m in messages if m["role"] == "assistant"]
-    for step, record in zip(trajectory.steps, recorded):
+    for step, record in zip(trajectory.steps, recorded, strict=True):
         usage = ((record.get("extra") or {}).get("response") or {}).get("usage")
         if usage:
             assert step.usage is not None and not step.usage.estimated

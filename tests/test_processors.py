@@ -21,7 +21,7 @@ ELIDED3 = "Old environment output: (3 lines omitted)"
 
 
 def elided_indices(before, after) -> list[int]:
-    return [i for i, (a, b) in enumerate(zip(before, after)) if a.content != b.content]
+    return [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a.content != b.content]
 
 
 # default

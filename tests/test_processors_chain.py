@@ -74,7 +74,7 @@ def test_rebuilding_a_prompt_reuses_the_changed_copies():
     chain = ProcessorChain(CONFIG)
     first, second = chain.apply(history).messages, chain.apply(history).messages
     assert first == second
-    assert all(a is b for a, b in zip(first, second))
+    assert all(a is b for a, b in zip(first, second, strict=True))
     assert first[3] is not history[3]
 
 

@@ -4,9 +4,9 @@ runs the same checks on SWE-agent's own file)."""
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from swedeck.core.messages import Message, MessageType
 from swedeck.core.processors.last_n_observations import LastNObservations, observation_indices

@@ -71,7 +71,7 @@ def test_no_processor_changes_its_input(history):
         out = processor(history)
         assert out is not history
         assert [m.model_dump() for m in history] == before, processor.type
-        assert all(a is b for a, b in zip(history, snapshot))
+        assert all(a is b for a, b in zip(history, snapshot, strict=True))
 
 
 @settings(max_examples=100, deadline=None)

@@ -6,7 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from conftest import SWEAGENT_FIXTURE, MINI_FIXTURE, swedeck_command
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 
 LAST_ONE = "agent.history_processors=[{type: last_n_observations, n: 1}]"
 

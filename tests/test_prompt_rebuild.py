@@ -67,7 +67,7 @@ def test_every_step_is_rebuilt_as_it_was_sent(openai_server, tmp_path, monkeypat
     monkeypatch.setattr(LitellmModel, "request", spy)
     trajectory = load_trajectory(run_with_processors(openai_server, tmp_path, cache_mode))
     assert len(trajectory.steps) == len(handed) == len(openai_server.requests) == 6
-    for number, (sent, received) in enumerate(zip(handed, openai_server.requests), 1):
+    for number, (sent, received) in enumerate(zip(handed, openai_server.requests, strict=True), 1):
         rebuilt = step_prompt(trajectory, number)
         assert rebuilt.processors_source == "recorded"
         assert rebuilt.request_messages() == sent, f"step {number}"

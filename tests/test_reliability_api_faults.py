@@ -176,6 +176,7 @@ def test_credentials_refused_inside_a_500_are_not_retried(openai_server, tmp_pat
 def test_a_missing_api_key_fails_at_once_and_says_what_to_set(tmp_path, stream_process):
     import os
     import subprocess
+
     from conftest import swedeck_command
 
     env = {name: value for name, value in os.environ.items() if "KEY" not in name and "TOKEN" not in name}

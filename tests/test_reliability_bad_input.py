@@ -367,7 +367,7 @@ async def test_search_passes_over_a_damaged_message_and_the_step_shows_it(tmp_pa
 
 def test_an_alias_bomb_or_a_binary_config_is_one_clear_error(tmp_path):
     levels = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for name, previous in zip("bcdefg", "abcdef"):
+    for name, previous in zip("bcdefg", "abcdef", strict=True):
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("\n".join(levels) + "\nagent: *g\n")

@@ -7,15 +7,15 @@ import io
 import json
 
 import pytest
-from support.replay import add_step, start_writer, write_trajectory
 
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+from support.replay import add_step, start_writer, write_trajectory
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay import LiveDocument, LoadedDocument, open_document
 from swedeck.core.replay.search import find_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.replay.what_if import what_if_curve, what_if_prompt
 from swedeck.core.trajectory import TrajectoryError, load_trajectory
-from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
 
 LAST_TWO = [{"type": "last_n_observations", "n": 2}]
 

@@ -6,10 +6,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from support.replay import add_step, start_writer
 
-from swedeck.tui.replay.app import ReplayApp
 from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+from support.replay import add_step, start_writer
+from swedeck.tui.replay.app import ReplayApp
 
 SIZE = (120, 36)
 

@@ -9,17 +9,17 @@ import threading
 import time
 
 import pytest
-from support.replay import add_step, start_writer, write_trajectory
 
+from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
+from support.replay import add_step, start_writer, write_trajectory
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.what_if import what_if_prompt
 from swedeck.core.trajectory import load_trajectory
 from swedeck.tui.replay.app import ReplayApp
 from swedeck.tui.replay.prompt_screen import PromptScreen
 from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
-from swedeck.tui.widgets.text_view import TextView
 from swedeck.tui.replay.what_if_screen import WhatIfScreen
-from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
+from swedeck.tui.widgets.text_view import TextView
 
 SIZE = (120, 36)
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
@@ -314,4 +314,4 @@ async def test_an_older_sweagent_file_shows_each_observation_and_its_thought_onc
             assert text_of(screen, "#model-text").count(record["thought"].strip()) == 1
             assert record["observation"].strip().splitlines()[0] in text_of(screen, "#output-text")
             await pilot.press("l")
-        assert f"step 5/5" in text_of(screen, "#replay-header")
+        assert "step 5/5" in text_of(screen, "#replay-header")

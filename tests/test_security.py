@@ -4,13 +4,13 @@ file or an output, the defaults are safe, headless output has no terminal contro
 
 from __future__ import annotations
 
-import pytest
-
 import contextlib
 import io
 import json
 import os
 import subprocess
+
+import pytest
 
 from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, model_config

@@ -42,7 +42,7 @@ def test_mini_v2_usage_is_recorded_and_a_format_error_belongs_to_the_step_before
     raw = json.loads(MINI_V2_FIXTURE.read_text())["messages"]
     queries = [m for m in raw if m["role"] == "assistant"]
     assert len(trajectory.steps) == len(queries) == 4
-    for step, record in zip(trajectory.steps, queries):
+    for step, record in zip(trajectory.steps, queries, strict=True):
         usage = record["extra"]["response"]["usage"]
         assert step.usage is not None and not step.usage.estimated
         assert step.usage.prompt_tokens == usage["prompt_tokens"]
@@ -84,7 +84,7 @@ def test_older_sweagent_file_without_message_type_has_every_observation() -> Non
     trajectory = load_trajectory(SWEAGENT_OLDER_FIXTURE)
     raw = json.loads(SWEAGENT_OLDER_FIXTURE.read_text())
     assert len(trajectory.steps) == len(raw["trajectory"]) == 5
-    for step, record in zip(trajectory.steps, raw["trajectory"]):
+    for step, record in zip(trajectory.steps, raw["trajectory"], strict=True):
         assert step.commands == [record["action"].rstrip("\n")]  # SWE-agent keeps the parser's newline
         assert [trajectory.messages[i].text for i in step.observation_indices] == [record["observation"]]
     types = [m.message_type for m in trajectory.messages]

@@ -117,7 +117,7 @@ def test_secrets_never_reach_the_files(tmp_path: Path) -> None:
               "environment": {"env": {"GITHUB_TOKEN": ENV_SECRET}}}
     redactor = Redactor(secret_values(config))
     writer = TrajectoryWriter(tmp_path / "sec", _meta(config), redactor, keep_jsonl=True)
-    writer.add_message(make_message("user", f"run echo $GITHUB_TOKEN", T.TASK))
+    writer.add_message(make_message("user", "run echo $GITHUB_TOKEN", T.TASK))
     writer.add_message(make_message("user", f"<output>{ENV_SECRET}\nkey={SECRET}</output>", T.OBSERVATION))
     writer.add_meta("limit_change", note=f"token {SECRET}")
     final = writer.finish({"exit_status": "Submitted", "submission": f"diff {ENV_SECRET}"})

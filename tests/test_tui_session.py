@@ -37,7 +37,7 @@ async def test_demo_session_fixes_the_bug_through_the_ui(tmp_path):
                 break
             asked = screen.confirmation
             await pilot.press("y")
-            await wait_for(pilot, lambda: screen.confirmation is not asked, 20)
+            await wait_for(pilot, lambda asked=asked: screen.confirmation is not asked, 20)
         await wait_for(pilot, lambda: line.purpose == "follow_up", 20)
         outputs = [record.output for record in screen.query_one(ObservationPane).records.values()]
         assert any("all tests passed" in output for output in outputs)

@@ -6,10 +6,9 @@ import os
 import shutil
 import time
 
-from support.replay import add_step, start_writer, write_trajectory
-
-from swedeck.core.watch import DirectoryWatcher, status_text
 from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
+from support.replay import add_step, start_writer, write_trajectory
+from swedeck.core.watch import DirectoryWatcher, status_text
 
 
 def by_name(watcher: DirectoryWatcher) -> dict:

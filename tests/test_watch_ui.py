@@ -6,8 +6,8 @@ import os
 import time
 
 import pytest
-from support.replay import add_step, start_writer, write_trajectory
 
+from support.replay import add_step, start_writer, write_trajectory
 from swedeck.core.watch import DirectoryWatcher
 from swedeck.tui.replay.replay_screen import ReplayScreen
 from swedeck.tui.watch.app import WatchApp

@@ -14,6 +14,7 @@ import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,12 +78,12 @@ class SessionController:
         return coalesce(events)
 
 
-def resolve(future: Any, value: Any) -> bool:
+def resolve(future: Future[Any], value: Any) -> bool:
     """Answer a request; False if the agent gave up on it (quit, interrupt) meanwhile."""
     if future.done():
         return False
     try:
         future.set_result(value)
-    except Exception:  # resolved by the agent's thread between the check and the set
+    except InvalidStateError:  # resolved by the agent's thread between the check and the set
         return False
     return True

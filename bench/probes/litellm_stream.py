@@ -37,8 +37,8 @@ def consume(litellm, api_base: str, trim=None) -> tuple[int, float, float]:
 if __name__ == "__main__":
     trim = None
     if "--as-swedeck" in sys.argv:
-        from swedeck.core.models.litellm_loader import litellm as load
         from swedeck.core.models.http_call import trim_kept_chunks as trim
+        from swedeck.core.models.litellm_loader import litellm as load
 
         litellm = load()
     else:

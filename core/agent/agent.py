@@ -27,7 +27,7 @@ from .. import events as ev
 from ..config import SwedeckConfig
 from ..environments.base import Environment, ExecutionResult
 from ..errors import SwedeckError
-from ..messages import Action, ContextInfo, Message, MessageType, last_task, make_message
+from ..messages import Action, ContextInfo, Message, MessageType, Role, last_task, make_message
 from ..models.base import (
     APIError,
     ContextWindowExceeded,
@@ -80,8 +80,11 @@ class Agent:
         self._record = record
         self._mode: ev.Mode = config.agent.mode
         self._lock = threading.RLock()
-        self._pending: set[Future] = set()
+        self._pending: dict[Future[Any], str] = {}
+        """Unanswered requests to the person, and what each asks for (`_ask`'s tag)."""
         self._state = ev.AgentState.STARTING
+        self._current_task_text: str | None = None
+        """The task of this turn, once given (a resumed history holds earlier ones)."""
         self._quit = False
         self._quit_status = ExitStatus.USER_QUIT
         self._interrupt_requested = False
@@ -114,8 +117,8 @@ class Agent:
             previous, self._mode = self._mode, mode
             # A human-mode prompt waiting for a command gives way; a pending confirmation
             # stays pending: switching modes never runs an action by itself.
-            for future in list(self._pending):
-                if getattr(future, "swedeck_kind", "") == "human_command" and not future.done():
+            for future, tag in list(self._pending.items()):
+                if tag == "human_command" and not future.done():
                     future.set_result(None)
         self._meta("mode_change", mode=mode, previous=previous)
         self._emit(ev.ModeChanged(mode=mode, previous=previous))
@@ -126,8 +129,8 @@ class Agent:
             if state not in _INTERRUPTIBLE:
                 return
             self._interrupt_requested = True
-            for future in list(self._pending):
-                if getattr(future, "swedeck_kind", "") == "confirmation" and not future.done():
+            for future, tag in list(self._pending.items()):
+                if tag == "confirmation" and not future.done():
                     future.set_exception(Interrupted())
         if state == ev.AgentState.THINKING:
             self.model.cancel()
@@ -437,7 +440,7 @@ class Agent:
             "duration_s": result.duration_s, "command": command,
         }
         text = render("observation_template", self.config.agent.observation_template, variables)
-        role = "tool" if action.tool_call_id else "user"
+        role: Role = "tool" if action.tool_call_id else "user"
         return make_message(
             role, text, MessageType.OBSERVATION, tool_call_id=action.tool_call_id, step=step, turn=self.turn,
             returncode=result.returncode, duration_s=round(result.duration_s, 4), timed_out=result.timed_out,
@@ -533,9 +536,8 @@ class Agent:
         self._update_context()
 
     def _current_task(self) -> str:
-        text = getattr(self, "_current_task_text", None)
-        if text is not None:
-            return text
+        if self._current_task_text is not None:
+            return self._current_task_text
         return last_task(self.history)
 
     def _has_open_turn(self) -> bool:
@@ -577,12 +579,11 @@ class Agent:
     def _ask(self, request: type[ev.Request], tag: str, **fields: Any) -> Any:
         if not self.interactive:
             raise SessionEnd(ExitStatus.USER_QUIT, f"a person is needed ({tag}) but the session is headless")
-        future: Future = Future()
-        future.swedeck_kind = tag  # type: ignore[attr-defined]
+        future: Future[Any] = Future()
         with self._lock:
             if self._quit:
                 raise QuitRequested()
-            self._pending.add(future)
+            self._pending[future] = tag
         self._emit(request(future=future, **fields))
         try:
             while True:
@@ -595,7 +596,7 @@ class Agent:
             raise QuitRequested() from None
         finally:
             with self._lock:
-                self._pending.discard(future)
+                self._pending.pop(future, None)
 
     def _ask_text(self, kind: str, prompt: str) -> str | None:
         text = self._ask(ev.InputRequested, kind, kind=kind, prompt=prompt)

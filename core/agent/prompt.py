@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
 
+if TYPE_CHECKING:
+    from ..processors.chain import ProcessorChain
 
-def _chain(processors: list[Any]) -> Any:
+
+def _chain(processors: list[Any]) -> ProcessorChain:
     from ..processors.chain import ProcessorChain  # validates plain dicts from front ends too
 
     return ProcessorChain(processors)

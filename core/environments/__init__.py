@@ -4,6 +4,7 @@ Cheap to import: docker-py is imported only when a Docker environment is created
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
 
 from ..config import EnvironmentConfig
@@ -18,7 +19,7 @@ ENVIRONMENTS = {
 
 def get_environment(config: EnvironmentConfig, session_id: str, redactor: Redactor | None = None) -> Environment:
     module, name = ENVIRONMENTS[config.environment_class]
-    cls = getattr(import_module(f".{module}", __name__), name)
+    cls: Callable[..., Environment] = getattr(import_module(f".{module}", __name__), name)
     return cls(config, session_id, redactor=redactor)
 
 

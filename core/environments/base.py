@@ -32,7 +32,10 @@ OutputCallback = Callable[[str], None]
 """Receives decoded chunks of output while a command runs (for the UI)."""
 
 
-class EnvironmentHook(Protocol):
+class EnvironmentHook:
+    """Called around an environment's life. Subclass and override any of these; an object
+    that has only some of the methods works too (the environment calls what exists)."""
+
     def on_init(self, env: Environment) -> None: ...
     def on_start(self, env: Environment) -> None: ...
     def on_environment_startup(self, env: Environment) -> None: ...

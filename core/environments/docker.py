@@ -12,7 +12,9 @@ import tarfile
 import time
 from typing import Any
 
+from ..config import EnvironmentConfig
 from ..errors import SwedeckError
+from ..redact import Redactor
 from . import docker_cleanup
 from .channel import ReaderQueue
 from .docker_image import resolve_image
@@ -36,7 +38,12 @@ class DockerChannel:
         from docker.utils.socket import frames_iter_no_tty
 
         frames = frames_iter_no_tty(self._socket)
-        self._reader = ReaderQueue(lambda: next(frames, (0, b""))[1], "swedeck-docker-shell")
+
+        def read() -> bytes:
+            data = next(frames, (0, b""))[1]
+            return data.encode() if isinstance(data, str) else bytes(data)
+
+        self._reader = ReaderQueue(read, "swedeck-docker-shell")
         self._alive, self._alive_at = True, 0.0
 
     def send(self, data: bytes) -> None:
@@ -80,14 +87,14 @@ class DockerChannel:
     def _container_running(self) -> bool:
         try:
             self._container.reload()
-            return self._container.status == "running"
+            return bool(self._container.status == "running")
         except Exception:  # noqa: BLE001
             return False
 
 
 class DockerEnvironment(SessionEnvironment):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: EnvironmentConfig, session_id: str, redactor: Redactor | None = None):
+        super().__init__(config, session_id, redactor)
         self.image = resolve_image(self.config)
         self.container_name = self.config.container_name or f"swedeck-{self.session_id}"
         self.description = f"docker {self.image} ({self.container_name})"

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 LABEL = "swedeck"
@@ -91,7 +92,7 @@ def _install_handlers() -> None:
         signal.signal(signum, _chained(previous))
 
 
-def _chained(previous: Any):
+def _chained(previous: Any) -> Callable[[int, Any], None]:
     def handler(signum: int, frame: Any) -> None:
         remove_all()
         if callable(previous):

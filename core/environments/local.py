@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..config import EnvironmentConfig
+from ..redact import Redactor
 from .channel import ReaderQueue
 from .session_environment import SessionEnvironment
-
 
 _SUBREAPER = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(36, 1, 0, 0, 0); "  # PR_SET_CHILD_SUBREAPER
               "os.execvp(sys.argv[1], sys.argv[1:])")
@@ -72,8 +73,8 @@ class LocalChannel:
 
 
 class LocalEnvironment(SessionEnvironment):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: EnvironmentConfig, session_id: str, redactor: Redactor | None = None):
+        super().__init__(config, session_id, redactor)
         self.cwd = str(Path(self.config.cwd or os.getcwd()).resolve())
         self.description = f"local (commands run on this host) {self.cwd}"
 

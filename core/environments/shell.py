@@ -19,8 +19,8 @@ import re
 import secrets
 import threading
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..redact import Redactor
 from .base import ExecutionResult, OutputCallback

@@ -8,7 +8,6 @@ pieces of the arguments. The assembler knows nothing about HTTP; it is fed parse
 from __future__ import annotations
 
 import uuid
-
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -13,7 +13,7 @@ only the final `ModelResponse` (or `QueryFinished`) is the truth.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..events import EventSink
 from ..messages import Action, Message, Usage
@@ -97,4 +97,4 @@ class ModelSpec:
 
     action_format: ActionFormat = "tool_call"
     require_reasoning: bool = False
-    extra_tools: list[dict] = field(default_factory=list)
+    extra_tools: list[dict[str, Any]] = field(default_factory=list)

@@ -23,10 +23,10 @@ _RESPONSE_ATTRS = ("http_response", "response", "streaming_response", "response_
 class Call:
     """One HTTP call running in a worker thread."""
 
-    items: queue.SimpleQueue
+    items: queue.SimpleQueue[Any]
     stream: Any = None
     stop: bool = False
-    on_close: Callable[[], None] | None = None
+    on_close: Callable[[], object] | None = None
     """Set when another process runs the call: how to tell it to stop."""
     finished: bool | None = None
     """At the end of a stream: whether the provider ended the answer (sent a finish_reason);
@@ -47,7 +47,7 @@ class Call:
             if response is not None:
                 try:
                     response.close()
-                except Exception:  # closing a stream another thread reads may complain; it is closed
+                except Exception:  # noqa: BLE001 - closing a stream another thread reads may complain; it is closed
                     pass
                 return
 
@@ -91,7 +91,7 @@ def run_call(module: Any, kwargs: dict[str, Any], call: Call, put: Put) -> None:
         call.finish_reason = getattr(result, "received_finish_reason", None) or getattr(
             result, "intermittent_finish_reason", None)
         put(END, None)
-    except BaseException as exc:  # handed to the query thread, which classifies it
+    except BaseException as exc:  # noqa: BLE001 - handed to the query thread, which classifies it
         put(ERROR, exc)
 
 
@@ -125,7 +125,7 @@ def fit_max_tokens(module: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         return kwargs
     try:
         limit = (module.get_model_info(kwargs["model"]) or {}).get("max_output_tokens")
-    except Exception:  # a model litellm does not know: the default stands
+    except Exception:  # noqa: BLE001 - a model litellm does not know: the default stands
         limit = None
     if isinstance(limit, int) and 0 < limit < kwargs["max_tokens"]:
         kwargs["max_tokens"] = limit

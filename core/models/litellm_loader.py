@@ -32,7 +32,7 @@ def litellm() -> Any:
             import litellm as module
 
             module.suppress_debug_info = True
-            module.set_verbose = False
+            module.set_verbose = False  # type: ignore[attr-defined]  # read by litellm, not exported
             # swedeck keeps its own usage and cost; litellm's per-stream success logging runs
             # in a thread pool with a fresh event loop each time and starves the UI thread of
             # the GIL (bench B1: stalls of 300-500 ms while streaming).

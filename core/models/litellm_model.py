@@ -22,7 +22,7 @@ from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
 from .cache_control import request_messages
-from .http_call import DEFAULT_MAX_TOKENS, CANCEL, END, ERROR, Call, provider_usage, run_call
+from .http_call import CANCEL, DEFAULT_MAX_TOKENS, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
 from .retry import NotACompletion, RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
@@ -61,7 +61,7 @@ class LitellmModel:
                 break
             except _Cancelled:
                 raise QueryCancelled() from None
-            except Exception as exc:  # classified below: everything an SDK can raise
+            except Exception as exc:  # noqa: BLE001 - classified below: everything an SDK can raise
                 problem = classify(exc)
                 if problem.kind == "context_window":
                     raise ContextWindowExceeded(problem.text) from None
@@ -216,11 +216,9 @@ class LitellmModel:
     def _run(self, kwargs: dict[str, Any]) -> Any:
         """A non-streaming call: its response, cancelable."""
         call = self._start(kwargs)
-        result = None
-        for result in _items(call):
-            pass
+        items = list(_items(call))  # one response (a non-streaming call yields just that)
         self._finish(call)
-        return result
+        return items[-1] if items else None
 
     def _finish(self, call: Call) -> None:
         with self._lock:

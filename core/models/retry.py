@@ -101,7 +101,7 @@ def with_credential_hint(problem: Classified, litellm: Any, model: str) -> Class
         return problem
     try:
         missing = list(litellm.validate_environment(model).get("missing_keys") or [])
-    except Exception:  # an unknown provider: the provider's own words must do
+    except Exception:  # noqa: BLE001 - an unknown provider: the provider's own words must do
         missing = []
     what = f"set {' or '.join(missing)}" if missing else "check the API key (model.model_kwargs.api_key or the provider's variable)"
     said = problem.text if len(problem.text) <= 160 else problem.text[:157] + "..."
@@ -113,7 +113,7 @@ def backoff_s(attempt: int, low: float, high: float, retry_after_s: float | None
     if retry_after_s is not None:
         return max(0.0, min(retry_after_s, RETRY_AFTER_CAP_S))
     base = min(high, low * 2 ** (attempt - 1))
-    return max(low, min(high, base * random.uniform(0.75, 1.25)))
+    return float(max(low, min(high, base * random.uniform(0.75, 1.25))))
 
 
 def parse_retry_after(value: str | None) -> float | None:

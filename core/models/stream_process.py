@@ -28,7 +28,7 @@ _MODULE = "swedeck.core.models.stream_worker"
 class StreamProcess:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._calls: dict[int, Call] = {}  # the running process's calls
         self._ids = itertools.count(1)
         self._stderr: deque[str] = deque(maxlen=20)
@@ -67,7 +67,7 @@ class StreamProcess:
 
     # --- the process ------------------------------------------------------------------------
 
-    def _running(self) -> subprocess.Popen | None:
+    def _running(self) -> subprocess.Popen[bytes] | None:
         if self._process is not None and self._process.poll() is None:
             return self._process
         try:
@@ -83,7 +83,7 @@ class StreamProcess:
                          daemon=True).start()
         return process
 
-    def _send(self, process: subprocess.Popen, message: dict[str, Any] | str) -> bool:
+    def _send(self, process: subprocess.Popen[bytes], message: dict[str, Any] | str) -> bool:
         line = message if isinstance(message, str) else json.dumps(message)
         try:
             assert process.stdin is not None
@@ -93,7 +93,7 @@ class StreamProcess:
             return False
         return True
 
-    def _read(self, process: subprocess.Popen, calls: dict[int, Call]) -> None:
+    def _read(self, process: subprocess.Popen[bytes], calls: dict[int, Call]) -> None:
         assert process.stdout is not None
         for line in process.stdout:
             message = json.loads(line)

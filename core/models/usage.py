@@ -50,7 +50,7 @@ def compute_cost(model_name: str, usage: Usage | None, cost_tracking: str) -> fl
             cache_read_input_tokens=usage.cached_tokens or None,
         )
         cost = float(prompt_cost or 0) + float(completion_cost or 0)
-    except Exception as exc:  # litellm raises assorted errors for unknown models
+    except Exception as exc:  # noqa: BLE001 - litellm raises assorted errors for unknown models
         if cost_tracking == "ignore_errors" or provider in FREE_PROVIDERS:
             return 0.0
         raise CostUnknown(
@@ -72,6 +72,6 @@ def compute_cost(model_name: str, usage: Usage | None, cost_tracking: str) -> fl
 def _has_price(model_name: str) -> bool:
     try:
         info = litellm().get_model_info(model_name)
-    except Exception:
+    except Exception:  # noqa: BLE001 - unknown to litellm: no price
         return False
     return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))

@@ -5,7 +5,7 @@ Adding a processor touches its own file and one line of `PROCESSORS`.
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
@@ -32,6 +32,9 @@ PROCESSORS: dict[str, type[Processor]] = {
     "manager": Manager,
 }
 
-ProcessorConfig = Annotated[Union[tuple(PROCESSORS.values())], Field(discriminator="type")]  # noqa: UP007
+if TYPE_CHECKING:
+    ProcessorConfig = Processor  # to a type checker: any entry of PROCESSORS
+else:  # to pydantic: the union of them all, told apart by `type`
+    ProcessorConfig = Annotated[Union[tuple(PROCESSORS.values())], Field(discriminator="type")]  # noqa: UP007
 
 __all__ = ["PROCESSORS", "Processor", "ProcessorConfig", "ProcessorError"]

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Annotated, Any, Callable, Hashable, TypeVar
+from collections.abc import Callable, Hashable
+from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from ..messages import Message, MessageType
-
 
 T = TypeVar("T")
 
@@ -32,7 +32,7 @@ def derived(key: Hashable, message: Message, build: Callable[[Message], T]) -> T
     slot = (key, id(message))
     hit = _derived.get(slot)
     if hit is not None and hit[0] is message:
-        return hit[1]
+        return cast(T, hit[1])
     value = build(message)
     with _derived_lock:
         _derived[slot] = (message, value)

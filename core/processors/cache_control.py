@@ -16,7 +16,7 @@ def _cleared(message: Message) -> Message:
     if message.cache_control is None and not marked_parts:
         return message
     update: dict[str, Any] = {"cache_control": None}
-    if marked_parts:
+    if marked_parts and isinstance(content, list):
         update["content"] = [{k: v for k, v in part.items() if k != "cache_control"} for part in content]
     return message.model_copy(update=update)
 

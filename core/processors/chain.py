@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -83,7 +84,7 @@ class ProcessorChain:
                 continue
             try:
                 current = processor(current)
-            except Exception as exc:  # one broken processor must not stop the agent
+            except Exception as exc:  # noqa: BLE001 - one broken processor must not stop the agent
                 errors.append(f"{processor.type}: {exc}")
         return ChainResult(messages=current, errors=errors)
 

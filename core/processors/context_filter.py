@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal, cast
 
 from pydantic import Field, field_validator
 
@@ -31,7 +32,7 @@ def load_custom_filter(path: str) -> CustomFilter:
     function = getattr(module, function_name)
     if not callable(function):
         raise TypeError(f"{path} is not callable")
-    return function
+    return cast(CustomFilter, function)
 
 
 def _start_of_kept(messages: list[Message], keep: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -42,7 +42,7 @@ class RemoveRegex(Processor):
     def _cleaned(self, message: Message) -> Message:
         content = message.content
         if isinstance(content, str):
-            cleaned: str | list | None = self._clean(content)
+            cleaned: str | list[dict[str, Any]] | None = self._clean(content)
         elif isinstance(content, list):
             cleaned = [
                 {**part, "text": self._clean(part["text"])} if isinstance(part.get("text"), str) else part

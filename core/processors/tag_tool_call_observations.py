@@ -24,9 +24,8 @@ def _command_of(arguments: str) -> str:
         parsed = json.loads(arguments)
     except ValueError:
         return arguments
-    if isinstance(parsed, dict) and isinstance(parsed.get("command"), str):
-        return parsed["command"]
-    return arguments
+    command = parsed.get("command") if isinstance(parsed, dict) else None
+    return command if isinstance(command, str) else arguments
 
 
 class TagToolCallObservations(Processor):

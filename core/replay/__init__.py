@@ -3,6 +3,6 @@ trajectory files, search, the token curve, what-if processors and forking a sess
 
 from __future__ import annotations
 
-from .document import LoadedDocument, LiveDocument, ReplayDocument, StepView, open_document
+from .document import LiveDocument, LoadedDocument, ReplayDocument, StepView, open_document
 
 __all__ = ["LiveDocument", "LoadedDocument", "ReplayDocument", "StepView", "open_document"]

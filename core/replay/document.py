@@ -19,7 +19,7 @@ from ..trajectory.errors import TrajectoryError
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import load_trajectory
-from ..trajectory.model import Step, Trajectory, TrajectoryInfo
+from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
 
@@ -46,7 +46,7 @@ class StepView:
 
 class ReplayDocument(Protocol):
     path: Path
-    format: str
+    format: TrajectoryFormat
 
     @property
     def step_count(self) -> int: ...
@@ -96,7 +96,7 @@ class LoadedDocument:
         return _view(self._trajectory.messages, self._trajectory.steps[number - 1])
 
     def messages_before(self, end: int) -> list[Message]:
-        return self._trajectory.messages[:end]
+        return list(self._trajectory.messages[:end])
 
     def refresh(self) -> int:
         return 0
@@ -108,7 +108,7 @@ class LoadedDocument:
 class LiveDocument:
     """A swedeck `.traj.jsonl`, indexed, parsed per step, able to follow appends."""
 
-    format = "swedeck-jsonl"
+    format: TrajectoryFormat = "swedeck-jsonl"
 
     def __init__(self, path: Path):
         self.path = path

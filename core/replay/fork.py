@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import SwedeckConfig
-from ..environments.base import Environment, ExecutionResult
+from ..environments.base import Environment, EnvironmentHook, ExecutionResult
 from ..messages import Message
 from ..session import Session
 from ..trajectory.model import Trajectory
@@ -49,7 +49,7 @@ def replay_actions(env: Environment, actions: list[tuple[int, str]], timeout: fl
 
 
 @dataclass
-class ReplayActionsHook:
+class ReplayActionsHook(EnvironmentHook):
     """An environment hook that re-executes the recorded actions once the environment is up."""
 
     actions: list[tuple[int, str]]

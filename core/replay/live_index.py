@@ -4,6 +4,7 @@ so step boundaries are known without parsing messages."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..trajectory.index import TrajectoryIndex
 from ..trajectory.normalize import counts_as_step
@@ -14,12 +15,12 @@ _FINAL = re.compile(rb'"message_type"\s*:\s*"final"')
 
 
 class RoleIndex(TrajectoryIndex):
-    def __init__(self, path):
+    def __init__(self, path: str | Path):
         self.steps: list[int] = []
         """Message index where each step starts: step k is `steps[k - 1]` (`normalize.is_step`)."""
         super().__init__(path)
 
-    def _reset(self, identity) -> None:
+    def _reset(self, identity: tuple[int, int]) -> None:
         super()._reset(identity)
         self.steps = []
 
@@ -40,6 +41,6 @@ class RoleIndex(TrajectoryIndex):
     def _parsed(self, index: int) -> tuple[str, str | None]:
         try:
             message = self.message(index)
-        except Exception:  # an unreadable line shows its error when its step is opened
+        except Exception:  # noqa: BLE001 - an unreadable line shows its error when its step is opened
             return "unknown", None
         return message.role, message.message_type.value

@@ -98,7 +98,7 @@ class MessageList(LazySequence[Message]):
         end = self._blocks[position + 1] if position + 1 < len(self._blocks) else self._size
         try:
             built = self._build(start, end)
-        except Exception as error:  # a damaged record shows up when its step is read: say which, no traceback
+        except Exception as error:  # noqa: BLE001 - a damaged record shows up when its step is read: say which, no traceback
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise TrajectoryError(self.path, f"messages {start}..{end - 1}: {reason[:300]}") from None
         self._built[start:end] = built
@@ -136,4 +136,4 @@ class StepList(LazySequence[Step]):
         state = self._states[index] if index < len(self._states) else None
         return Step(index=index + 1, message_index=start, actions=actions_of(message), observation_indices=answers,
                     prompt_end=start, usage=extra.usage, cost=extra.cost, context=extra.context,
-                    processors=extra.processors, state=state if isinstance(state, Mapping) else None)
+                    processors=extra.processors, state=dict(state) if isinstance(state, Mapping) else None)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .errors import TrajectoryError
 from .model import Trajectory
-from .readers import READERS, Source
+from .readers import READERS, Reader, Source
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
@@ -42,7 +42,7 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
         raise
     except ValueError as error:
         raise TrajectoryError(path, _reason(error)) from None
-    except Exception as error:  # a malformed file can break a reader anywhere; say so, no traceback
+    except Exception as error:  # noqa: BLE001 - a malformed file can break a reader anywhere; say so, no traceback
         raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
 
 
@@ -55,9 +55,9 @@ def trajectory_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if is_trajectory_file(p))
 
 
-def _accepts(reader: object, source: Source) -> bool:
+def _accepts(reader: Reader, source: Source) -> bool:
     try:
-        return bool(reader.accepts(source))  # type: ignore[attr-defined]
+        return reader.accepts(source)
     except ValueError:  # not JSON: this reader does not apply, the next may
         return False
 

@@ -94,7 +94,7 @@ def tool_calls(raw: Any) -> tuple[ToolCall, ...] | None:
     for number, call in enumerate(raw):
         if not isinstance(call, Mapping):
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        function = mapping(call.get("function"))
         arguments = function.get("arguments", "")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
@@ -217,6 +217,11 @@ def build_steps(messages: Sequence[Message]) -> StepList:
 
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    """`value` where it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def as_mapping_list(value: Any, what: str) -> list[Mapping[str, Any]]:

@@ -21,6 +21,7 @@ from ..messages import Message
 from ..redact import Redactor
 from . import files
 from .errors import TrajectoryError
+from .normalize import mapping
 from .readers.swedeck_json import FINAL_FORMAT
 from .readers.swedeck_jsonl import HEADER_FORMAT
 
@@ -102,7 +103,7 @@ class TrajectoryWriter:
             if self._finished is not None:
                 return self._finished
             info = self._redactor.record({**(info or {}), **fields})
-            stats = info.get("model_stats") if isinstance(info.get("model_stats"), Mapping) else {}
+            stats = mapping(info.get("model_stats"))
             final_info = {
                 **info,
                 "exit_status": info.get("exit_status"),

@@ -15,11 +15,11 @@ from concurrent.futures import Future
 from typing import Any
 
 from swedeck.core import events as ev
+from swedeck.core.agent.context import ContextTracker
 from swedeck.core.config import SwedeckConfig
 from swedeck.core.messages import MessageType, make_message
-from swedeck.core.session import PromptPreview, SessionResult
-from swedeck.core.agent.context import ContextTracker
 from swedeck.core.prompt_view import prompt_lines
+from swedeck.core.session import PromptPreview, SessionResult
 from swedeck.core.tokens import count_messages
 
 Step = Callable[["ScriptedSession", ev.EventSink], Any]

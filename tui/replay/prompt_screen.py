@@ -14,6 +14,7 @@ from swedeck.core.prompt_view import StepPrompt
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
+
 def prompt_summary(prompt: StepPrompt) -> str:
     names = ", ".join(p["type"] for p in prompt.processors) or "none"
     window = f" of {prompt.window:,}" if prompt.window else " (unknown window)"

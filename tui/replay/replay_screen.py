@@ -102,7 +102,7 @@ def model_window(model_name: str | None) -> int | None:
         return None
     try:
         return resolve_context_window(model_name).window
-    except Exception:  # an unreadable user map must not stop a replay; the meter says "unknown"
+    except Exception:  # noqa: BLE001 - an unreadable user map must not stop a replay; the meter says "unknown"
         return None
 
 

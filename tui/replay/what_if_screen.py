@@ -19,6 +19,7 @@ from swedeck.core.trajectory.model import Trajectory
 from ..widgets.text import literal
 from .prompt_screen import prompt_summary
 
+
 class WhatIfScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     WhatIfScreen { align: center middle; }

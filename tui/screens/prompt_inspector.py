@@ -20,6 +20,7 @@ from swedeck.core.messages import Message
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
+
 def summary(preview: Any, history_size: int) -> str:
     """The prompt against the window, with the meter's own figures (the same window, the same
     prediction): the local count of these messages, and the provider-anchored "next ≈"."""

@@ -178,7 +178,6 @@ class SessionScreen(Screen):
                     result = handler(self, event)
                     if result is not None:
                         await result
-            self.query_one(Transcript).follow_end()
 
     async def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,
@@ -443,14 +442,14 @@ class SessionScreen(Screen):
     def on_processors_panel_changed(self, event: ProcessorsPanel.Changed) -> None:
         try:
             self.session.set_processors(event.processors)
-        except Exception as exc:  # a processor the core refuses: say why, keep the old ones
+        except Exception as exc:  # noqa: BLE001 - a processor the core refuses: say why, keep the old ones
             self.notify(f"{exc}", title="Processors not changed", severity="error", markup=False)
             return
         meter = self.query_one(ContextMeter)
         meter.processors = self._processor_labels(self.session.processors)
         try:
             meter.status = self.session.context_status()  # at once, before the agent's own update arrives
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported to the person
             self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
 
     def _processor_labels(self, processors: list[Any]) -> list[str]:
@@ -459,7 +458,7 @@ class SessionScreen(Screen):
     def action_prompt_inspector(self) -> None:
         try:
             preview = self.session.prompt_preview()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - reported to the person
             self.notify(f"{exc}", title="Cannot build the prompt", severity="error", markup=False)
             return
         self.app.push_screen(PromptInspector(preview, self.session.history))

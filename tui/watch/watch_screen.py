@@ -72,7 +72,7 @@ class WatchScreen(Screen[None]):
                 table.remove_row(key)
         for row in update.changed:
             if row.key in table.rows:
-                for column, value in zip(COLUMNS, cells(row)):
+                for column, value in zip(COLUMNS, cells(row), strict=True):
                     table.update_cell(row.key, column, value, update_width=True)  # "running" becomes "finished (…)"
             else:
                 table.add_row(*cells(row), key=row.key)

@@ -66,10 +66,16 @@ class Transcript(VerticalScroll, can_focus=True):
         await self.add(note)
         return note
 
-    def follow_end(self) -> None:
-        """Called after each batch of changes: anchor once there is something to follow."""
+    def watch_virtual_size(self) -> None:
+        """The content grew (a message, a Markdown block that finished mounting): anchor once
+        it overflows. Checked on every change of size, never once per batch of events, since
+        a Markdown answer lays out its blocks after the batch that added it has drawn."""
         if not self._anchored:
-            self.call_after_refresh(self._anchor_if_overflowing)  # sizes are known after the frame
+            self.call_after_refresh(self._anchor_if_overflowing)  # sizes are settled after the frame
+
+    def on_resize(self) -> None:
+        if not self._anchored:  # a smaller pane can make the same content overflow
+            self.call_after_refresh(self._anchor_if_overflowing)
 
     def _anchor_if_overflowing(self) -> None:
         if not self._anchored and self.max_scroll_y > 0:

@@ -6,13 +6,24 @@ The first reader that accepts a file reads it; adding a format touches one file 
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Protocol
 
+from ..model import Trajectory, TrajectoryFormat
 from . import mini_swe_agent, swe_agent, swedeck_json, swedeck_jsonl
 from .source import Source
 
+
+class Reader(Protocol):
+    """What each reader module provides."""
+
+    FORMAT: TrajectoryFormat
+
+    def accepts(self, source: Source) -> bool: ...
+    def read(self, source: Source) -> Trajectory: ...
+
+
 # Order matters: the swedeck formats have explicit markers; mini-swe-agent accepts any list
 # or `messages` dict, so it goes last.
-READERS: tuple[ModuleType, ...] = (swedeck_jsonl, swedeck_json, swe_agent, mini_swe_agent)
+READERS: tuple[Reader, ...] = (swedeck_jsonl, swedeck_json, swe_agent, mini_swe_agent)
 
-__all__ = ["READERS", "Source"]
+__all__ = ["READERS", "Reader", "Source"]

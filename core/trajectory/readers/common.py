@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import ModelStats, TrajectoryInfo
+from ..normalize import mapping
 
 # SWE-agent says tokens_sent/tokens_received where the others say prompt/completion tokens.
 _STAT_NAMES = {
@@ -19,13 +20,13 @@ _STAT_NAMES = {
 
 
 def info_from(raw: Mapping[str, Any]) -> TrajectoryInfo:
-    stats = raw.get("model_stats") if isinstance(raw.get("model_stats"), Mapping) else {}
+    stats = mapping(raw.get("model_stats"))
     config = raw.get("config")
     info = TrajectoryInfo(
         exit_status=_optional_str(raw.get("exit_status")),
         submission=_optional_str(raw.get("submission")),
         model_stats=model_stats(stats),
-        config=dict(config) if isinstance(config, Mapping) else {},
+        config=dict(mapping(config)),
         swedeck_version=_optional_str(raw.get("swedeck_version")),
         raw=dict(raw),
     )

@@ -13,12 +13,12 @@ from typing import Any
 
 from ...messages import Message, Usage
 from ..lazy import MessageList, StepList
-from ..model import Trajectory
+from ..model import Trajectory, TrajectoryFormat
 from ..normalize import TypeInference, as_mapping_list, build_message, check_roles, foreign_extra
 from .common import info_from
 from .source import Source
 
-FORMAT = "mini-swe-agent"
+FORMAT: TrajectoryFormat = "mini-swe-agent"
 
 
 def accepts(source: Source) -> bool:

@@ -24,13 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Action, Message, MessageType
-from ..lazy import MessageList, StepList
-from ..model import Trajectory
+from ..lazy import LazySequence, MessageList, StepList
+from ..model import Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
 from .common import info_of, maybe_parsed, model_name
 from .source import Source
 
-FORMAT = "swe-agent"
+FORMAT: TrajectoryFormat = "swe-agent"
 
 _TYPES = {
     "system_prompt": MessageType.SYSTEM,
@@ -77,7 +77,7 @@ def read(source: Source) -> Trajectory:
 def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[Entry]:
     entries: list[Entry] = []
     seen_task = after_query = False
-    for record, role in zip(history, roles):
+    for record, role in zip(history, roles, strict=True):
         extra = foreign_extra(record)
         recorded = extra.pop("message_type", None)
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
@@ -159,7 +159,7 @@ def _observation(record: Mapping[str, Any], query: Mapping[str, Any], marked: bo
     return fields, ({"from_trajectory": True} if marked else {}), MessageType.OBSERVATION
 
 
-class _States:
+class _States(LazySequence[Any]):
     """SWE-agent's `state` per step (open file, working dir), parsed when a step is read."""
 
     def __init__(self, records: list[Mapping[str, Any]]):
@@ -168,5 +168,5 @@ class _States:
     def __len__(self) -> int:
         return len(self._records)
 
-    def __getitem__(self, index: int) -> Any:
+    def _item(self, index: int) -> Any:
         return maybe_parsed(self._records[index].get("state"))

@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ...messages import Message
-from ..model import Trajectory
 from ..lazy import MessageList, StepList
-from ..normalize import as_mapping_list, check_roles, counts_as_step
+from ..model import Trajectory, TrajectoryFormat
+from ..normalize import as_mapping_list, check_roles, counts_as_step, mapping
 from .common import info_of
 from .source import Source
 from .swedeck_jsonl import meta_event, processors_of
 
-FORMAT = "swedeck-json"
+FORMAT: TrajectoryFormat = "swedeck-json"
 FINAL_FORMAT = "swedeck-1"
 
 
@@ -43,12 +44,12 @@ def read(source: Source) -> Trajectory:
                       meta_events=events, processors=processors_of(events))
 
 
-def _is_step(record: Mapping) -> bool:
-    extra = record.get("extra") if isinstance(record.get("extra"), Mapping) else {}
+def _is_step(record: Mapping[str, Any]) -> bool:
+    extra = mapping(record.get("extra"))
     return counts_as_step(str(record.get("role")), extra.get("message_type"), bool(extra.get("is_demo")))
 
 
-def _message(number: int, record: Mapping) -> Message:
+def _message(number: int, record: Mapping[str, Any]) -> Message:
     try:
         return Message.model_validate(record)
     except ValueError as error:

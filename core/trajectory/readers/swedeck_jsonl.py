@@ -9,13 +9,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message
-from ..model import MetaEvent, Trajectory, TrajectoryInfo
-from ..normalize import build_steps
+from ..model import MetaEvent, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import build_steps, mapping
 from ..parse import loads
 from .common import model_name
 from .source import Source
 
-FORMAT = "swedeck-jsonl"
+FORMAT: TrajectoryFormat = "swedeck-jsonl"
 HEADER_FORMAT = "swedeck-traj/1"
 
 
@@ -56,8 +56,8 @@ def read(source: Source) -> Trajectory:
 
 
 def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
-    session = header.get("session") if isinstance(header.get("session"), Mapping) else {}
-    config = session.get("config") if isinstance(session.get("config"), Mapping) else {}
+    session = mapping(header.get("session"))
+    config = mapping(session.get("config"))
     return TrajectoryInfo(config=dict(config), model_name=session.get("model") or model_name(config),
                           swedeck_version=session.get("swedeck_version"), session=dict(session))
 

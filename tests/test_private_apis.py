@@ -1,0 +1,90 @@
+"""Every reach into another library's private API (docs/private-apis.md), pinned: each test
+fails when the pinned library changes what swedeck relies on, naming the reach."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.openai_server import Turn, Usage
+
+
+def test_textual_render_cache_can_be_replaced_by_an_empty_one():
+    # tui/widgets/render_cache.py: Widget._render_cache and its type textual.widget._RenderCache
+    from textual.geometry import NULL_SIZE
+    from textual.widget import Widget, _RenderCache
+
+    widget = Widget()
+    assert isinstance(widget._render_cache, _RenderCache)
+    empty = _RenderCache(NULL_SIZE, [])
+    assert empty.lines == [] and empty.size == NULL_SIZE
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_textual_keeps_the_exception_that_ended_an_app(capsys, anyio_backend):
+    # tui/launch.py ui_ended: App._exception names what stopped the UI
+    from textual.app import App
+
+    from swedeck.tui.launch import ui_ended
+
+    class Broken(App[None]):
+        def on_mount(self) -> None:
+            raise ValueError("boom")
+
+    app = Broken()
+    with pytest.raises(ValueError, match="boom"):
+        async with app.run_test():
+            pass
+    assert isinstance(app._exception, ValueError) and app.return_code == 1
+    assert ui_ended(app) == 1
+    assert "ValueError: boom" in capsys.readouterr().err
+
+
+def test_litellm_stream_wrapper_keeps_what_swedeck_reads(openai_server):
+    # core/models/http_call.py: the stream's `chunks` (trimmed, read for provider usage),
+    # `received_finish_reason` / `intermittent_finish_reason` (a cut stream), and the httpx
+    # response found through `completion_stream` and its generator frames (cancel closes it).
+    from swedeck.core.models.http_call import find_http_response, provider_usage, stream_finished
+    from swedeck.core.models.litellm_loader import litellm
+
+    openai_server.script(Turn(text="one two three", chunks=3, usage=Usage(10, 3)))
+    stream = litellm().completion(model="hosted_vllm/scripted", api_base=openai_server.url, api_key="x",
+                                  messages=[{"role": "user", "content": "hi"}], stream=True,
+                                  stream_options={"include_usage": True}, max_retries=0, timeout=30)
+    response = find_http_response(stream.completion_stream)
+    assert response is not None and not response.is_closed
+    chunks = list(stream)
+    assert chunks and isinstance(stream.chunks, list)
+    assert stream_finished(stream) is True  # the server sent a finish_reason
+    assert provider_usage(stream, None) is not None
+
+
+def test_litellm_module_switches_swedeck_sets_exist():
+    # core/models/litellm_loader.py sets these module attributes; a rename would silently do nothing
+    from swedeck.core.models.litellm_loader import litellm
+
+    module = litellm()
+    for name in ("suppress_debug_info", "set_verbose", "disable_streaming_logging", "drop_params"):
+        assert hasattr(module, name), name
+
+
+def test_docker_exec_socket_has_the_raw_socket_and_frames_reader():
+    # core/environments/docker.py: writes to exec_start(socket=True)._sock, reads frames with
+    # docker.utils.socket.frames_iter_no_tty
+    from docker.utils.socket import frames_iter_no_tty
+
+    from support.docker_env import TEST_IMAGE, docker_client
+
+    client = docker_client()
+    container = client.containers.run(TEST_IMAGE, ["sleep", "60"], detach=True, auto_remove=False)
+    try:
+        exec_id = client.api.exec_create(container.id, ["cat"], stdin=True, stdout=True, stderr=True)["Id"]
+        sock = client.api.exec_start(exec_id, socket=True)
+        assert hasattr(sock, "_sock")
+        sock._sock.sendall(b"pinned\n")
+        frames = frames_iter_no_tty(sock)
+        stream, data = next(frames)
+        assert stream == 1 and data == b"pinned\n"
+        sock._sock.close()
+    finally:
+        container.remove(force=True)
