@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("dir", metavar="DIR")
     watch.add_argument("--stale-after", type=float, default=60.0, metavar="S",
                        help="a .traj.jsonl unchanged this long (seconds) with no .traj.json is stale")
+    _config_options(watch)
     watch.add_argument("--theme", metavar="NAME")
 
     demo = sub.add_parser("demo", help="an offline demo session, no API key needed")

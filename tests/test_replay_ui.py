@@ -12,6 +12,7 @@ import pytest
 
 from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
 from support.replay import add_step, start_writer, write_trajectory
+from support.tui import wait_for
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.what_if import what_if_prompt
 from swedeck.core.trajectory import load_trajectory
@@ -70,7 +71,6 @@ async def test_navigation_keys(tmp_path):
 
 
 async def test_follow_goes_on_in_the_final_file_when_the_session_ends(tmp_path):
-    from support.tui import wait_for
 
     writer = start_writer(tmp_path / "live")
     add_step(writer, 1)
@@ -251,7 +251,7 @@ async def test_every_key_is_in_the_help_and_the_palette(tmp_path):
     from textual.widgets import DataTable
 
     from swedeck.tui.replay.bindings import REPLAY_BINDINGS
-    from swedeck.tui.replay.help_screen import ReplayHelp
+    from swedeck.tui.screens.help_screen import HelpScreen
 
     path = write_trajectory(tmp_path / "t", 1)
     app = ReplayApp([path])
@@ -260,12 +260,40 @@ async def test_every_key_is_in_the_help_and_the_palette(tmp_path):
         titles = {command.title for command in app.get_system_commands(screen)}
         assert {binding.description for binding in REPLAY_BINDINGS} <= titles
         await pilot.press("f1")
-        assert isinstance(app.screen, ReplayHelp)
+        assert isinstance(app.screen, HelpScreen)
         table = app.screen.query_one(DataTable)
-        ids = {str(table.get_row_at(row)[1]) for row in range(table.row_count)}
-        assert {binding.id for binding in REPLAY_BINDINGS} <= ids
+        rows = [table.get_row_at(row) for row in range(table.row_count)]
+        assert {binding.id for binding in REPLAY_BINDINGS} <= {str(row[1]) for row in rows}
+        assert all(str(row[2]) for row in rows)  # every key says what it does
         await pilot.press("escape")
         assert app.screen is screen
+
+
+async def test_the_keymap_and_theme_of_the_config_apply_to_replay_and_watch(tmp_path):
+    from textual.widgets import DataTable
+
+    from swedeck.core.config import UIConfig
+    from swedeck.core.watch import DirectoryWatcher
+    from swedeck.tui.screens.help_screen import HelpScreen
+    from swedeck.tui.watch.app import WatchApp
+
+    ui = UIConfig(theme="swedeck-light", keymap={"replay_next": "j"})
+    path = write_trajectory(tmp_path / "t", 3)
+    app = ReplayApp([path], ui=ui)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        assert app.theme == "swedeck-light"
+        await wait_for(pilot, lambda: screen.step == 1, 10)
+        await pilot.press("j")
+        await wait_for(pilot, lambda: screen.step == 2, 10)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        table = app.screen.query_one(DataTable)
+        keys = {str(table.get_row_at(row)[1]): str(table.get_row_at(row)[0]) for row in range(table.row_count)}
+        assert keys["replay_next"] == "j"
+    watch = WatchApp(DirectoryWatcher(tmp_path), ui=ui)
+    async with watch.run_test(size=SIZE):
+        assert watch.theme == "swedeck-light"
 
 
 async def test_quick_jumps_end_on_the_last_one(tmp_path):

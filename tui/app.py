@@ -14,12 +14,11 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from swedeck.themes import DEFAULT_THEME, SHIPPED_THEMES, load_user_themes
-
-from .bindings import APP_BINDINGS, DESCRIPTIONS, all_bindings
+from .bindings import APP_BINDINGS, all_bindings
 from .messages import SessionFinished
 from .screens.help_screen import HelpScreen
 from .screens.session_screen import SessionScreen
+from .ui_config import apply_ui_config
 
 
 class SwedeckApp(App[int]):
@@ -34,20 +33,8 @@ class SwedeckApp(App[int]):
         self.exit_code = 0
         self.summary = ""
         """What the terminal shows after the UI closes: how the session ended, where it is saved."""
-        self._startup_notes: list[str] = []
-        for shipped in SHIPPED_THEMES.values():
-            self.register_theme(shipped)
-        loaded = load_user_themes(themes_dir)
-        for user_theme in loaded.themes:
-            self.register_theme(user_theme)
-        self._startup_notes += loaded.errors
-        wanted = theme or session.config.ui.theme or DEFAULT_THEME
-        if wanted in self.available_themes:
-            self.theme = wanted
-        else:
-            self.theme = DEFAULT_THEME
-            self._startup_notes.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
-        self.set_keymap(dict(session.config.ui.keymap))
+        self.ui = session.config.ui
+        self._startup_notes = apply_ui_config(self, self.ui, theme=theme, themes_dir=themes_dir)
 
     @property
     def session_screen(self) -> SessionScreen:
@@ -71,7 +58,7 @@ class SwedeckApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(all_bindings(), self.ui.keymap))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -82,5 +69,5 @@ class SwedeckApp(App[int]):
             seen.add(binding.action)
             target = self if binding in APP_BINDINGS else self.session_screen
             title = binding.description or binding.action
-            help_text = f"{DESCRIPTIONS.get(binding.id or '', '')} [{binding.id}]"
+            help_text = f"{binding.tooltip} [{binding.id}]"
             yield SystemCommand(title, help_text, partial(self.run_action, binding.action, target))

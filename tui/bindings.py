@@ -1,8 +1,9 @@
 """Every key of the live UI (SPEC §10.2), each with an id users can remap.
 
 `config.ui.keymap` maps ids to keys (`{approve: "y,enter", processors: "f2"}`); the app
-hands it to Textual's `App.set_keymap`. The same table feeds the F1 help and the command
-palette, so a binding can never be missing from either.
+hands it to Textual's `App.set_keymap` (`tui/ui_config.py`). The same table, each binding
+saying what it does in its `tooltip`, feeds the F1 help and the command palette, so a
+binding can never be missing from either.
 """
 
 from __future__ import annotations
@@ -12,44 +13,44 @@ from textual.binding import Binding
 # The footer shows keys in this order and cuts what does not fit: the ones a person must
 # find at 80 columns come first (approve, reject, interrupt, quit, help).
 SESSION_BINDINGS: list[Binding] = [
-    Binding("y,enter", "approve", "Approve", id="approve"),
-    Binding("n", "reject", "Reject", id="reject"),
-    Binding("escape", "interrupt", "Interrupt", id="interrupt"),
-    Binding("ctrl+q", "app.request_quit", "Quit", id="quit", priority=True),
-    Binding("question_mark,f1", "app.help", "Help", id="help"),
-    Binding("e", "edit", "Edit", id="edit"),
-    Binding("a", "always_allow", "Always allow", id="always_allow"),
-    Binding("m", "cycle_mode", "Mode", id="cycle_mode"),
-    Binding("ctrl+y", "yolo", "Yolo", id="yolo", show=False),
-    Binding("p", "toggle_processors", "Processors", id="processors"),
-    Binding("t", "prompt_inspector", "Prompt", id="prompt_inspector"),
-    Binding("i,enter", "focus_input", "Type", id="focus_input"),
-    Binding("ctrl+c", "interrupt", "Interrupt", id="interrupt_ctrl_c", show=False, priority=True),
-    Binding("s", "toggle_split", "Split", id="toggle_split", show=False),
+    Binding("y,enter", "approve", "Approve", id="approve",
+            tooltip="Run the proposed command"),
+    Binding("n", "reject", "Reject", id="reject",
+            tooltip="Reject the command, with a comment for the model"),
+    Binding("escape", "interrupt", "Interrupt", id="interrupt",
+            tooltip="Close what is open (panel, input line), else interrupt the model or the running command"),
+    Binding("ctrl+q", "app.request_quit", "Quit", id="quit", priority=True,
+            tooltip="Quit (asks while a command runs)"),
+    Binding("question_mark,f1", "app.help", "Help", id="help",
+            tooltip="This help"),
+    Binding("e", "edit", "Edit", id="edit",
+            tooltip="Edit the command, then run it"),
+    Binding("a", "always_allow", "Always allow", id="always_allow",
+            tooltip="Run it and never ask again for this command"),
+    Binding("m", "cycle_mode", "Mode", id="cycle_mode",
+            tooltip="Cycle confirm -> yolo -> human"),
+    Binding("ctrl+y", "yolo", "Yolo", id="yolo", show=False,
+            tooltip="Switch to yolo mode (the pending command still waits)"),
+    Binding("p", "toggle_processors", "Processors", id="processors",
+            tooltip="Show or hide the history processors panel"),
+    Binding("t", "prompt_inspector", "Prompt", id="prompt_inspector",
+            tooltip="Show exactly what the model gets next"),
+    Binding("i,enter", "focus_input", "Type", id="focus_input",
+            tooltip="Type in the input line (a task, a follow-up, a command) when it waits for you"),
+    Binding("ctrl+c", "interrupt", "Interrupt", id="interrupt_ctrl_c", show=False, priority=True,
+            tooltip="Interrupt the model or the running command"),
+    Binding("s", "toggle_split", "Split", id="toggle_split", show=False,
+            tooltip="Side by side / stacked panes"),
 ]
 
 APP_BINDINGS: list[Binding] = [
     # The same two on the app, for screens that are not the session (help, pauses, replay)
-    Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True, show=False),
-    Binding("question_mark,f1", "help", "Help", id="help", show=False),
+    Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True, show=False,
+            tooltip="Quit (asks while a command runs)"),
+    Binding("question_mark,f1", "help", "Help", id="help", show=False,
+            tooltip="This help"),
 ]
 
-DESCRIPTIONS: dict[str, str] = {
-    "approve": "Run the proposed command",
-    "reject": "Reject the command, with a comment for the model",
-    "edit": "Edit the command, then run it",
-    "always_allow": "Run it and never ask again for this command",
-    "cycle_mode": "Cycle confirm -> yolo -> human",
-    "yolo": "Switch to yolo mode (the pending command still waits)",
-    "processors": "Show or hide the history processors panel",
-    "prompt_inspector": "Show exactly what the model gets next",
-    "interrupt": "Close what is open (panel, input line), else interrupt the model or the running command",
-    "focus_input": "Type in the input line (a task, a follow-up, a command) when it waits for you",
-    "interrupt_ctrl_c": "Interrupt the model or the running command",
-    "toggle_split": "Side by side / stacked panes",
-    "quit": "Quit (asks while a command runs)",
-    "help": "This help",
-}
 
 
 def all_bindings() -> list[Binding]:

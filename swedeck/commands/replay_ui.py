@@ -27,7 +27,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
-    app = ReplayApp(replay_paths(Path(args.path)), theme=args.theme, start_step=args.step, follow=args.follow,
+    app = ReplayApp(replay_paths(Path(args.path)), ui=config.ui, theme=args.theme, start_step=args.step, follow=args.follow,
                     play=args.play, processors=processors, fork_model=config.model.model_name,
                     trust_file=getattr(args, "trust_trajectory", False))
     request = app.run()

@@ -9,6 +9,7 @@ from swedeck.core.errors import UsageError
 
 
 def run(args: argparse.Namespace) -> int:
+    from swedeck.core.config import load_config
     from swedeck.core.watch import DirectoryWatcher
     from swedeck.tui.watch.app import WatchApp
 
@@ -16,7 +17,8 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
     watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after)
-    app = WatchApp(watcher, theme=args.theme)
+    config = load_config(args.config)  # ui.keymap and ui.theme here; the model for `f` (fork)
+    app = WatchApp(watcher, ui=config.ui, theme=args.theme)
     request = app.run()
     if app.return_code:
         from swedeck.tui.launch import ui_ended
@@ -24,8 +26,6 @@ def run(args: argparse.Namespace) -> int:
         return ui_ended(app)
     if request is None:
         return 0
-    from swedeck.core.config import load_config
-
     from .replay_ui import fork
 
-    return fork(request, load_config([]), replay=False)  # `f` in a followed replay forks it
+    return fork(request, config, replay=False)  # `f` in a followed replay forks it

@@ -10,26 +10,31 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from .app_themes import register_themes
-from .bindings import DESCRIPTIONS, REPLAY_BINDINGS
+from swedeck.core.config import UIConfig
+
+from ..ui_config import apply_ui_config
+from .bindings import REPLAY_BINDINGS
 from .replay_screen import ForkRequest, ReplayScreen
 
 
 class ReplayApp(App[ForkRequest | None]):
     TITLE = "swedeck replay"
 
-    def __init__(self, paths: list[Path], *, theme: str | None = None, **screen_options: Any) -> None:
+    def __init__(self, paths: list[Path], *, ui: UIConfig | None = None, theme: str | None = None,
+                 **screen_options: Any) -> None:
         super().__init__()
         self.paths = paths
         self.screen_options = screen_options
-        register_themes(self, theme)
+        self.ui = ui or UIConfig()
+        self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     def on_mount(self) -> None:
         self.push_screen(ReplayScreen(self.paths, **self.screen_options))
+        for note in self._startup_notes:
+            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, ReplayScreen):
             for binding in REPLAY_BINDINGS:
-                yield SystemCommand(binding.description, DESCRIPTIONS.get(binding.id or "", ""),
-                                    getattr(screen, f"action_{binding.action}"))
+                yield SystemCommand(binding.description, binding.tooltip, getattr(screen, f"action_{binding.action}"))

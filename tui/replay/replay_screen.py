@@ -30,13 +30,13 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.output import command_output
 
+from ..screens.help_screen import HelpScreen
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal, visible
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
-from .help_screen import ReplayHelp
 from .prompt_screen import PromptScreen
 from .what_if_screen import WhatIfScreen
 
@@ -459,4 +459,5 @@ class ReplayScreen(Screen[None]):
             self.app.exit()
 
     def action_help(self) -> None:
-        self.app.push_screen(ReplayHelp())
+        ui = getattr(self.app, "ui", None)  # ReplayApp's, or WatchApp's when opened from watch
+        self.app.push_screen(HelpScreen(REPLAY_BINDINGS, ui.keymap if ui is not None else {}))

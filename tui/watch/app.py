@@ -4,21 +4,25 @@ from __future__ import annotations
 
 from textual.app import App
 
+from swedeck.core.config import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
-from ..replay.app_themes import register_themes
+from ..ui_config import apply_ui_config
 from .watch_screen import SCAN_INTERVAL_S, WatchScreen
 
 
 class WatchApp(App[object]):
     TITLE = "swedeck watch"
 
-    def __init__(self, watcher: DirectoryWatcher, *, theme: str | None = None,
+    def __init__(self, watcher: DirectoryWatcher, *, ui: UIConfig | None = None, theme: str | None = None,
                  interval_s: float = SCAN_INTERVAL_S) -> None:
         super().__init__()
         self.watcher = watcher
         self.interval_s = interval_s
-        register_themes(self, theme)
+        self.ui = ui or UIConfig()
+        self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     def on_mount(self) -> None:
         self.push_screen(WatchScreen(self.watcher, self.interval_s))
+        for note in self._startup_notes:
+            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
