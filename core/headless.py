@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import re
 import signal
 import sys
 import threading
@@ -23,20 +22,13 @@ from .config import SwedeckConfig
 from .errors import UsageError
 from .messages import Message, MessageType
 from .session import Session, SessionResult, build_redactor
+from .text import excerpt, strip_control
 
-_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]")
 _QUIET = (ev.StreamDelta, ev.CommandOutput, ev.Request)
 
 
-def strip_control(text: str) -> str:
-    return _CONTROL.sub("", text)
-
-
-def _short(text: str, lines: int = 3, width: int = 160) -> str:
-    rows = [row[:width] for row in strip_control(text).splitlines()]
-    if len(rows) > lines * 2:
-        rows = [*rows[:lines], f"... ({len(rows) - 2 * lines} more lines)", *rows[-lines:]]
-    return "\n".join(f"    {row}" for row in rows)
+def _short(text: str) -> str:
+    return "\n".join(f"    {row}" for row in excerpt(strip_control(text), lines=6, width=160))
 
 
 PROGRESS_EVERY_S = 5.0

@@ -12,6 +12,7 @@ from swedeck.core.config import EnvironmentConfig
 from swedeck.core.environments import get_environment
 from swedeck.core.environments.base import CommandFailed
 from swedeck.core.errors import SwedeckError
+from swedeck.core.text import split_incomplete_escape
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -143,6 +144,18 @@ def test_streaming_chunks_arrive_before_the_command_ends(env):
     first_at = next(at for at, text in seen if "first" in text)
     assert ended - first_at > 1.0
     assert result.output.split() == ["first", "second"]
+
+
+def test_streamed_output_is_raw_and_never_splits_an_escape_sequence(env):
+    """The model's view strips escapes once (`clean`); the stream keeps them for the UI, which
+    shows them as symbols, and holds back a sequence cut between two reads until it is whole."""
+    seen: list[str] = []
+    result = env.execute(r"printf 'a\033[3'; sleep 0.5; printf '1mred\033[0m \033]0;title'; sleep 0.5; printf '\007z\n'",
+                         on_output=seen.append)
+    assert "".join(seen) == "a\x1b[31mred\x1b[0m \x1b]0;title\x07z\n"
+    assert len(seen) >= 2, seen  # the sleeps were streamed across
+    assert all(split_incomplete_escape(text) == (text, "") for text in seen), seen
+    assert result.output == "ared z\n"
 
 
 def test_communicate_check_modes(env, caplog):

@@ -220,3 +220,21 @@ def test_a_lone_surrogate_from_the_provider_never_ends_the_session(openai_server
     assert observations[0]["extra"]["command"] == "echo a\ufffdb"
     sent = openai_server.requests[1]["messages"]
     assert "Thinking \ufffd hard" in _json.dumps(sent, ensure_ascii=False)
+
+
+def test_one_escape_grammar_for_every_printer():
+    """`core.text` owns the grammar: the model's view keeps control characters but no
+    sequences, printers keep neither, the UI's panes drop colours and show the rest."""
+    from swedeck.core.environments.output import clean
+    from swedeck.core.text import excerpt, split_incomplete_escape, strip_control
+    from swedeck.tui.widgets.text import clean_output
+
+    hostile = "a\x1b[31mb\x1b[0m\x1b]52;c;QUJD\x07c\x1b]0;t\x1b\\d\x07e\r\nf\rg"
+    assert clean(hostile) == "abc" + "d\x07e\ng"
+    assert strip_control(hostile) == "abcde\nfg"
+    assert clean_output(hostile) == "ab␛]52;c;QUJD␇c␛]0;t␛\\d␇e\ng"
+    assert split_incomplete_escape("ok\x1b[1;3") == ("ok", "\x1b[1;3")
+    assert split_incomplete_escape("ok\x1b]0;half") == ("ok", "\x1b]0;half")
+    assert split_incomplete_escape("ok\x1b[1mx") == ("ok\x1b[1mx", "")
+    assert excerpt("\n".join(map(str, range(20))), lines=4, width=10) == ["0", "1", "… (16 more lines)", "18", "19"]
+    assert excerpt("x" * 30, lines=4, width=10) == ["x" * 9 + "…"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from swedeck.core.messages import MessageType, Usage, make_message
 from swedeck.core.redact import Redactor
-from swedeck.core.trajectory.printer import strip_control
+from swedeck.core.text import strip_control
 from swedeck.core.trajectory.writer import TrajectoryWriter
 from tests.conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 

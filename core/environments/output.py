@@ -7,11 +7,9 @@ than a short listing.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-"""CSI sequences (colours, cursor moves), OSC sequences (titles, links) and 2-byte escapes."""
+from ..text import collapse_progress, strip_escapes
 
 
 class OutputBuffer:
@@ -53,16 +51,7 @@ class OutputBuffer:
 
 def clean(text: str) -> str:
     """ANSI escapes stripped, `\\r\\n` normalised, `\\r` progress lines reduced to their last segment."""
-    text = ANSI_ESCAPE.sub("", text).replace("\r\n", "\n")
-    if "\r" not in text:
-        return text
-    return "\n".join(_last_segment(line) for line in text.split("\n"))
-
-
-def _last_segment(line: str) -> str:
-    # A progress bar ends each redraw with `\r`; the final state is the last non-empty segment.
-    segments = [segment for segment in line.split("\r") if segment]
-    return segments[-1] if segments else ""
+    return collapse_progress(strip_escapes(text))
 
 
 def limit(head: str, tail: str | None, output_limit: int, dropped_bytes: int = 0,

@@ -23,10 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..redact import Redactor
+from ..text import split_incomplete_escape
 from .base import ExecutionResult, OutputCallback
 from .channel import Channel
 from .kill_tree import KILL_TREE
-from .output import ANSI_ESCAPE, OutputBuffer, clean, limit
+from .output import OutputBuffer, clean, limit
 
 QUIET_ENV = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "SYSTEMD_PAGER": "", "LESS": "-R",
@@ -239,8 +240,12 @@ class _Collector:
             return
         if not (force or final or time.monotonic() - self._last_flush >= _STREAM_INTERVAL_S):
             return
-        text = ANSI_ESCAPE.sub("", "".join(self._pending))
-        self._pending, self._pending_size = [], 0
+        text, cut = "".join(self._pending), ""
+        if not final:  # an escape sequence split between reads is sent whole, with the next chunk
+            text, cut = split_incomplete_escape(text)
+        self._pending, self._pending_size = ([cut], len(cut)) if cut else ([], 0)
+        if not text:
+            return
         self._last_flush = time.monotonic()
         room = _STREAM_CAP - self._streamed
         if len(text) > room:

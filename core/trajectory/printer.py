@@ -11,21 +11,12 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..text import excerpt, one_line, strip_control
 from .model import Step, Trajectory
 
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (colours, cursor moves)
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC (titles, hyperlinks)
-    r"|\x1b[@-Z\\-_]"  # other escapes
-    r"|[\x00-\x08\x0b-\x1f\x7f\x9b]"  # C0 controls but tab and newline (a lone CR too), DEL, 8-bit CSI
-)
 THOUGHT_CHARS = 300
 OBSERVATION_LINES = 12
-OBSERVATION_CHARS = 1200
-
-
-def strip_control(text: str) -> str:
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+OBSERVATION_WIDTH = 160
 
 
 def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
@@ -76,7 +67,7 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
     for step in steps:
         yield ""
         yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step)}"
-        said = _shorten_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
+        said = one_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
         if said:
             yield f"  thought: {said}"
         for action in step.actions:
@@ -89,7 +80,7 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
             if other.extra.returncode is not None:
                 label += f" (exit {other.extra.returncode})"
             yield f"  {label}:"
-            yield from (f"    {line}" for line in _shorten_block(strip_control(other.text)))
+            yield from (f"    {line}" for line in excerpt(strip_control(other.text), OBSERVATION_LINES, OBSERVATION_WIDTH))
 
 
 def header(trajectory: Trajectory) -> str:
@@ -116,25 +107,3 @@ def usage_note(step: Step) -> str:
     if step.context and step.context.left_percent is not None:
         notes.append(f"{step.context.left_percent:.0f}% context left")
     return f"  [{', '.join(notes)}]" if notes else ""
-
-
-def _shorten_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _shorten_block(text: str) -> list[str]:
-    lines = text.strip("\n").splitlines()
-    if len(text) > OBSERVATION_CHARS:
-        kept, size = [], 0
-        for line in lines:
-            size += len(line) + 1
-            if size > OBSERVATION_CHARS:
-                break
-            kept.append(line)
-    else:
-        kept = lines
-    kept = kept[:OBSERVATION_LINES]
-    if len(kept) < len(lines):
-        kept.append(f"… ({len(lines) - len(kept)} more lines)")
-    return kept

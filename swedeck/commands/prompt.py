@@ -6,9 +6,9 @@ import argparse
 import json
 
 from swedeck.core.config import load_config
-from swedeck.core.headless import strip_control
 from swedeck.core.messages import content_text
 from swedeck.core.prompt_view import StepPrompt, step_prompt
+from swedeck.core.text import strip_control
 from swedeck.core.trajectory.loader import load_trajectory
 
 

@@ -9,7 +9,9 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Label
 
-from .text import literal, shorten
+from swedeck.core.text import one_line
+
+from .text import literal
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class HeaderBar(Vertical):
         badge = self.query_one("#mode-badge", Label)
         badge.update(info.mode.upper())
         badge.set_classes(f"-{info.mode}")
-        self.query_one("#title", Label).update(literal(shorten(info.title, 200)))
+        self.query_one("#title", Label).update(literal(one_line(info.title, 200)))
         self.query_one("#state", Label).update(literal(info.state))
         self.query_one("#model", Label).update(literal(info.model or "(no model)"))
         environment = self.query_one("#environment", Label)

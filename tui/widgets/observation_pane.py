@@ -14,7 +14,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Log, Static
 
-from .text import clean_output, literal, shorten
+from swedeck.core.text import one_line
+
+from .text import clean_output, literal
 
 MAX_LINES = 5000
 KEEP_OUTPUTS = 50
@@ -103,7 +105,7 @@ class ObservationPane(Vertical):
         if record is None:
             return
         self.shown = action_id
-        self.query_one("#obs-command", Static).update(literal("$ " + shorten(record.command, 300)))
+        self.query_one("#obs-command", Static).update(literal("$ " + one_line(record.command, 300)))
         log = self.query_one(Log)
         log.clear()
         if record.output:

@@ -18,7 +18,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .text import clean_output, shorten
+from swedeck.core.text import one_line
+
+from .text import clean_output
 
 
 class StepList(ScrollView, can_focus=True):
@@ -88,7 +90,7 @@ class StepList(ScrollView, can_focus=True):
                 self.refresh_line(line)
 
     def label(self, number: int) -> str:
-        return f"{number:>4} {shorten(clean_output(self.commands.get(number, '')), 18) or 'step'}"
+        return f"{number:>4} {one_line(clean_output(self.commands.get(number, '')), 18) or 'step'}"
 
     # --- drawing ----------------------------------------------------------------------------
 

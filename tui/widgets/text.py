@@ -13,7 +13,8 @@ import re
 
 from textual.content import Content
 
-_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
+from swedeck.core.text import COLOURS, collapse_progress
+
 _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
@@ -37,13 +38,5 @@ def literal(text: str, style: str = "") -> Content:
 def clean_output(text: str) -> str:
     """Command output for the screen: colours (CSI sequences) dropped, `\\r` progress lines
     collapsed, any other control character shown as its symbol."""
-    text = _CSI.sub("", text)
-    if "\r" in text:
-        text = "\n".join(line.rsplit("\r", 1)[-1] if not line.endswith("\r") else line.rstrip("\r").rsplit("\r", 1)[-1]
-                         for line in text.replace("\r\n", "\n").split("\n"))
-    return visible(text)
+    return visible(collapse_progress(COLOURS.sub("", text)))
 
-
-def shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
