@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from typing import Annotated, Any, TypeVar, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic.fields import FieldInfo
 
 from ..messages import Message, MessageType
 
@@ -55,6 +56,17 @@ class Processor(BaseModel):
 
     def __call__(self, history: list[Message]) -> list[Message]:
         raise NotImplementedError
+
+
+def parameters(cls: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A processor type's own settings: its fields but the `type` tag and the `enabled` switch."""
+    return {name: info for name, info in cls.model_fields.items() if name not in ("type", "enabled")}
+
+
+def starting_value(info: FieldInfo) -> Any:
+    """What a setting starts at when a person switches its processor on: the field's first
+    example (each processor gives one where no default would do anything), else its default."""
+    return info.examples[0] if info.examples else info.default
 
 
 def _tag_set(tags: tuple[str, ...]) -> tuple[str, ...]:

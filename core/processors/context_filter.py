@@ -66,7 +66,7 @@ def _with_their_calls(messages: list[Message], start: int) -> int:
 
 class ContextFilter(Processor):
     type: Literal["context_filter"] = "context_filter"
-    num_invocations_to_keep: int | None = Field(default=None, gt=0)
+    num_invocations_to_keep: int | None = Field(default=None, gt=0, examples=[3])
     """Model turns kept, with the user and tool messages before them; unset: no trimming."""
     custom_filter: str | None = None
     """`package.module:function`: gets and returns the message list, after trimming."""

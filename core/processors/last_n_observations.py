@@ -38,7 +38,7 @@ class LastNObservations(Processor):
     """
 
     type: Literal["last_n_observations"] = "last_n_observations"
-    n: int = Field(gt=0)
+    n: int = Field(gt=0, examples=[5])
     """Observations kept in full."""
     polling: int = Field(default=1, ge=1)
     """Elide in batches of this many steps."""

@@ -21,19 +21,9 @@ from textual.message import Message
 from textual.widgets import Input, Label, Static, Switch
 
 from swedeck.core.config import parse_value as parse_config_value
+from swedeck.core.processors.base import parameters, starting_value
 
 from .text import literal
-
-HIDDEN_FIELDS = ("type", "enabled")
-SUGGESTED: dict[str, dict[str, Any]] = {
-    "last_n_observations": {"n": 5},
-    "context_filter": {"num_invocations_to_keep": 3},
-}
-"""Starting values for parameters that have no default, so switching a processor on works."""
-
-
-def parameter_fields(cls: type[BaseModel]) -> dict[str, Any]:
-    return {name: info for name, info in cls.model_fields.items() if name not in HIDDEN_FIELDS}
 
 
 def show_value(value: Any) -> str:
@@ -74,11 +64,11 @@ class ProcessorRow(Vertical):
         with Horizontal():
             yield Switch(value=enabled)
             yield Label(literal(self.type_name), classes="name")
-        for name, info in parameter_fields(self.cls).items():
+        for name, info in parameters(self.cls).items():
             if self.current is not None:
                 value = getattr(self.current, name)
             else:
-                value = SUGGESTED.get(self.type_name, {}).get(name, info.default)
+                value = starting_value(info)
             with Horizontal(classes="param"):
                 yield Label(literal(name))
                 yield Input(show_value(value), name=name, classes="param-input")
