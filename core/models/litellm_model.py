@@ -15,10 +15,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ..actions import ToolSchema
 from ..config import ModelConfig
 from ..events import EventSink, QueryRetrying
 from ..messages import FunctionCall, Message, ToolCall, valid_text
-from .actions import ToolSchema
 from .assembler import Assembler, _get
 from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
 from .cache_control import request_messages

@@ -110,7 +110,7 @@ def _foreign_tool_actions(message: Message) -> tuple[Action, ...]:
     if not calls or all(call.function.name == "bash" for call in calls):
         return ()
     try:
-        from ..trajectory.actions import tool_call_actions
+        from ..actions import tool_call_actions
     except ImportError:
         return ()
     return tool_call_actions(calls)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import jinja2
 
+from ..actions import FormatProblem, parse_text, parse_tool_calls
 from ..messages import Message, MessageExtra, MessageType, ToolCall, Usage
-from .actions import FormatProblem, parse_text, parse_tool_calls
 from .base import FormatError, ModelResponse, ModelSpec
 
 _TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..actions import text_actions, tool_call_actions
 from ..messages import Action, Message, MessageExtra, MessageType, ToolCall
-from .actions import text_actions, tool_call_actions
 from .lazy import StepList
 
 _TOP_LEVEL = ("role", "content", "tool_calls", "tool_call_id", "name", "cache_control")

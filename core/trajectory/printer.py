@@ -7,10 +7,10 @@ observation must not be able to move the cursor or retitle the reader's terminal
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..actions import without_fences
 from ..text import excerpt, one_line, strip_control
 from .model import Step, Trajectory
 
@@ -54,7 +54,7 @@ def thought(trajectory: Trajectory, step: Step) -> str:
     recorded = (message.extra.model_extra or {}).get("thought")
     if isinstance(recorded, str) and recorded.strip():
         return recorded.strip()
-    return re.sub(r"```(?:mswea_bash_command|bash)[ \t]*\n.*?```", "", message.text, flags=re.DOTALL).strip()
+    return without_fences(message.text)
 
 
 def json_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:

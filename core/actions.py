@@ -1,8 +1,13 @@
-"""From an assistant response to runnable actions (SPEC §4.2), shared by every model.
+"""From an assistant message to its actions (SPEC §4.2): the one owner of the `bash` tool
+and of the fenced command blocks.
 
-`tool_call` format: every tool call must be the `bash` tool with a JSON object holding a
-non-empty `command` (and a non-empty `reasoning` when required). `text` format: exactly
-one fenced bash block. Anything else is a `FormatProblem` the model is told about.
+Two readings of the same grammar:
+- **to run** (`parse_tool_calls`, `parse_text`), shared by every model: every tool call must
+  be the `bash` tool with a JSON object holding a non-empty `command` (and a non-empty
+  `reasoning` when required); text must hold exactly one fenced block. Anything else is a
+  `FormatProblem` the model is told about.
+- **as recorded** (`tool_call_actions`, `text_actions`), for other tools' trajectories: what
+  the message asked for, whatever its shape, never an error.
 """
 
 from __future__ import annotations
@@ -12,10 +17,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import Action, ToolCall, valid_text
+from .messages import Action, ToolCall, valid_text
 
 BASH_TOOL = "bash"
-FENCE_LANGUAGES = ("bash", "sh", "mswea_bash_command")
+MARKED_FENCE = "mswea_bash_command"
+"""mini-swe-agent v2's fence; v1 and swedeck's text mode use ```bash."""
+FENCE_LANGUAGES = ("bash", "sh", MARKED_FENCE)
+PEER_FENCE_LANGUAGES = ("bash", MARKED_FENCE)
+"""What mini-swe-agent itself runs: a recorded ```sh block was a format error there."""
 _FENCE = re.compile(r"```(" + "|".join(FENCE_LANGUAGES) + r")[ \t]*\n(.*?)\n?```", re.DOTALL)
 
 
@@ -71,17 +80,54 @@ def parse_tool_calls(tool_calls: tuple[ToolCall, ...] | list[ToolCall], require_
     return actions
 
 
+def fenced_commands(text: str, languages: tuple[str, ...] = FENCE_LANGUAGES) -> list[str]:
+    """The bodies of the fenced command blocks in `text`. mini-swe-agent's own fence marks
+    the action: plain ```bash blocks next to it are examples and are left out."""
+    blocks = [(language, body) for language, body in _FENCE.findall(text or "") if language in languages]
+    marked = [body for language, body in blocks if language == MARKED_FENCE]
+    return marked or [body for _, body in blocks]
+
+
+def without_fences(text: str) -> str:
+    """`text` with its fenced command blocks taken out: the words around the command."""
+    return _FENCE.sub("", text).strip()
+
+
 def parse_text(content: str) -> list[Action]:
-    blocks = _FENCE.findall(content or "")
-    # mini-swe-agent's own fence marks the action; plain ```bash blocks next to it are examples.
-    marked = [block for block in blocks if block[0] == "mswea_bash_command"]
-    blocks = marked or blocks
+    blocks = fenced_commands(content)
     if len(blocks) != 1:
         found = "no" if not blocks else f"{len(blocks)}"
         raise FormatProblem(
             f"your response must contain exactly one ```bash code block with the command to run; found {found}."
         )
-    command = blocks[0][1].strip()
+    command = blocks[0].strip()
     if not command:
         raise FormatProblem("your ```bash code block is empty.")
     return [Action(command=command)]
+
+
+def text_actions(text: str) -> tuple[Action, ...]:
+    """The commands a recorded message fenced, as mini-swe-agent read them."""
+    return tuple(Action(command=command.strip("\n")) for command in fenced_commands(text, PEER_FENCE_LANGUAGES))
+
+
+def tool_call_actions(calls: tuple[ToolCall, ...]) -> tuple[Action, ...]:
+    """One action per recorded tool call: the `command` argument, or `name args…` for other tools."""
+    return tuple(_call_action(call) for call in calls)
+
+
+def _call_action(call: ToolCall) -> Action:
+    arguments: Any
+    try:
+        arguments = json.loads(call.function.arguments or "{}")
+    except (TypeError, ValueError):
+        arguments = call.function.arguments
+    if isinstance(arguments, dict) and isinstance(arguments.get("command"), str):
+        reasoning = arguments.get("reasoning")
+        return Action(command=arguments["command"], tool_call_id=call.id,
+                      reasoning=reasoning if isinstance(reasoning, str) else None)
+    if isinstance(arguments, dict):
+        rendered = " ".join(json.dumps(value) if not isinstance(value, str) else value for value in arguments.values())
+    else:
+        rendered = str(arguments)
+    return Action(command=f"{call.function.name} {rendered}".strip(), tool_call_id=call.id)
