@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
@@ -41,6 +42,24 @@ class Usage(_Record):
     cached_tokens: int = 0
     estimated: bool = False
     """True when the provider sent no usage and swedeck counted the tokens itself."""
+
+
+@dataclass
+class ModelStats:
+    """What a model's queries cost so far: the live model's running count and a trajectory's
+    `info.model_stats` record, under mini-swe-agent's names."""
+
+    instance_cost: float = 0.0
+    api_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, cost: float, usage: Usage | None, calls: int = 1) -> None:
+        self.api_calls += calls
+        self.instance_cost += cost
+        if usage is not None:
+            self.prompt_tokens += usage.prompt_tokens
+            self.completion_tokens += usage.completion_tokens
 
 
 class ContextInfo(_Record):

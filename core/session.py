@@ -7,6 +7,7 @@ exists (they then change what it starts with).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -22,7 +23,7 @@ from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig, require_model
 from .errors import SwedeckError, UsageError
 from .events import ContextStatus
-from .messages import Message, last_task
+from .messages import Message, ModelStats, last_task
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_messages
 
@@ -267,11 +268,6 @@ class Session:
             "exit_status": status.value,
             "submission": submission,
             "message": message,
-            "model_stats": {
-                "instance_cost": stats.cost if stats else 0.0,
-                "api_calls": stats.api_calls if stats else 0,
-                "prompt_tokens": stats.prompt_tokens if stats else 0,
-                "completion_tokens": stats.completion_tokens if stats else 0,
-            },
+            "model_stats": dataclasses.asdict(stats or ModelStats()),
         }
         return str(writer.finish(info))

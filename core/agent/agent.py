@@ -470,8 +470,8 @@ class Agent:
         agent = self.config.agent
         if agent.step_limit and self.step >= agent.step_limit:
             raise LimitReached(f"step limit reached ({self.step}/{agent.step_limit} steps)")
-        if agent.cost_limit and self.model.stats.cost >= agent.cost_limit:
-            raise LimitReached(f"cost limit reached (${self.model.stats.cost:.2f}/${agent.cost_limit:.2f})")
+        if agent.cost_limit and self.model.stats.instance_cost >= agent.cost_limit:
+            raise LimitReached(f"cost limit reached (${self.model.stats.instance_cost:.2f}/${agent.cost_limit:.2f})")
         elapsed = time.monotonic() - self._started
         if agent.wall_time_limit_s and elapsed >= agent.wall_time_limit_s:
             raise LimitReached(f"wall time limit reached ({elapsed:.0f}/{agent.wall_time_limit_s:.0f} s)")
@@ -494,7 +494,7 @@ class Agent:
 
     def _progress(self) -> None:
         agent = self.config.agent
-        self._emit(ev.ProgressUpdated(step=self.step, step_limit=agent.step_limit, cost=self.model.stats.cost,
+        self._emit(ev.ProgressUpdated(step=self.step, step_limit=agent.step_limit, cost=self.model.stats.instance_cost,
                                       cost_limit=agent.cost_limit, turn=self.turn))
 
     def set_window(self, window: int, source: str) -> None:
@@ -516,7 +516,7 @@ class Agent:
             "task": self._current_task(),
             "step": self.step,
             "step_limit": self.config.agent.step_limit,
-            "cost": self.model.stats.cost,
+            "cost": self.model.stats.instance_cost,
             "cost_limit": self.config.agent.cost_limit,
             "mode": self._mode,
             "context_window_max": self.window,

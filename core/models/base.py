@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ..events import EventSink
-from ..messages import Action, Message, Usage
+from ..messages import Action, Message, ModelStats, Usage
 
 ActionFormat = Literal["tool_call", "text"]
 """`tool_call`: the `bash` tool (with `reasoning` when required); `text`: one fenced bash block."""
@@ -30,14 +30,6 @@ class ModelResponse:
     usage: Usage | None
     cost: float = 0.0
     stream_guard_fired: bool = False
-
-
-@dataclass
-class ModelStats:
-    api_calls: int = 0
-    cost: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 class ModelError(Exception):

@@ -18,9 +18,9 @@ from typing import Any
 from ..actions import ToolSchema
 from ..config import ModelConfig
 from ..events import EventSink, QueryRetrying
-from ..messages import FunctionCall, Message, ToolCall, valid_text
+from ..messages import FunctionCall, Message, ModelStats, ToolCall, valid_text
 from .assembler import Assembler, _get
-from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, ModelStats, QueryCancelled
+from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, QueryCancelled
 from .cache_control import request_messages
 from .http_call import CANCEL, DEFAULT_MAX_TOKENS, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
@@ -78,11 +78,7 @@ class LitellmModel:
                     raise QueryCancelled() from None
         # A usage requery is a second, billed completion of the same prompt.
         parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking) * calls
-        self.stats.api_calls += calls
-        self.stats.cost += parts.cost
-        if parts.usage is not None:
-            self.stats.prompt_tokens += parts.usage.prompt_tokens
-            self.stats.completion_tokens += parts.usage.completion_tokens
+        self.stats.add(parts.cost, parts.usage, calls)
         return build_response(parts, self.spec, self.config.require_reasoning, self.config.format_error_template)
 
     def cancel(self) -> None:

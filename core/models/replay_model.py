@@ -17,9 +17,9 @@ from pathlib import Path
 
 from ..config import ModelConfig
 from ..events import EventSink, StreamDelta
-from ..messages import Action, Message, MessageType
+from ..messages import Action, Message, MessageType, ModelStats
 from ..tokens import count_text
-from .base import FormatError, ModelResponse, ModelSpec, ModelStats, QueryCancelled, ReplayExhausted
+from .base import FormatError, ModelResponse, ModelSpec, QueryCancelled, ReplayExhausted
 from .replay_source import assistant_messages
 from .responses import Parts, build_response
 from .usage import estimate_usage
@@ -63,10 +63,7 @@ class ReplayModel:
             usage=usage,
             cost=recorded.extra.cost or 0.0,
         )
-        self.stats.api_calls += 1
-        self.stats.cost += parts.cost
-        self.stats.prompt_tokens += usage.prompt_tokens
-        self.stats.completion_tokens += usage.completion_tokens
+        self.stats.add(parts.cost, usage)
         spec = replace(self.spec, action_format="tool_call" if recorded.tool_calls else "text")
         try:
             return build_response(parts, spec, self.config.require_reasoning, self.config.format_error_template)

@@ -7,17 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..messages import Action, ContextInfo, Message, Usage
+from ..messages import Action, ContextInfo, Message, ModelStats, Usage
 
 TrajectoryFormat = Literal["swedeck-jsonl", "swedeck-json", "mini-swe-agent", "swe-agent"]
-
-
-@dataclass(frozen=True)
-class ModelStats:
-    instance_cost: float = 0.0
-    api_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
 
 
 @dataclass

@@ -8,6 +8,7 @@ Every record passes through the session's Redactor first: secrets never reach th
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SwedeckError
-from ..messages import Message
+from ..messages import Message, ModelStats
 from ..redact import Redactor
 from . import files
 from .errors import TrajectoryError
@@ -25,7 +26,7 @@ from .normalize import mapping
 from .readers.swedeck_json import FINAL_FORMAT
 from .readers.swedeck_jsonl import HEADER_FORMAT
 
-_STATS = ("instance_cost", "api_calls", "prompt_tokens", "completion_tokens")
+_STATS = tuple(field.name for field in dataclasses.fields(ModelStats))
 
 
 class TrajectoryWriter:

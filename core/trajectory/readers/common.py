@@ -7,7 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..model import ModelStats, TrajectoryInfo
+from ...messages import ModelStats
+from ..model import TrajectoryInfo
 from ..normalize import mapping
 
 # SWE-agent says tokens_sent/tokens_received where the others say prompt/completion tokens.
