@@ -46,8 +46,8 @@ def build_message(record: Mapping[str, Any], extra: Mapping[str, Any], message_t
         role=role,
         content=content,
         tool_calls=tool_calls(record.get("tool_calls")),
-        tool_call_id=_optional_str(record.get("tool_call_id")),
-        name=_optional_str(record.get("name")),
+        tool_call_id=optional_str(record.get("tool_call_id")),
+        name=optional_str(record.get("name")),
         cache_control=cache_control if isinstance(cache_control, dict) else None,
         extra=message_extra(merged),
     )
@@ -215,7 +215,8 @@ def build_steps(messages: Sequence[Message]) -> StepList:
     return StepList(messages, [index for index, message in enumerate(messages) if is_step(message)])
 
 
-def _optional_str(value: Any) -> str | None:
+def optional_str(value: Any) -> str | None:
+    """A recorded field as text; missing stays missing (a number or a list is shown as written)."""
     return None if value is None else str(value)
 
 

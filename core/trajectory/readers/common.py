@@ -9,7 +9,7 @@ from typing import Any
 
 from ...messages import ModelStats
 from ..model import TrajectoryInfo
-from ..normalize import mapping
+from ..normalize import mapping, optional_str
 
 # SWE-agent says tokens_sent/tokens_received where the others say prompt/completion tokens.
 _STAT_NAMES = {
@@ -24,11 +24,11 @@ def info_from(raw: Mapping[str, Any]) -> TrajectoryInfo:
     stats = mapping(raw.get("model_stats"))
     config = raw.get("config")
     info = TrajectoryInfo(
-        exit_status=_optional_str(raw.get("exit_status")),
-        submission=_optional_str(raw.get("submission")),
+        exit_status=optional_str(raw.get("exit_status")),
+        submission=optional_str(raw.get("submission")),
         model_stats=model_stats(stats),
         config=dict(mapping(config)),
-        swedeck_version=_optional_str(raw.get("swedeck_version")),
+        swedeck_version=optional_str(raw.get("swedeck_version")),
         raw=dict(raw),
     )
     info.model_name = model_name(info.config)
@@ -78,10 +78,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, int | float):
         return float(value)
     return None
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def info_of(document: Mapping[str, Any]) -> tuple[Mapping[str, Any], TrajectoryInfo]:

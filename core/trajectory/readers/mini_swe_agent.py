@@ -14,7 +14,14 @@ from typing import Any
 from ...messages import Message, Usage
 from ..lazy import MessageList, StepList
 from ..model import Trajectory, TrajectoryFormat
-from ..normalize import TypeInference, as_mapping_list, build_message, check_roles, foreign_extra
+from ..normalize import (
+    TypeInference,
+    as_mapping_list,
+    build_message,
+    check_roles,
+    foreign_extra,
+    optional_str,
+)
 from .common import info_from
 from .source import Source
 
@@ -39,8 +46,8 @@ def read(source: Source) -> Trajectory:
     info = info_from(raw_info)
     for record in records:  # v2 keeps the ending on the exit message too
         if record.get("role") == "exit" and isinstance(record.get("extra"), Mapping):
-            info.exit_status = info.exit_status or _str(record["extra"].get("exit_status"))
-            info.submission = info.submission or _str(record["extra"].get("submission"))
+            info.exit_status = info.exit_status or optional_str(record["extra"].get("exit_status"))
+            info.submission = info.submission or optional_str(record["extra"].get("submission"))
     roles = check_roles(records)
     inference = TypeInference.of(roles, info.submission)
 
@@ -70,5 +77,3 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)
