@@ -29,7 +29,6 @@ from . import paths
 from .errors import UsageError
 from .processors import ProcessorConfig
 
-BUILTIN_AGENT_CLASSES = ("default", "interactive", "reasoning_tool_call", "text")
 _DOTTED_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
@@ -73,9 +72,11 @@ class AgentConfig(_Section):
     @field_validator("agent_class")
     @classmethod
     def _known_agent_class(cls, value: str) -> str:
-        if value in BUILTIN_AGENT_CLASSES or _DOTTED_PATH.match(value):
+        from .agent import AGENT_CLASSES  # the agent package imports this module; it owns the names
+
+        if value in AGENT_CLASSES or _DOTTED_PATH.match(value):
             return value
-        allowed = ", ".join(BUILTIN_AGENT_CLASSES)
+        allowed = ", ".join(AGENT_CLASSES)
         raise ValueError(f"unknown agent class {value!r}; allowed: {allowed}, or package.module:Class")
 
     @field_validator("system_template", "instance_template", "observation_template", "format_error_template")
