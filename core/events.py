@@ -20,6 +20,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
+    from .environments.base import ExecutionResult
     from .messages import Message, Usage
 
 
@@ -210,13 +211,8 @@ class CommandOutput(Event):
 class CommandFinished(Event):
     action_id: str
     command: str
-    output: str
-    """What the model gets: decoded, ANSI stripped, head+tail truncated."""
-    returncode: int | None
-    duration_s: float
-    timed_out: bool = False
-    interrupted: bool = False
-    truncated: bool = False
+    result: ExecutionResult
+    """What the model gets (token shapes masked for showing, as in the trajectory)."""
 
 
 # --- the history -------------------------------------------------------------------------

@@ -92,10 +92,12 @@ class ProgressPrinter:
             case ev.CommandStarted():
                 return f"  $ {strip_control(event.command)}"
             case ev.CommandFinished():
-                status = ("timed out" if event.timed_out else "interrupted" if event.interrupted
-                          else f"exit {event.returncode}")
-                output = _short(event.output)
-                return f"{output}\n    [{status}, {event.duration_s:.2f} s]" if output else f"    [{status}, {event.duration_s:.2f} s]"
+                result = event.result
+                status = ("timed out" if result.timed_out else "interrupted" if result.interrupted
+                          else f"exit {result.returncode}")
+                output = _short(result.output)
+                note = f"    [{status}, {result.duration_s:.2f} s]"
+                return f"{output}\n{note}" if output else note
             case ev.Notice():
                 return f"  {event.level}: {strip_control(event.text)}"
             case ev.SessionEnded():

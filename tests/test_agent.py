@@ -71,7 +71,7 @@ def test_confirm_mode_approve_edit_reject_with_comment(openai_server, tmp_path):
     assert result.exit_status == "Submitted"
     decided = [(e.decision, e.command) for e in driver.of(ev.ActionDecided)]
     assert decided[:3] == [("approved", "echo one"), ("edited", "echo edited"), ("rejected", "rm -rf /tmp/nothing-here")]
-    outputs = [e.output for e in driver.of(ev.CommandFinished)]
+    outputs = [e.result.output for e in driver.of(ev.CommandFinished)]
     assert outputs[:2] == ["one\n", "edited\n"]
     rejection = openai_server.requests[3]["messages"][-1]
     assert rejection["role"] == "tool"
@@ -120,7 +120,7 @@ def test_human_mode_runs_typed_commands_without_querying(openai_server, tmp_path
     driver = Driver(inputs=["cd /tmp && export HUMAN=typed", "echo $HUMAN $(pwd)"], on_event=on_event)
     result = run_session(config, "t", driver)
     assert result.exit_status == "Submitted"
-    finished = driver.of(ev.CommandFinished)
+    finished = [event.result for event in driver.of(ev.CommandFinished)]
     assert finished[1].output == "typed /tmp\n"
     assert len(openai_server.requests) == 1  # only after the switch back
     sent = openai_server.requests[0]["messages"]
@@ -181,7 +181,7 @@ def test_interrupting_a_command_keeps_the_shell(openai_server, tmp_path):
     driver = Driver(on_event=on_event, inputs=[""])
     result = run_session(config, "t", driver, timeout=40)
     assert result.exit_status == "Submitted"
-    finished = driver.of(ev.CommandFinished)
+    finished = [event.result for event in driver.of(ev.CommandFinished)]
     assert finished[0].interrupted and finished[0].duration_s < 20
     assert finished[1].output == "kept\n"
     assert "interrupt" in types(final_file(tmp_path)["messages"])
@@ -329,7 +329,7 @@ def test_text_agent_parses_fenced_blocks(openai_server, tmp_path):
     result = run_session(config, "t", driver, interactive=False)
     assert result.exit_status == "Submitted"
     assert "tools" not in openai_server.requests[0]
-    assert driver.of(ev.CommandFinished)[0].output == "from-text\n"
+    assert driver.of(ev.CommandFinished)[0].result.output == "from-text\n"
     assert openai_server.requests[1]["messages"][-1]["role"] == "user"
 
 
@@ -374,7 +374,7 @@ def test_replay_model_drives_a_session_and_ends_cleanly_when_exhausted(openai_se
     driver = Driver()
     result = run_session(config, "record", driver, interactive=False)
     assert (result.exit_status, result.exit_code) == ("ReplayExhausted", 0)
-    assert [e.output for e in driver.of(ev.CommandFinished)] == ["", "recorded\n"]
+    assert [e.result.output for e in driver.of(ev.CommandFinished)] == ["", "recorded\n"]
     assert (tmp_path / "r.txt").read_text() == "recorded\n"
 
 

@@ -43,7 +43,7 @@ def run_edge_session(tmp_path, openai_server, env: str):
 
 def check_edge_session(result, driver: Driver) -> None:
     assert result.exit_status == "Submitted", result.message
-    finished = driver.of(ev.CommandFinished)
+    finished = [event.result for event in driver.of(ev.CommandFinished)]
     out = [f.output for f in finished]
     assert finished[0].timed_out and finished[0].duration_s < 20
     assert out[1] == "still-here\n"
@@ -123,7 +123,7 @@ def test_100_mb_of_output_reaches_the_model_as_head_and_tail(openai_server, tmp_
     with _Rss() as rss:
         result = run_session(config, "t", driver, interactive=False, timeout=100)
     assert result.exit_status == "Submitted", result.message
-    finished = driver.of(ev.CommandFinished)[0]
+    finished = driver.of(ev.CommandFinished)[0].result
     assert finished.truncated and not finished.timed_out, (finished.timed_out, time.monotonic() - started)
     assert finished.output.startswith("0123456789abcdefghijklmnopqrstuvwxyz\n")
     assert "THE-END" in finished.output

@@ -44,7 +44,7 @@ def test_markup_in_model_text_and_command_output_stays_literal(openai_server, tm
     assert driver.of(ev.QueryFinished)[0].message.content == f"I say {MARKUP}"
     assert driver.of(ev.CommandStarted)[0].command == command
     assert "".join(o.text for o in driver.of(ev.CommandOutput)).startswith(MARKUP)
-    assert driver.of(ev.CommandFinished)[0].output == MARKUP + "\n"
+    assert driver.of(ev.CommandFinished)[0].result.output == MARKUP + "\n"
     messages = json.loads((tmp_path / "session.traj.json").read_text())["messages"]
     assert messages[2]["content"] == f"I say {MARKUP}"
     assert MARKUP + "\n" in messages[3]["content"]
@@ -106,7 +106,7 @@ def test_secrets_never_reach_json_events(openai_server, tmp_path, monkeypatch):
     result = run_headless(config, "t", as_json=True, out=out)
     assert result.exit_status == "Submitted"
     events = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert any(e["event"] == "CommandFinished" and "token=***" in e["output"] for e in events)
+    assert any(e["event"] == "CommandFinished" and "token=***" in e["result"]["output"] for e in events)
     assert_no_secret(out.getvalue(), "JSON events")
     assert_no_secret((tmp_path / "json.traj.json").read_text(), "the final file")
 
@@ -197,7 +197,7 @@ def test_headless_json_output_strips_control_sequences(openai_server, tmp_path):
     assert_no_controls(decoded.replace("\\n", "\n"))
     finished = next(e for e in events if e["event"] == "QueryFinished")
     assert "red" in finished["message"]["content"] and "says" in finished["message"]["content"]
-    assert any(e["event"] == "CommandFinished" and "outgreen" in e["output"] for e in events)
+    assert any(e["event"] == "CommandFinished" and "outgreen" in e["result"]["output"] for e in events)
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])

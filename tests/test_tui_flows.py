@@ -56,7 +56,7 @@ def asked(app: SwedeckApp, purpose: str) -> bool:
 
 def record(app: SwedeckApp, command: str) -> CommandRecord | None:
     records = app.session_screen.query_one(ObservationPane).records.values()
-    return next((r for r in records if r.command == command and r.finished), None)
+    return next((r for r in records if r.command == command and r.result is not None), None)
 
 
 def last_sent(server) -> dict:
@@ -496,7 +496,7 @@ async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_s
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: record(app, command) is not None, WAIT)
         flood = record(app, command)
-        assert flood.truncated and len(flood.output) <= KEEP_CHARS
+        assert flood.result.truncated and len(flood.output) <= KEEP_CHARS
         log = app.session_screen.query_one(ObservationPane).query_one(Log)
         lines = [line for line in log.lines if line]
         assert 0 < len(lines) <= MAX_LINES

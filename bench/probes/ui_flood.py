@@ -51,7 +51,7 @@ def done() -> None:
     PROBE.finish(json.dumps({
         "duration_s": end - state["start"], "longest_stall_s": PROBE.longest_gap(state["start"], end),
         "rss_before_mb": state["rss_before"], "peak_rss_mb": max(state["peak"], rss_mb()),
-        "output_chars": len(finished.output), "truncated": finished.truncated,
+        "output_chars": len(finished.result.output), "truncated": finished.result.truncated,
         "pane_lines": log.line_count, "pane_last_line": next((line for line in reversed(log.lines) if line), "")}))
 
 

@@ -423,28 +423,19 @@ class Agent:
         with self._lock:
             if result.interrupted:
                 self._interrupt_requested = False
-        self._emit(ev.CommandFinished(  # shown: token shapes masked, as in the trajectory (redact.py)
-            action_id=action_id, command=command, output=mask_shapes(result.output), returncode=result.returncode,
-            duration_s=result.duration_s, timed_out=result.timed_out, interrupted=result.interrupted,
-            truncated=result.truncated,
-        ))
+        shown = replace(result, output=mask_shapes(result.output))  # token shapes masked, as in the trajectory
+        self._emit(ev.CommandFinished(action_id=action_id, command=command, result=shown))
         if self._quit:
             raise QuitRequested()
         return result
 
     def _observation(self, action: Action, command: str, result: ExecutionResult, step: int) -> Message:
-        variables = {
-            **self.template_vars(),
-            "output": result.output, "returncode": result.returncode, "timed_out": result.timed_out,
-            "interrupted": result.interrupted, "output_truncated": result.truncated,
-            "duration_s": result.duration_s, "command": command,
-        }
+        variables = {**self.template_vars(), **result.template_vars(), "command": command}
         text = render("observation_template", self.config.agent.observation_template, variables)
         role: Role = "tool" if action.tool_call_id else "user"
         return make_message(
             role, text, MessageType.OBSERVATION, tool_call_id=action.tool_call_id, step=step, turn=self.turn,
-            returncode=result.returncode, duration_s=round(result.duration_s, 4), timed_out=result.timed_out,
-            output_truncated=result.truncated, mode=self._mode, command=command, raw_output=result.output,
+            mode=self._mode, command=command, **result.message_extra(),
         )
 
     # --- human mode ---------------------------------------------------------------------

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..errors import SwedeckError
 
 
-@dataclass
+@dataclass(frozen=True)
 class ExecutionResult:
+    """What a command did: the one record the agent, the `CommandFinished` event, the
+    observation message and the UI's output pane all read."""
+
     output: str
-    """Decoded (UTF-8, replacement), `\\r` progress collapsed, ANSI stripped, head+tail truncated."""
+    """Decoded (UTF-8, replacement), `\\r` progress collapsed, escapes stripped, head+tail truncated."""
     returncode: int | None
     """None when the command was stopped (timeout or interrupt)."""
     duration_s: float
@@ -26,6 +29,27 @@ class ExecutionResult:
     truncated: bool = False
     output_chars: int = 0
     """Length of the full output before truncation."""
+
+    def template_vars(self) -> dict[str, Any]:
+        """The observation template's variables (mini-swe-agent's names)."""
+        return {"output": self.output, "returncode": self.returncode, "timed_out": self.timed_out,
+                "interrupted": self.interrupted, "output_truncated": self.truncated, "duration_s": self.duration_s}
+
+    def message_extra(self) -> dict[str, Any]:
+        """The observation message's `extra` fields (the trajectory format's names)."""
+        return {"returncode": self.returncode, "duration_s": round(self.duration_s, 4), "timed_out": self.timed_out,
+                "output_truncated": self.truncated, "raw_output": self.output}
+
+    def status(self) -> str:
+        """`exit 0 · 0.12 s`, `exit ? · 30.00 s · timed out`: one line for a person."""
+        parts = [f"exit {self.returncode if self.returncode is not None else '?'}", f"{self.duration_s:.2f} s"]
+        if self.timed_out:
+            parts.append("timed out")
+        if self.interrupted:
+            parts.append("interrupted")
+        if self.truncated:
+            parts.append("output truncated: the model got its head and tail")
+        return " · ".join(parts)
 
 
 OutputCallback = Callable[[str], None]

@@ -17,6 +17,7 @@ from typing import Any
 from swedeck.core import events as ev
 from swedeck.core.agent.context import ContextTracker
 from swedeck.core.config import SwedeckConfig
+from swedeck.core.environments.base import ExecutionResult
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.prompt_view import prompt_lines
 from swedeck.core.session import PromptPreview, SessionResult
@@ -163,7 +164,8 @@ def _run(session: ScriptedSession, emit: ev.EventSink, action_id: str, command: 
     emit(ev.StateChanged(ev.AgentState.RUNNING, command))
     emit(ev.CommandStarted(action_id=action_id, command=command))
     emit(ev.CommandOutput(action_id=action_id, text=output))
-    emit(ev.CommandFinished(action_id=action_id, command=command, output=output, returncode=0, duration_s=0.01))
+    emit(ev.CommandFinished(action_id=action_id, command=command,
+                            result=ExecutionResult(output=output, returncode=0, duration_s=0.01)))
 
 
 def _pieces(text: str, size: int = 7) -> list[str]:

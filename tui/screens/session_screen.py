@@ -271,13 +271,12 @@ class SessionScreen(Screen):
         self.query_one(ObservationPane).append(event.action_id, event.text)
 
     def _draw_command_finished(self, event: ev.CommandFinished) -> None:
-        note = "timed out" if event.timed_out else "interrupted" if event.interrupted else ""
+        result = event.result
+        note = "timed out" if result.timed_out else "interrupted" if result.interrupted else ""
         block = self._block(event.action_id)
         if block is not None:
-            block.finished(event.returncode, event.duration_s, note)
-        self.query_one(ObservationPane).finish(
-            event.action_id, event.command, event.output, event.returncode, event.duration_s,
-            timed_out=event.timed_out, interrupted=event.interrupted, truncated=event.truncated)
+            block.finished(result.returncode, result.duration_s, note)
+        self.query_one(ObservationPane).finish(event.action_id, event.command, result)
 
     async def _draw_message(self, event: ev.MessageAdded) -> None:
         message = event.message

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Log, Static
 
+from swedeck.core.environments.base import ExecutionResult
 from swedeck.core.text import one_line
 
 from .text import clean_output, literal
@@ -27,26 +28,12 @@ KEEP_CHARS = 200_000
 class CommandRecord:
     command: str
     output: str = ""
-    returncode: int | None = None
-    duration_s: float | None = None
-    timed_out: bool = False
-    interrupted: bool = False
-    truncated: bool = False
-    finished: bool = False
+    """What the pane shows: streamed while the command runs, else its result's output."""
+    result: ExecutionResult | None = None
+    """None while the command runs."""
 
     def status(self) -> str:
-        if not self.finished:
-            return "running…"
-        parts = [f"exit {self.returncode if self.returncode is not None else '?'}"]
-        if self.duration_s is not None:
-            parts.append(f"{self.duration_s:.2f} s")
-        if self.timed_out:
-            parts.append("timed out")
-        if self.interrupted:
-            parts.append("interrupted")
-        if self.truncated:
-            parts.append("output truncated: the model got its head and tail")
-        return " · ".join(parts)
+        return self.result.status() if self.result else "running…"
 
 
 class ObservationPane(Vertical):
@@ -85,16 +72,13 @@ class ObservationPane(Vertical):
         if self.shown == action_id:
             self._write(text)
 
-    def finish(self, action_id: str, command: str, output: str, returncode: int | None, duration_s: float,
-               timed_out: bool = False, interrupted: bool = False, truncated: bool = False) -> None:
+    def finish(self, action_id: str, command: str, result: ExecutionResult) -> None:
         record = self.records.get(action_id) or CommandRecord(command)
         self.records[action_id] = record
         streamed = bool(record.output)
-        record.returncode, record.duration_s = returncode, duration_s
-        record.timed_out, record.interrupted, record.truncated = timed_out, interrupted, truncated
-        record.finished = True
-        if not streamed and output:
-            record.output = clean_output(output)[-KEEP_CHARS:]
+        record.result = result
+        if not streamed and result.output:
+            record.output = clean_output(result.output)[-KEEP_CHARS:]
             if self.shown == action_id:
                 self._write(record.output)
         if self.shown == action_id:
@@ -119,8 +103,9 @@ class ObservationPane(Vertical):
     def _status(self, record: CommandRecord) -> None:
         status = self.query_one("#obs-status", Static)
         status.update(literal(record.status()))
-        status.set_class(record.finished and record.returncode not in (0, None), "-failed")
-        status.set_class(record.finished and record.returncode == 0, "-ok")
+        returncode = record.result.returncode if record.result else None
+        status.set_class(record.result is not None and returncode != 0, "-failed")
+        status.set_class(returncode == 0, "-ok")
 
 
 def last_lines(text: str, count: int) -> str:
