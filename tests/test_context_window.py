@@ -7,6 +7,7 @@ import subprocess
 import pytest
 import yaml
 
+from conftest import REPO, swedeck_command
 from swedeck.core import paths
 from swedeck.core.context_window import (
     ContextWindow,
@@ -16,7 +17,6 @@ from swedeck.core.context_window import (
     resolve_context_window,
     user_map_path,
 )
-from tests.conftest import REPO, swedeck_command
 
 
 @pytest.mark.parametrize("name, normalized", [

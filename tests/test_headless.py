@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import swedeck_command
 from support.openai_server import Turn, Usage
+from support.waiting import running_below, wait_until
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -79,22 +79,13 @@ def test_step_limit_exits_3(openai_server, tmp_path):
     assert "LimitsExceeded" in result.stdout
 
 
-def _wait_for(predicate, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting")
-
-
 def test_ctrl_c_interrupts_with_130(openai_server, tmp_path):
     openai_server.script(Turn.bash_tool("sleep 30"))
     process = subprocess.Popen(headless_args(openai_server, tmp_path, "t"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     jsonl = tmp_path / "run.traj.jsonl"
-    _wait_for(lambda: jsonl.exists() and '"action"' in jsonl.read_text())
-    time.sleep(0.5)
+    wait_until(lambda: jsonl.exists() and '"action"' in jsonl.read_text())
+    wait_until(lambda: running_below(process.pid, ["sleep", "30"]), what="the command to start")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, out + err
@@ -106,8 +97,8 @@ def test_kill_9_leaves_a_jsonl_that_replays_and_resumes(openai_server, tmp_path)
     process = subprocess.Popen(headless_args(openai_server, tmp_path, "t"), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     jsonl = tmp_path / "run.traj.jsonl"
-    _wait_for(lambda: jsonl.exists() and '"observation"' in jsonl.read_text())
-    _wait_for(lambda: len(openai_server.requests) == 2)
+    wait_until(lambda: jsonl.exists() and '"observation"' in jsonl.read_text())
+    wait_until(lambda: len(openai_server.requests) == 2)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
     assert not (tmp_path / "run.traj.json").exists()
@@ -133,7 +124,6 @@ def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):
     import os
     import signal
 
-    from support.terminal import wait_until
 
     blocker = tmp_path / "blocker"
     blocker.mkdir()
@@ -184,7 +174,6 @@ def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tm
     import signal
 
     from support.docker_env import TEST_IMAGE, docker_client
-    from support.terminal import wait_until
 
     extra = ["--env", "docker", "--image", TEST_IMAGE] if env == "docker" else []
     client = docker_client() if env == "docker" else None

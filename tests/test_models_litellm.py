@@ -7,12 +7,12 @@ import time
 
 import pytest
 
+from support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
 from swedeck.core.events import QueryRetrying, StreamDelta
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
 from swedeck.core.models.base import APIError, ContextWindowExceeded, FormatError, ModelSpec, QueryCancelled
 from swedeck.core.models.litellm_model import DUMMY_API_KEY, LitellmModel
-from tests.support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
 
 TASK = [make_message("system", "You are a helper.", MessageType.SYSTEM), make_message("user", "Fix it", MessageType.TASK)]
 

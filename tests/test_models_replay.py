@@ -10,13 +10,13 @@ import time
 
 import pytest
 
+from conftest import MINI_FIXTURE, REPO
 from swedeck.core.config import ModelConfig
 from swedeck.core.events import StreamDelta
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
 from swedeck.core.models.base import FormatError, QueryCancelled, ReplayExhausted
 from swedeck.core.models.replay_model import ReplayModel
-from tests.conftest import MINI_FIXTURE, REPO
 
 TASK = [make_message("user", "Fix it", MessageType.TASK)]
 
@@ -107,7 +107,7 @@ def test_importing_models_and_context_window_does_not_import_litellm():
 
 
 def test_swe_agent_tool_calls_replay_as_commands():
-    from tests.conftest import SWEAGENT_FIXTURE
+    from conftest import SWEAGENT_FIXTURE
 
     model = _replay(SWEAGENT_FIXTURE, tokens_per_second=0)
     first = model.query(TASK)

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-from tests.support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
+from support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
 
 
 def _events(response: httpx.Response) -> list[dict]:

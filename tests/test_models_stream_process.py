@@ -11,11 +11,11 @@ import threading
 import time
 from pathlib import Path
 
+from support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
 from swedeck.core.events import StreamDelta
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
 from swedeck.core.models.stream_process import stream_process
-from tests.support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
 
 TASK = [make_message("system", "You are a helper.", MessageType.SYSTEM), make_message("user", "Fix it", MessageType.TASK)]
 SECRET = "sk-stream-process-secret-0123456789"

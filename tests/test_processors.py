@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from support.processors import action, contents, msg, observation, steps, system, task
 from swedeck.core.messages import MessageType
 from swedeck.core.processors import PROCESSORS
 from swedeck.core.processors.cache_control import CacheControl
@@ -15,7 +16,6 @@ from swedeck.core.processors.orchestrator import Orchestrator
 from swedeck.core.processors.remove_regex import RemoveRegex
 from swedeck.core.processors.tag_tool_call_observations import TagToolCallObservations
 from swedeck.core.processors.worker import Worker
-from tests.support.processors import action, contents, msg, observation, steps, system, task
 
 ELIDED3 = "Old environment output: (3 lines omitted)"
 

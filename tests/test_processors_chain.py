@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from support.processors import steps
 from swedeck.core.errors import UsageError
 from swedeck.core.processors.chain import ProcessorChain, config_hash, validate_processors
-from tests.support.processors import steps
 
 CONFIG = [
     {"type": "last_n_observations", "n": 2},

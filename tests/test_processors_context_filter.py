@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from support.processors import action, msg, observation, system
 from swedeck.core.messages import MessageType
 from swedeck.core.processors.chain import ProcessorChain
 from swedeck.core.processors.context_filter import ContextFilter
-from tests.support.processors import action, msg, observation, system
 
 
 def u(text="u"):

@@ -8,10 +8,10 @@ import re
 import pytest
 import yaml
 
+from conftest import REPO
 from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
 from swedeck.core.processors import PROCESSORS
 from swedeck.core.processors.chain import ProcessorChain, validate_processors
-from tests.conftest import REPO
 
 DOC = REPO / "docs" / "history-processors.md"
 ROLES = {

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SWEAGENT_FIXTURE
 from swedeck.core.messages import Message, MessageType
 from swedeck.core.processors.last_n_observations import LastNObservations, observation_indices
 from swedeck.core.trajectory.loader import load_trajectory
-from tests.conftest import SWEAGENT_FIXTURE
 
 
 def fifth_prompt(path: Path) -> list[Message]:

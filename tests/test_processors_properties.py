@@ -6,10 +6,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.processors import action, msg, observation, system, task
 from swedeck.core.messages import Message, MessageType
 from swedeck.core.processors import PROCESSORS
 from swedeck.core.processors.context_filter import ContextFilter
-from tests.support.processors import action, msg, observation, system, task
 
 CONFIGS = [
     {"type": "default"},

@@ -20,7 +20,8 @@ import pytest
 
 from conftest import swedeck_command
 from support.openai_server import OpenAIServer, Turn, Usage
-from support.reliability import SUBMIT, api_view, headless_args, jsonl_records, wait_for
+from support.reliability import SUBMIT, api_view, headless_args, jsonl_records
+from support.waiting import wait_until
 from swedeck.cli import main
 from swedeck.core.trajectory.loader import load_trajectory
 
@@ -47,7 +48,7 @@ def killed_run(tmp_path, rng: random.Random) -> tuple[list[dict], list[dict], st
         try:
             # After the k-th request, somewhere in its stream, its command or the writes after it.
             after = rng.randint(1, STEPS - 1)
-            wait_for(lambda: len(server.requests) >= after, timeout=60, what=f"request {after}")
+            wait_until(lambda: len(server.requests) >= after, timeout=60, what=f"request {after}")
             time.sleep(rng.uniform(0.0, 0.12))
             os.kill(process.pid, signal.SIGKILL)
             assert process.wait(timeout=10) == -signal.SIGKILL

@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from conftest import MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
-from support.terminal import capture, exit_code, send_keys, wait_for_text, wait_until
+from support.terminal import capture, exit_code, send_keys, wait_for_text
+from support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

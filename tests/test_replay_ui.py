@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
-import time
 
 import pytest
 
 from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
 from support.replay import add_step, start_writer, write_trajectory
-from support.tui import wait_for
+from support.waiting import wait_for
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.what_if import what_if_prompt
 from swedeck.core.trajectory import load_trajectory
@@ -176,17 +174,10 @@ async def test_follow_sees_appended_steps_and_stays_on_the_last(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         assert screen.step_count == 1
-        def write_more() -> None:  # another writer thread, as a running session would be
-            time.sleep(0.2)
-            add_step(writer, 2)
-            add_step(writer, 3, command="echo appended")
-
-        threading.Thread(target=write_more, daemon=True).start()
-        for _ in range(50):
-            await pilot.pause(0.1)
-            if screen.step_count == 3:
-                break
-        assert screen.step == 3 and "echo appended" in text_of(screen, "#model-command")
+        add_step(writer, 2)  # as the running session writes, while the replay shows the file
+        add_step(writer, 3, command="echo appended")
+        await wait_for(pilot, lambda: screen.step_count == 3, timeout=10)
+        await wait_for(pilot, lambda: screen.step == 3 and "echo appended" in text_of(screen, "#model-command"))
     writer.close()
 
 
@@ -305,8 +296,8 @@ async def test_quick_jumps_end_on_the_last_one(tmp_path):
         screen = screen_of(app)
         for step in (5, 9, 3, 11):
             screen.go(step)
-        for _ in range(8):  # settled on 11 (it used to cycle 5, 9, 3, 11 for ever)
-            await pilot.pause(0.05)
+        for _ in range(8):  # settled on 11 (it used to cycle 5, 9, 3, 11 for ever, one jump a message)
+            await pilot.pause()
             assert screen.step == 11 and screen.query_one("#replay-steps").highlighted == 10
 
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import MINI_FIXTURE
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.redact import Redactor
 from swedeck.core.trajectory import TrajectoryError, load_trajectory
 from swedeck.core.trajectory.index import TrajectoryIndex
 from swedeck.core.trajectory.writer import TrajectoryWriter
-from tests.conftest import MINI_FIXTURE
 
 
 def _writer(tmp_path: Path) -> TrajectoryWriter:

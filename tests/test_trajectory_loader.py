@@ -9,15 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swedeck.core.messages import MessageType
-from swedeck.core.trajectory import TrajectoryError, load_trajectory
-from tests.conftest import (
+from conftest import (
     MINI_FIXTURE,
     MINI_V2_FIXTURE,
     SWEAGENT_DEMOS_FIXTURE,
     SWEAGENT_FIXTURE,
     SWEAGENT_OLDER_FIXTURE,
 )
+from swedeck.core.messages import MessageType
+from swedeck.core.trajectory import TrajectoryError, load_trajectory
 
 T = MessageType
 

@@ -7,11 +7,11 @@ import os
 import subprocess
 from pathlib import Path
 
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 from swedeck.core.messages import MessageType, Usage, make_message
 from swedeck.core.redact import Redactor
 from swedeck.core.text import strip_control
 from swedeck.core.trajectory.writer import TrajectoryWriter
-from tests.conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 
 
 def replay(*args: str) -> subprocess.CompletedProcess[str]:

@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Switch
 
+from support.driver import make_config
+from support.openai_server import Turn, Usage, model_config
+from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.session import Session
 from swedeck.tui.app import SwedeckApp
@@ -24,9 +27,6 @@ from swedeck.tui.widgets.context_meter import ContextMeter
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.observation_pane import CommandRecord, ObservationPane
 from swedeck.tui.widgets.transcript import Transcript
-from tests.support.driver import make_config
-from tests.support.openai_server import Turn, Usage, model_config
-from tests.support.tui import wait_for
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 
@@ -48,6 +48,13 @@ def live(server, tmp_path: Path, *turns: Turn, model=None, **fields) -> Session:
 
 def pending(app: SwedeckApp) -> bool:
     return app.session_screen.confirmation is not None
+
+
+async def still_asking(pilot, app: SwedeckApp) -> bool:
+    """After the UI handled every key pressed so far, the confirmation is still unanswered (so
+    the agent, which waits on its future, cannot have run the command)."""
+    await pilot.pause()
+    return pending(app) and not app.session_screen.confirmation.future.done()
 
 
 def asked(app: SwedeckApp, purpose: str) -> bool:
@@ -118,8 +125,7 @@ async def test_escape_backs_out_of_a_rejection_comment(openai_server, tmp_path):
         await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("n", "escape")
         assert app.session_screen.query_one(InputLine).purpose is None
-        await pilot.pause(0.2)
-        assert pending(app) and not (tmp_path / "hi.txt").exists()  # not interrupted, still asking
+        assert await still_asking(pilot, app) and not (tmp_path / "hi.txt").exists()  # not interrupted
         await pilot.press("y")
         await wait_for(pilot, lambda: (tmp_path / "hi.txt").exists(), WAIT)
 
@@ -159,9 +165,8 @@ async def test_switching_to_yolo_never_runs_the_pending_command(openai_server, t
         await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.session_screen.info.mode == "yolo")
-        await pilot.pause(0.2)
         assert session.mode == "yolo"
-        assert pending(app) and not (tmp_path / "ran.txt").exists()
+        assert await still_asking(pilot, app) and not (tmp_path / "ran.txt").exists()
         await pilot.press("y")
         await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)  # the submission ran unasked
         assert (tmp_path / "ran.txt").exists()
@@ -343,7 +348,7 @@ async def test_markup_in_model_and_command_text_is_shown_literally_and_does_noth
         assert "[red]x[/red]" in screenshot and "[@click=app.quit]q[/]" in screenshot
         for widget in app.session_screen.query("Markdown, CommandBlock"):
             await pilot.click(widget)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.is_running and app.return_code is None
 
 
@@ -387,7 +392,7 @@ async def test_processor_parameters_are_validated(openai_server, tmp_path):
         field = row.query_one(Input)
         field.value = "not a number"
         row.query_one(Switch).value = True
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert session.processors == []
         assert field.has_class("-invalid")
 
@@ -444,8 +449,7 @@ async def test_keymap_from_config_remaps_a_binding(openai_server, tmp_path):
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_for(pilot, lambda: pending(app), WAIT)
         await pilot.press("y")
-        await pilot.pause(0.2)
-        assert pending(app) and not (tmp_path / "ok.txt").exists()
+        assert await still_asking(pilot, app) and not (tmp_path / "ok.txt").exists()
         await pilot.press("o")
         await wait_for(pilot, lambda: (tmp_path / "ok.txt").exists(), WAIT)
 
@@ -515,17 +519,19 @@ async def test_the_transcript_follows_a_long_answer_until_the_user_scrolls_up(op
     async with app.run_test(size=(120, 36)) as pilot:
         transcript = app.session_screen.query_one(Transcript)
         await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
-        await pilot.pause(0.5)  # the second answer is streaming (3 s)
-        assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        before = transcript.max_scroll_y
+        # the second answer streams for 3 s: while it grows, the transcript stays at its end
+        await wait_for(pilot, lambda: transcript.max_scroll_y > before + 20
+                       and transcript.scroll_y == transcript.max_scroll_y, WAIT)
         transcript.focus()
         await pilot.press("home")
         await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
-        await pilot.pause(0.3)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
         assert 0 == transcript.scroll_y < transcript.max_scroll_y  # left where the user put it
         transcript.focus()  # the follow-up input took the focus
         await pilot.press("end")
-        await pilot.pause(0.3)
-        assert transcript.scroll_y == transcript.max_scroll_y
+        await wait_for(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y > 0, WAIT)
         assert "COMPLETE_TASK_AND_SUBMIT" in app.export_screenshot().replace("&#160;", " ")
 
 

@@ -18,7 +18,8 @@ import pytest
 from conftest import swedeck_command
 from support.openai_server import Turn
 from support.reliability import SUBMIT
-from support.terminal import capture, wait_for_text, wait_until
+from support.terminal import capture, wait_for_text
+from support.waiting import wait_until
 
 pytestmark = [pytest.mark.timeout(120),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from support.waiting import wait_for
 from swedeck.commands.demo import TASK, prepare_repo
 from swedeck.core import paths
 from swedeck.core.config import load_config
@@ -11,7 +12,6 @@ from swedeck.core.session import Session
 from swedeck.tui.app import SwedeckApp
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.observation_pane import ObservationPane
-from tests.support.tui import wait_for
 
 pytestmark = [pytest.mark.timeout(90), pytest.mark.anyio]
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from support.tui import ScriptedSession, add_message, ask, assistant_turn, emit_all, tui_config
+from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.messages import MessageType
 from swedeck.tui.app import SwedeckApp
 from swedeck.tui.widgets.input_line import InputLine
-from tests.support.tui import ScriptedSession, add_message, ask, assistant_turn, emit_all, tui_config
 
 pytestmark = pytest.mark.timeout(60)
 TASK = add_message("user", "Fix the failing test", MessageType.TASK, task="Fix the failing test")
@@ -24,16 +25,16 @@ def app_with(*steps, config=None) -> SwedeckApp:
 
 
 async def settle(pilot) -> None:
-    # Every script ends waiting on a request: wait for it (not a fixed time, which a loaded
-    # machine can outrun), then let the screen draw what it was sent.
-    for _ in range(200):
-        if pilot.app.session._waiting is not None:
-            break
-        await pilot.pause(0.05)
-    for line in pilot.app.screen.query(InputLine):
+    # Every script ends waiting on a request: wait for it, then for the screen to have drawn
+    # everything it was sent, then for the layout and animations that drawing started.
+    app = pilot.app
+    await wait_for(pilot, lambda: app.session._waiting is not None, timeout=10)
+    await wait_for(pilot, lambda: app.session_screen.caught_up, timeout=10)
+    for line in app.screen.query(InputLine):
         line.cursor_blink = False
-    await pilot.pause(0.5)
+    await pilot.pause()
     await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
 
 
 CONFIRM = assistant_turn(1, "Let me run the **tests** first.", "python3 test_calc.py", reasoning="Check tests.")

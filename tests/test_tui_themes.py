@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from support.tui import ScriptedSession, ask, tui_config
+from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.themes import SHIPPED_THEMES, load_user_themes
 from swedeck.tui.app import SwedeckApp
 from swedeck.tui.controller import OutputChunk, SessionController
-from tests.support.tui import ScriptedSession, ask, tui_config, wait_for
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from support.replay import add_step, start_writer, write_trajectory
+from support.waiting import wait_for
 from swedeck.core.watch import DirectoryWatcher
 from swedeck.tui.replay.replay_screen import ReplayScreen
 from swedeck.tui.watch.app import WatchApp
@@ -19,14 +20,6 @@ pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-async def wait_for(pilot, predicate, tries: int = 60) -> None:
-    for _ in range(tries):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    assert predicate()
 
 
 async def test_table_updates_in_place_and_enter_follows(tmp_path):

@@ -70,6 +70,12 @@ class SessionController:
         if wake:
             self._post(AgentEvents())
 
+    @property
+    def queued(self) -> int:
+        """Events the agent reported that the screen has not drawn yet."""
+        with self._lock:
+            return len(self._queue)
+
     def drain(self) -> list[Any]:
         """Called from the UI thread: everything queued so far, coalesced."""
         with self._lock:

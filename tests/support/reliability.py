@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +25,6 @@ def headless_args(server_url: str, tmp_path: Path, *extra: str, output: Path | N
         "-c", "model.retry.backoff_min_s=0.01", "-c", "model.retry.backoff_max_s=0.05",
         "--cwd", str(tmp_path), "-o", str(output or tmp_path / "run.traj.json"), *extra,
     ]
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 30, what: str = "a condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def jsonl_records(path: Path) -> tuple[list[dict[str, Any]], str | None]:

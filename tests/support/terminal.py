@@ -23,15 +23,6 @@ def wait_for_text(session: str, text: str, timeout: float = 30) -> str:
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
-def wait_until(condition, timeout: float = 30) -> None:
-    """Poll `condition()` until it holds; fails after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{getattr(condition, '__name__', condition)} did not hold within {timeout} s")
-        time.sleep(0.1)
-
-
 def send_keys(session: str, *keys: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
 

@@ -172,21 +172,6 @@ def _pieces(text: str, size: int = 7) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-async def wait_for(pilot: Any, predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """Let the app run until `predicate()` is truthy (events from the worker take a moment)."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
-        await pilot.pause(0.02)
-
-
 def tui_config(*specs: str, **flags: Any) -> SwedeckConfig:
     from swedeck.core.config import load_config
 

@@ -78,6 +78,7 @@ class SessionScreen(Screen):
         self.quitting = False
         self._last_drain = 0.0
         self._drain_scheduled = False
+        self._draining = False
         config = session.config
         self.info = HeaderInfo(
             title=session.task or "(no task yet)", model=config.model.model_name or "",
@@ -171,13 +172,22 @@ class SessionScreen(Screen):
     async def _drain(self) -> None:
         """Draw everything the agent reported since the last drain."""
         self._last_drain = monotonic()
-        with self.app.batch_update():  # one frame for the whole batch, not one per await in it
-            for event in self.controller.drain():
-                handler = HANDLERS.get(type(event))
-                if handler is not None:
-                    result = handler(self, event)
-                    if result is not None:
-                        await result
+        self._draining = True
+        try:
+            with self.app.batch_update():  # one frame for the whole batch, not one per await in it
+                for event in self.controller.drain():
+                    handler = HANDLERS.get(type(event))
+                    if handler is not None:
+                        result = handler(self, event)
+                        if result is not None:
+                            await result
+        finally:
+            self._draining = False
+
+    @property
+    def caught_up(self) -> bool:
+        """Everything the agent reported so far is drawn (nothing queued, no drain pending or running)."""
+        return not (self.controller.queued or self._drain_scheduled or self._draining)
 
     async def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,
