@@ -8,10 +8,12 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
+import pytest
+
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
+from support.waiting import wait_until
 from swedeck.core.events import StreamDelta
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
@@ -64,21 +66,30 @@ def test_a_stream_process_killed_mid_stream_is_replaced_and_the_query_retried(op
     assert worker_pid() != killed[0]
 
 
-def test_the_stream_process_leaves_when_swedeck_is_killed(tmp_path):
-    code = ("import sys, time; from swedeck.core.models.stream_process import stream_process; "
-            "p = stream_process(); p.warm_up(); print(p._process.pid, flush=True); time.sleep(60)")
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+@pytest.mark.parametrize("litellm_loads", [True, False], ids=["loaded", "still-importing"])
+def test_the_stream_process_leaves_when_swedeck_is_killed(tmp_path, litellm_loads):
+    """The worker reads its input while litellm imports: a parent killed during those seconds
+    ends the worker at once (a litellm whose import never ends proves it did not wait)."""
+    env = dict(os.environ)
+    if not litellm_loads:
+        (tmp_path / "litellm.py").write_text("import threading\nthreading.Event().wait()\n")
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    code = ("import sys, threading; from swedeck.core.models.stream_process import stream_process; "
+            "p = stream_process(); p.warm_up(); print(p._process.pid, flush=True); threading.Event().wait()")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
     pid = int(parent.stdout.readline())
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
+    try:
+        wait_until(lambda: gone(pid), timeout=20, what=f"the stream process {pid} to leave with its parent")
+    finally:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def gone(pid: int) -> bool:
+    try:
         with open(f"/proc/{pid}/stat") as stat:
-            if stat.read().split(") ")[1].startswith("Z"):
-                return  # exited; its parent (init here) has yet to reap it
-        time.sleep(0.1)
-    raise AssertionError(f"the stream process {pid} outlived the swedeck process that started it")
+            return stat.read().rsplit(") ", 1)[1].startswith("Z")  # exited; init has yet to reap it
+    except FileNotFoundError:
+        return True

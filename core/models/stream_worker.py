@@ -116,13 +116,19 @@ class Worker:
             self._calls.pop(call_id, None)
 
 
-def main() -> None:
-    out = sys.stdout.buffer
-    sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol
+def _preload() -> None:
     try:
         litellm()  # before the first request arrives, if it has not already
     except BaseException:  # noqa: BLE001 - each call reports it (see `run`)
         pass
+
+
+def main() -> None:
+    out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed by accident must not corrupt the protocol
+    # litellm loads (seconds) beside the input loop, not before it: a parent that dies
+    # meanwhile closes our stdin, and we must see that at once, not after the import.
+    threading.Thread(target=_preload, name="swedeck-stream-preload", daemon=True).start()
     Worker(out).serve(sys.stdin.buffer)
     os._exit(0)  # the caller is gone: calls still running have no one to answer
 
