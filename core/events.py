@@ -4,8 +4,8 @@ The agent runs in its own thread. It reports everything a front end draws as an 
 passed to one callable, `emit(event)`, and it never knows who listens. When it needs a
 person (approve a command, type a task, decide what to do at a limit) it emits a
 `Request` carrying a `concurrent.futures.Future` and waits for the front end to resolve
-it. Front ends steer the agent through the `AgentControl` protocol (interrupt, switch mode,
-toggle processors), which is safe to call from any thread.
+it. Front ends steer the agent through the session (`session.SessionControl`: interrupt,
+switch mode, toggle processors), which is safe to call from any thread.
 
 Events are frozen dataclasses: cheap to make on the streaming hot path, safe to hand
 across threads. See docs/architecture.md.
@@ -17,9 +17,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
+    from .agent.exits import ExitStatus
     from .environments.base import ExecutionResult
     from .messages import Message, Usage
 
@@ -121,7 +122,7 @@ class Notice(Event):
 
 @dataclass(frozen=True, slots=True)
 class SessionEnded(Event):
-    exit_status: str
+    exit_status: ExitStatus
     submission: str = ""
     trajectory_path: str | None = None
     message: str = ""
@@ -186,8 +187,8 @@ class ActionProposed(Event):
 @dataclass(frozen=True, slots=True)
 class ActionDecided(Event):
     action_id: str
-    decision: str
-    """`approved`, `auto` (yolo / whitelisted / always-allowed), `edited`, `rejected`."""
+    decision: Literal["approved", "auto", "edited", "rejected"]
+    """`auto`: yolo, whitelisted or always allowed."""
     command: str
     reason: str = ""
     """Said beside it: why it ran without asking (`yolo`, `whitelisted`, `always allowed: git
@@ -247,49 +248,35 @@ class PauseDecision:
     """With `enable_processor`: the whole new processor config (the offered fit's)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Request(Event):
-    future: Future[Any] = field(compare=False)
-    """Resolved by the front end; each kind of request says with what."""
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True, slots=True)
-class ConfirmationRequested(Request):
+class Request(Event, Generic[Answer]):
+    future: Future[Answer] = field(compare=False)
+    """Resolved by the front end with the request's `Answer` type."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmationRequested(Request[Decision]):
     action_id: str = ""
     command: str = ""
-    """Resolve `future` with a `Decision`."""
 
 
 @dataclass(frozen=True, slots=True)
-class InputRequested(Request):
+class InputRequested(Request[str | None]):
     kind: Literal["task", "follow_up", "human_command", "after_interrupt"] = "task"
     prompt: str = ""
     """Resolve `future` with the text, or None to decline (no follow-up: the session ends)."""
 
 
 @dataclass(frozen=True, slots=True)
-class PauseRequested(Request):
+class PauseRequested(Request[PauseDecision | None]):
     reason: Literal["limit", "api_error", "context_exceeded"] = "limit"
     detail: str = ""
-    """Resolve `future` with a `PauseDecision`."""
+    """None: as `quit`."""
     fit: Any = None
     """With `context_exceeded`: the smallest processor change that fits (`agent.context.ContextFit`), if any."""
 
 
 EventSink = Callable[[Event], None]
-
-
-class AgentControl(Protocol):
-    """What a front end may do to a running agent, from any thread."""
-
-    def interrupt(self) -> None:
-        """Cancel the model stream or the running command (only that command)."""
-
-    def set_mode(self, mode: Mode) -> None:
-        """Switch mode; never runs a pending action by itself. Recorded in the trajectory."""
-
-    def set_processors(self, processors: list[Any]) -> None:
-        """Replace the active history processors (toggles and parameters); recorded."""
-
-    def quit(self) -> None:
-        """End the session as UserQuit after the current operation is cancelled."""

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import events as ev
 from .agent import agent_class
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class SessionResult:
-    exit_status: str
+    exit_status: ExitStatus
     submission: str = ""
     trajectory_path: str | None = None
     exit_code: int = 0
@@ -68,6 +68,48 @@ def build_redactor(config: SwedeckConfig) -> Redactor:
     values = secret_values(config.model_dump(mode="json"))
     values |= {value for name, value in os.environ.items() if is_secret_name(name)}
     return Redactor(values, shapes_for_model=config.environment.mask_secret_shapes)
+
+
+class SessionControl(Protocol):
+    """What a front end holds of a session (the TUI, and tests' stand-ins for it): the real
+    `Session` implements it, and `tests/test_session_control.py` checks every stand-in does
+    too, signature by signature. The control methods are safe to call from any thread."""
+
+    config: SwedeckConfig
+    task: str | None
+    trajectory_path: str | None
+    finished: threading.Event
+    """Set when `run` has written the final file and closed the environment."""
+
+    @property
+    def mode(self) -> ev.Mode: ...
+
+    @property
+    def processors(self) -> list[Any]: ...
+
+    @property
+    def history(self) -> list[Message]: ...
+
+    def set_mode(self, mode: ev.Mode) -> None:
+        """Switch mode; never runs a pending action by itself. Recorded in the trajectory."""
+
+    def set_processors(self, processors: list[Any]) -> None:
+        """Replace the active history processors (toggles and parameters); recorded."""
+
+    def interrupt(self) -> None:
+        """Cancel the model stream or the running command (only that command)."""
+
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
+        """End the session with `status` once the current operation is cancelled."""
+
+    def context_status(self) -> ContextStatus:
+        """The meter's figures now, the next prompt predicted with the active processors."""
+
+    def prompt_preview(self) -> PromptPreview:
+        """The next prompt as the model would get it, line by line against the history."""
+
+    def run(self, emit: ev.EventSink) -> SessionResult:
+        """Run the session on this (worker) thread; every event goes to `emit`."""
 
 
 class Session:
@@ -200,7 +242,7 @@ class Session:
         finally:
             final_path = self._finish(writer, env, status, submission, message)
             self.finished.set()  # the record is complete and the environment closed
-        result = SessionResult(exit_status=status.value, submission=submission, trajectory_path=final_path,
+        result = SessionResult(exit_status=status, submission=submission, trajectory_path=final_path,
                                exit_code=code if code is not None else exit_code(status), message=message)
         emit(ev.StateChanged(ev.AgentState.DONE, status.value))
         emit(ev.SessionEnded(exit_status=result.exit_status, submission=submission,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
@@ -20,12 +20,15 @@ from .screens.help_screen import HelpScreen
 from .screens.session_screen import SessionScreen
 from .ui_config import apply_ui_config
 
+if TYPE_CHECKING:
+    from swedeck.core.session import SessionControl
+
 
 class SwedeckApp(App[int]):
     TITLE = "swedeck"
     BINDINGS = APP_BINDINGS
 
-    def __init__(self, session: Any, *, theme: str | None = None, themes_dir: Path | None = None,
+    def __init__(self, session: SessionControl, *, theme: str | None = None, themes_dir: Path | None = None,
                  registry: dict[str, type] | None = None) -> None:
         super().__init__()
         self.session = session

@@ -16,11 +16,13 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from swedeck.core import events as ev
 
 from .messages import AgentEvents
+
+Answer = TypeVar("Answer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +86,7 @@ class SessionController:
         return coalesce(events)
 
 
-def resolve(future: Future[Any], value: Any) -> bool:
+def resolve(future: Future[Answer], value: Answer) -> bool:
     """Answer a request; False if the agent gave up on it (quit, interrupt) meanwhile."""
     if future.done():
         return False

@@ -4,9 +4,12 @@ from replay), and say how it ended."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swedeck.core.config import SwedeckConfig
+
+if TYPE_CHECKING:
+    from swedeck.core.session import SessionControl
 
 
 def run_ui(config: SwedeckConfig, task: str | None, resume: str | None = None, **session_options: Any) -> int:
@@ -21,7 +24,7 @@ FINISH_WAIT_S = 60.0
 """After a signal: how long the session may take to write its final file and close its environment."""
 
 
-def run_session_ui(session: Any) -> int:
+def run_session_ui(session: SessionControl) -> int:
     from swedeck.core.agent.exits import ExitStatus
     from swedeck.core.headless import ending_on_signals
 
@@ -44,13 +47,13 @@ def run_session_ui(session: Any) -> int:
     return ui_ended(app, session)
 
 
-def ui_ended(app: Any, session: Any = None) -> int:
+def ui_ended(app: Any, session: SessionControl | None = None) -> int:
     """The exit code of a UI that has ended, with its summary, or, when the UI itself failed
     (Textual printed the traceback), one line that says so and where the trajectory is: 1."""
     if app.return_code:
         if session is not None:
             session.quit()  # the agent's thread ends too, and finishes the trajectory
-        where = getattr(session, "trajectory_path", None)
+        where = session.trajectory_path if session is not None else None
         error = getattr(app, "_exception", None)
         what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
         line = f"swedeck: the UI stopped on an error ({what})"

@@ -21,7 +21,7 @@ import time
 from concurrent.futures import CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import events as ev
 from ..config import SwedeckConfig
@@ -49,6 +49,7 @@ from .templates import render
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 REJECTED = "Commands not executed. The user rejected your command with the following message: {comment}"
 NOT_RUN = "Command not executed: {reason}"
+Answer = TypeVar("Answer")
 
 
 class Agent:
@@ -567,10 +568,10 @@ class Agent:
 
     # --- asking the person --------------------------------------------------------------
 
-    def _ask(self, request: type[ev.Request], tag: str, **fields: Any) -> Any:
+    def _ask(self, request: type[ev.Request[Answer]], tag: str, **fields: Any) -> Answer:
         if not self.interactive:
             raise SessionEnd(ExitStatus.USER_QUIT, f"a person is needed ({tag}) but the session is headless")
-        future: Future[Any] = Future()
+        future: Future[Answer] = Future()
         with self._lock:
             if self._quit:
                 raise QuitRequested()
@@ -591,7 +592,7 @@ class Agent:
 
     def _ask_text(self, kind: str, prompt: str) -> str | None:
         text = self._ask(ev.InputRequested, kind, kind=kind, prompt=prompt)
-        return text.strip() if isinstance(text, str) else None
+        return text.strip() if text is not None else None
 
 
 _INTERRUPTIBLE = (ev.AgentState.THINKING, ev.AgentState.RUNNING, ev.AgentState.AWAITING_CONFIRMATION)

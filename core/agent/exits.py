@@ -17,6 +17,12 @@ class ExitStatus(str, Enum):
     REPLAY_EXHAUSTED = "ReplayExhausted"
     """The replay model has no more responses (SPEC §4.5: a clean end)."""
 
+    def __str__(self) -> str:  # in messages and f-strings a status reads as recorded: `Submitted`
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return self.value.__format__(spec)
+
 
 EXIT_CODES = {
     ExitStatus.SUBMITTED: 0,

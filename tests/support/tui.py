@@ -16,9 +16,10 @@ from typing import Any
 
 from swedeck.core import events as ev
 from swedeck.core.agent.context import ContextTracker
+from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.config import SwedeckConfig
 from swedeck.core.environments.base import ExecutionResult
-from swedeck.core.messages import MessageType, make_message
+from swedeck.core.messages import Message, MessageType, make_message
 from swedeck.core.prompt_view import prompt_lines
 from swedeck.core.session import PromptPreview, SessionResult
 from swedeck.core.tokens import count_messages
@@ -27,15 +28,20 @@ Step = Callable[["ScriptedSession", ev.EventSink], Any]
 
 
 class ScriptedSession:
+    """A `SessionControl` (tests/test_session_control.py checks it matches the real one) that
+    plays a script of events and requests instead of running an agent."""
+
     def __init__(self, config: SwedeckConfig, script: Iterable[Step], task: str | None = None):
         self.config = config
         self.task = task
         self.script = list(script)
         self.session_id = "test-session"
+        self.trajectory_path: str | None = None
+        self.finished = threading.Event()
         self.calls: list[tuple[str, Any]] = []
         self.answers: list[Any] = []
-        self.processors: list[Any] = list(config.agent.history_processors)
-        self.history: list[Any] = []
+        self._processors: list[Any] = list(config.agent.history_processors)
+        self._history: list[Message] = []
         self._mode: ev.Mode = config.agent.mode
         self._quit = threading.Event()
         self._waiting: Future | None = None
@@ -45,6 +51,14 @@ class ScriptedSession:
     def mode(self) -> ev.Mode:
         return self._mode
 
+    @property
+    def processors(self) -> list[Any]:
+        return self._processors
+
+    @property
+    def history(self) -> list[Message]:
+        return self._history
+
     def set_mode(self, mode: ev.Mode) -> None:
         self.calls.append(("set_mode", mode))
         previous, self._mode = self._mode, mode
@@ -52,7 +66,7 @@ class ScriptedSession:
 
     def set_processors(self, processors: list[Any]) -> None:
         self.calls.append(("set_processors", processors))
-        self.processors = list(processors)
+        self._processors = list(processors)
 
     def interrupt(self) -> None:
         """As the agent does: a waiting confirmation is given up (answered with nothing)."""
@@ -61,7 +75,7 @@ class ScriptedSession:
         if future is not None and self._waiting_kind is ev.ConfirmationRequested and not future.done():
             future.set_result(None)
 
-    def quit(self) -> None:
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
         self.calls.append(("quit", None))
         self._quit.set()
 
@@ -83,8 +97,9 @@ class ScriptedSession:
             if self._quit.is_set():
                 break
             step(self, emit)
-        status = "UserQuit" if self._quit.is_set() else "Submitted"
+        status = ExitStatus.USER_QUIT if self._quit.is_set() else ExitStatus.SUBMITTED
         emit(ev.SessionEnded(exit_status=status))
+        self.finished.set()
         return SessionResult(exit_status=status, exit_code=0)
 
     def ask(self, emit: ev.EventSink, request_type: type, **fields: Any) -> Any:
@@ -112,7 +127,7 @@ def emit_all(*events: ev.Event) -> Step:
 def add_message(role: str, text: str, kind: MessageType, **extra: Any) -> Step:
     def step(session: ScriptedSession, emit: ev.EventSink) -> None:
         message = make_message(role, text, kind, **extra)  # type: ignore[arg-type]
-        session.history.append(message)
+        session._history.append(message)
         emit(ev.MessageAdded(message=message, index=len(session.history) - 1))
     return step
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -36,6 +36,9 @@ from ..widgets.transcript import Transcript
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
 from .quit_screen import QuitScreen
+
+if TYPE_CHECKING:
+    from swedeck.core.session import SessionControl
 
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
@@ -65,7 +68,7 @@ class SessionScreen(Screen):
     CSS_PATH = "session_screen.tcss"
     BINDINGS = SESSION_BINDINGS
 
-    def __init__(self, session: Any, registry: dict[str, type] | None = None) -> None:
+    def __init__(self, session: SessionControl, registry: dict[str, type] | None = None) -> None:
         super().__init__()
         self.session = session
         self.registry = registry if registry is not None else _registry()
