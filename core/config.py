@@ -52,6 +52,11 @@ class AgentConfig(_Section):
     instance_template: str = "{{ task }}"
     observation_template: str = "{{ output }}"
     format_error_template: str = "{{ error }}"
+    rejected_template: str = ("Commands not executed. The user rejected your command with the following message: "
+                              "{{ comment }}")
+    """Answers a command the person rejected; gets `comment` (what they typed, or `(no comment)`)."""
+    not_run_template: str = "Command not executed: {{ reason }}"
+    """Answers a command that will not run (interrupted, after a submission); gets `reason`."""
     step_limit: int = Field(0, ge=0)
     """0 means no limit."""
     cost_limit: float = Field(3.0, ge=0)
@@ -79,7 +84,8 @@ class AgentConfig(_Section):
         allowed = ", ".join(AGENT_CLASSES)
         raise ValueError(f"unknown agent class {value!r}; allowed: {allowed}, or package.module:Class")
 
-    @field_validator("system_template", "instance_template", "observation_template", "format_error_template")
+    @field_validator("system_template", "instance_template", "observation_template", "format_error_template",
+                     "rejected_template", "not_run_template")
     @classmethod
     def _valid_template(cls, value: str) -> str:
         return _check_template(value)

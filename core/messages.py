@@ -195,6 +195,16 @@ def task_text(message: Message) -> str:
     return str((message.extra.model_extra or {}).get("task") or message.text)
 
 
+def has_open_turn(messages: list[Message]) -> bool:
+    """Whether the last task in a (resumed) history has not been submitted yet."""
+    for message in reversed(messages):
+        if message.message_type == MessageType.FINAL:
+            return False
+        if message.message_type == MessageType.TASK:
+            return True
+    return False
+
+
 def last_task(messages: list[Message]) -> str:
     """The task of the last task message in a history ("" when there is none)."""
     for message in reversed(messages):

@@ -79,6 +79,24 @@ def test_confirm_mode_approve_edit_reject_with_comment(openai_server, tmp_path):
         "Commands not executed. The user rejected your command with the following message: do not delete things")
 
 
+def test_the_words_for_commands_that_do_not_run_come_from_the_config(openai_server, tmp_path):
+    """A rejection answers the rejected call and the calls after it; a submission answers the
+    calls after it; both in the config's words (`agent.rejected_template`, `agent.not_run_template`)."""
+    two = [ToolCallSpec("bash", {"command": "echo a"}, id="c1"), ToolCallSpec("bash", {"command": "echo b"}, id="c2")]
+    openai_server.script(Turn(tool_calls=two),
+                         Turn(tool_calls=[ToolCallSpec("bash", {"command": SUBMIT}, id="c3"),
+                                          ToolCallSpec("bash", {"command": "echo after"}, id="c4")]))
+    config = make_config(tmp_path, model_config(openai_server),
+                         agent__rejected_template="NO ({{ comment }}) at step {{ step }}",
+                         agent__not_run_template="SKIPPED: {{ reason }}")
+    driver = Driver(decisions=[ev.Decision("reject", comment="not now"), ev.Decision("approve")], inputs=[None])
+    assert run_session(config, "t", driver).exit_status == "Submitted"
+    answers = {m["tool_call_id"]: m["content"] for m in openai_server.requests[1]["messages"] if m["role"] == "tool"}
+    assert answers == {"c1": "NO (not now) at step 1", "c2": "NO (not now) at step 1"}
+    saved = json.loads((tmp_path / "session.traj.json").read_text())["messages"]
+    assert [m["content"] for m in saved if m.get("tool_call_id") == "c4"] == ["SKIPPED: the task was submitted."]
+
+
 def test_always_allow_and_whitelist_skip_confirmation(openai_server, tmp_path):
     openai_server.script(Turn.bash_tool("echo a"), Turn.bash_tool("echo a"), Turn.bash_tool("ls"),
                          Turn.bash_tool(SUBMIT))

@@ -5,8 +5,10 @@ A step: build the prompt from the history with the active processors -> query th
 keeps everything; the prompt is a processed copy.
 
 Control flow uses exceptions that say how the step ended (`Submitted`, `Interrupted`,
-`LimitReached`, the model errors); `_run_turns` decides what each means in an interactive
-session (ask the person) and in a headless one (end).
+`Rejected`, `LimitReached`, the model errors); `_run_turns` adds the messages a step's end
+carries and decides what the end means in an interactive session (ask the person) and in a
+headless one (end). The person is asked through `person.PersonChannel`; the messages that
+answer a response are built by `replies`.
 
 Threads: `run()` blocks the thread it is called in (a worker in the UI). `interrupt`,
 `set_mode`, `set_processors` and `quit` are called from other threads; they only set
@@ -18,16 +20,14 @@ from __future__ import annotations
 import re
 import threading
 import time
-from concurrent.futures import CancelledError, Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from .. import events as ev
 from ..config import SwedeckConfig
 from ..environments.base import Environment, ExecutionResult
 from ..errors import SwedeckError
-from ..messages import Action, ContextInfo, Message, MessageType, Role, last_task, make_message
+from ..messages import Action, ContextInfo, Message, MessageType, has_open_turn, last_task, make_message
 from ..models.base import (
     APIError,
     ContextWindowExceeded,
@@ -40,16 +40,24 @@ from ..models.base import (
 )
 from ..redact import mask_shapes
 from ..trajectory.normalize import is_step
+from . import limits, replies
 from .approvals import Approvals
 from .context import ContextTracker, smallest_fit
-from .exits import ExitStatus, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
+from .exits import (
+    ExitStatus,
+    FlowInterrupt,
+    Interrupted,
+    LimitReached,
+    QuitRequested,
+    Rejected,
+    SessionEnd,
+    Submitted,
+)
+from .person import PersonChannel
 from .prompt import PromptBuilder
 from .templates import render
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-REJECTED = "Commands not executed. The user rejected your command with the following message: {comment}"
-NOT_RUN = "Command not executed: {reason}"
-Answer = TypeVar("Answer")
 
 
 class Agent:
@@ -81,8 +89,7 @@ class Agent:
         self._record = record
         self._mode: ev.Mode = config.agent.mode
         self._lock = threading.RLock()
-        self._pending: dict[Future[Any], str] = {}
-        """Unanswered requests to the person, and what each asks for (`_ask`'s tag)."""
+        self.person = PersonChannel(emit, interactive)
         self._state = ev.AgentState.STARTING
         self._current_task_text: str | None = None
         """The task of this turn, once given (a resumed history holds earlier ones)."""
@@ -116,11 +123,9 @@ class Agent:
             if mode == self._mode:
                 return
             previous, self._mode = self._mode, mode
-            # A human-mode prompt waiting for a command gives way; a pending confirmation
-            # stays pending: switching modes never runs an action by itself.
-            for future, tag in list(self._pending.items()):
-                if tag == "human_command" and not future.done():
-                    future.set_result(None)
+        # A human-mode prompt waiting for a command gives way; a pending confirmation stays
+        # pending: switching modes never runs an action by itself.
+        self.person.settle("human_command", answer=None)
         self._meta("mode_change", mode=mode, previous=previous)
         self._emit(ev.ModeChanged(mode=mode, previous=previous))
 
@@ -130,9 +135,7 @@ class Agent:
             if state not in _INTERRUPTIBLE:
                 return
             self._interrupt_requested = True
-            for future, tag in list(self._pending.items()):
-                if tag == "confirmation" and not future.done():
-                    future.set_exception(Interrupted())
+        self.person.settle("confirmation", error=Interrupted())
         if state == ev.AgentState.THINKING:
             self.model.cancel()
         elif state == ev.AgentState.RUNNING:
@@ -143,9 +146,7 @@ class Agent:
         with self._lock:
             self._quit = True
             self._quit_status = status
-            pending = list(self._pending)
-        for future in pending:
-            future.cancel()
+        self.person.close()
         self.model.cancel()
         if self._state == ev.AgentState.RUNNING:
             self.env.interrupt_session()
@@ -170,11 +171,14 @@ class Agent:
         if not any(m.message_type == MessageType.SYSTEM for m in self.history):
             system = render("system_template", self.config.agent.system_template, self.template_vars())
             self._add(make_message("system", system, MessageType.SYSTEM))
-        self._close_dangling_tool_calls("the session ended before it ran")
-        if task is None and not self._has_open_turn():
+        # A resumed history may end in tool calls that never got results (the process died).
+        text = replies.not_run(self.config.agent, self.template_vars(), "the session ended before it ran")
+        for reply in replies.dangling(self.history, text):
+            self._add(reply)
+        if task is None and not has_open_turn(self.history):
             self._set_state(ev.AgentState.AWAITING_INPUT)
             kind = "follow_up" if self.turn else "task"
-            task = self._ask_text(kind, "What should the agent do?" if kind == "task" else "Next task (empty to end)")
+            task = self.person.ask_text(kind, "What should the agent do?" if kind == "task" else "Next task (empty to end)")
             if not task:
                 raise SessionEnd(ExitStatus.SUBMITTED if self.submission or self.turn else ExitStatus.USER_QUIT)
         if task:
@@ -187,13 +191,18 @@ class Agent:
                 if self._mode == "human":
                     self._human_step()
                 else:
-                    self._check_limits()
+                    limits.check(self.config.agent, self.step, self.model.stats.instance_cost,
+                                 time.monotonic() - self._started)
                     self._step()
-            except Submitted as done:
-                self.submission = done.submission
-                self._next_turn_or_end()
-            except Interrupted:
-                self._after_interrupt()
+            except FlowInterrupt as flow:
+                for message in flow.messages:
+                    self._add(message)
+                if isinstance(flow, Submitted):
+                    self.submission = flow.submission
+                    self._meta("submitted", submission=flow.submission)  # recorded now: a kill from here keeps it
+                    self._next_turn_or_end()
+                elif isinstance(flow, Interrupted):
+                    self._after_interrupt()
             except LimitReached as limit:
                 self._pause_or_end("limit", str(limit), ExitStatus.LIMITS_EXCEEDED)
             except APIError as exc:
@@ -205,7 +214,7 @@ class Agent:
         if not (self.interactive and self.config.agent.confirm_exit):
             raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
         self._set_state(ev.AgentState.AWAITING_INPUT, "submitted")
-        task = self._ask_text("follow_up", "The agent submitted. Give a follow-up task, or leave empty to end.")
+        task = self.person.ask_text("follow_up", "The agent submitted. Give a follow-up task, or leave empty to end.")
         if not task:
             raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
         self._add_task(task)
@@ -238,20 +247,12 @@ class Agent:
         if not self.interactive:
             raise SessionEnd(status, detail)
         self._set_state(ev.AgentState.PAUSED, detail)
-        decision = self._ask(ev.PauseRequested, "pause", reason=reason, detail=detail, fit=fit)
+        decision = self.person.ask(ev.PauseRequested, "pause", reason=reason, detail=detail, fit=fit)
         if decision is None or decision.kind == "quit":
             raise SessionEnd(status, detail)
         if decision.kind == "raise_limits":
             agent = self.config.agent
-            if decision.step_limit is not None:
-                agent.step_limit = decision.step_limit
-            if decision.cost_limit is not None:
-                agent.cost_limit = decision.cost_limit
-            if decision.step_limit is None and decision.cost_limit is None:
-                # "Continue" without numbers: lift whichever limit stopped us by half again.
-                agent.step_limit = agent.step_limit and agent.step_limit + max(1, agent.step_limit // 2)
-                agent.cost_limit = agent.cost_limit and agent.cost_limit * 1.5
-                agent.wall_time_limit_s = agent.wall_time_limit_s and agent.wall_time_limit_s * 1.5
+            limits.lift(agent, decision)
             self._meta("limit_change", step_limit=agent.step_limit, cost_limit=agent.cost_limit,
                        wall_time_limit_s=agent.wall_time_limit_s)
             self._progress()
@@ -266,7 +267,7 @@ class Agent:
         if not self.interactive:
             raise SessionEnd(ExitStatus.INTERRUPTED, "interrupted")
         self._set_state(ev.AgentState.AWAITING_INPUT, "interrupted")
-        text = self._ask_text("after_interrupt", "Interrupted. Message to the agent (empty to continue):")
+        text = self.person.ask_text("after_interrupt", "Interrupted. Message to the agent (empty to continue):")
         if text:
             self._add(make_message("user", text, MessageType.USER_MESSAGE, mode=self._mode))
 
@@ -314,7 +315,7 @@ class Agent:
         self._add(message)
         self._update_context()  # the query's figure, as soon as its answer is in
         self._progress()
-        self._run_actions(response.actions, message, step)
+        self._run_actions(response.actions, step)
         self._update_context()
 
     def _stamp_response(self, response: ModelResponse, step: int, processors_hash: str | None) -> Message:
@@ -330,59 +331,39 @@ class Agent:
         self._emit(ev.QueryFinished(step=step, message=message, usage=exc.usage, cost=exc.cost))
         self._add(message)
         self._progress()
-        text = render("format_error_template", self.config.agent.format_error_template,
-                      {**self.template_vars(), "error": exc.error})
-        if message.tool_calls:  # every tool call must be answered before the next query
-            for call in message.tool_calls:
-                self._add(make_message("tool", text, MessageType.FORMAT_ERROR, tool_call_id=call.id, step=step))
-        else:
-            self._add(make_message("user", text, MessageType.FORMAT_ERROR, step=step))
+        for reply in replies.format_error(self.config.agent, self.template_vars(), message, exc.error, step):
+            self._add(reply)
         if self._consecutive_format_errors >= self.config.agent.max_consecutive_format_errors:
             raise SessionEnd(ExitStatus.FORMAT_ERROR,
                              f"{self._consecutive_format_errors} format errors in a row; last: {exc.error}")
 
-    def _run_actions(self, actions: list[Action], message: Message, step: int) -> None:
+    def _run_actions(self, actions: list[Action], step: int) -> None:
         for position, action in enumerate(actions):
             action_id = f"{step}.{position}"
             try:
-                command, approval = self._decide(action, action_id, step)
-            except _Rejected as rejected:
-                text = REJECTED.format(comment=rejected.comment)
-                self._answer_rest(actions[position:], step, text, MessageType.USER_MESSAGE)
-                return
+                command, approval = self._decide(action, action_id, step, unrun=actions[position:])
             except Interrupted:
-                self._answer_rest(actions[position:], step, NOT_RUN.format(reason="the user interrupted."),
-                                  MessageType.OBSERVATION)
-                raise
+                raise Interrupted(*self._not_run(actions[position:], step, "the user interrupted.")) from None
             result = self._execute(command, action_id)
-            output = result.output
-            submitted = result.returncode == 0 and output.lstrip().startswith(SUBMIT_MARKER)
             observation = self._observation(action, command, result, step).with_extra(approval=approval)
-            self._add(observation)
-            if submitted:
-                self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the task was submitted."),
-                                  MessageType.OBSERVATION)
-                submission = "".join(output.lstrip().splitlines(keepends=True)[1:])
+            rest = actions[position + 1:]
+            if result.returncode == 0 and result.output.lstrip().startswith(SUBMIT_MARKER):
+                submission = replies.submission(result.output)
                 # A record of the submission, not a model query: `user`, as mini-swe-agent's final
                 # output is, so no viewer counts it as a step (SPEC §9.3).
-                self._add(make_message("user", submission, MessageType.FINAL, step=step, turn=self.turn))
-                self._meta("submitted", submission=submission)  # recorded now: a kill from here on keeps it
-                raise Submitted(submission)
+                final = make_message("user", submission, MessageType.FINAL, step=step, turn=self.turn)
+                raise Submitted(submission, observation, *self._not_run(rest, step, "the task was submitted."), final)
+            self._add(observation)
             if result.interrupted:
-                self._answer_rest(actions[position + 1:], step, NOT_RUN.format(reason="the user interrupted."),
-                                  MessageType.OBSERVATION)
-                raise Interrupted()
+                raise Interrupted(*self._not_run(rest, step, "the user interrupted."))
 
-    def _answer_rest(self, actions: list[Action], step: int, text: str, message_type: MessageType) -> None:
-        """Answer actions that will not run, so every tool call has its result."""
-        for action in actions:
-            if action.tool_call_id:
-                self._add(make_message("tool", text, message_type, tool_call_id=action.tool_call_id, step=step))
-        if actions and not any(action.tool_call_id for action in actions):
-            self._add(make_message("user", text, message_type, step=step))
+    def _not_run(self, actions: list[Action], step: int, reason: str) -> list[Message]:
+        text = replies.not_run(self.config.agent, self.template_vars(), reason)
+        return replies.unanswered(actions, step, text, MessageType.OBSERVATION)
 
-    def _decide(self, action: Action, action_id: str, step: int) -> tuple[str, str]:
-        """The command to run and how it was approved (recorded on its observation)."""
+    def _decide(self, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
+        """The command to run and how it was approved (recorded on its observation); a
+        rejection answers `unrun` (this action and those after it) with the person's words."""
         command = action.command
         reason = self._auto_reason(command)
         self._emit(ev.ActionProposed(action_id=action_id, step=step, command=command,
@@ -391,10 +372,11 @@ class Agent:
             self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))
             return command, f"auto: {reason}"
         self._set_state(ev.AgentState.AWAITING_CONFIRMATION)
-        decision = self._ask(ev.ConfirmationRequested, "confirmation", action_id=action_id, command=command)
+        decision = self.person.ask(ev.ConfirmationRequested, "confirmation", action_id=action_id, command=command)
         if decision.kind == "reject":
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command))
-            raise _Rejected(decision.comment or "(no comment)")
+            text = replies.rejected(self.config.agent, self.template_vars(), decision.comment or "(no comment)")
+            raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
         if decision.kind == "edit" and decision.command.strip():
             self._emit(ev.ActionDecided(action_id=action_id, decision="edited", command=decision.command,
                                         reason=f"edited from: {command}"))
@@ -431,19 +413,14 @@ class Agent:
         return result
 
     def _observation(self, action: Action, command: str, result: ExecutionResult, step: int) -> Message:
-        variables = {**self.template_vars(), **result.template_vars(), "command": command}
-        text = render("observation_template", self.config.agent.observation_template, variables)
-        role: Role = "tool" if action.tool_call_id else "user"
-        return make_message(
-            role, text, MessageType.OBSERVATION, tool_call_id=action.tool_call_id, step=step, turn=self.turn,
-            mode=self._mode, command=command, **result.message_extra(),
-        )
+        return replies.observation(self.config.agent, self.template_vars(), action, command, result, step, self.turn,
+                                   self._mode)
 
     # --- human mode ---------------------------------------------------------------------
 
     def _human_step(self) -> None:
         self._set_state(ev.AgentState.AWAITING_INPUT, "human mode")
-        command = self._ask_text("human_command", "Command to run (human mode):")
+        command = self.person.ask_text("human_command", "Command to run (human mode):")
         if not command or self._mode != "human":
             return
         self._add(make_message("user", command, MessageType.USER_MESSAGE, turn=self.turn, mode="human",
@@ -457,16 +434,6 @@ class Agent:
         self._update_context()
 
     # --- limits, context, progress ------------------------------------------------------
-
-    def _check_limits(self) -> None:
-        agent = self.config.agent
-        if agent.step_limit and self.step >= agent.step_limit:
-            raise LimitReached(f"step limit reached ({self.step}/{agent.step_limit} steps)")
-        if agent.cost_limit and self.model.stats.instance_cost >= agent.cost_limit:
-            raise LimitReached(f"cost limit reached (${self.model.stats.instance_cost:.2f}/${agent.cost_limit:.2f})")
-        elapsed = time.monotonic() - self._started
-        if agent.wall_time_limit_s and elapsed >= agent.wall_time_limit_s:
-            raise LimitReached(f"wall time limit reached ({elapsed:.0f}/{agent.wall_time_limit_s:.0f} s)")
 
     def _check_quit(self) -> None:
         if self._quit:
@@ -532,24 +499,6 @@ class Agent:
             return self._current_task_text
         return last_task(self.history)
 
-    def _has_open_turn(self) -> bool:
-        """A resumed history whose last task has not been submitted yet."""
-        for message in reversed(self.history):
-            if message.message_type == MessageType.FINAL:
-                return False
-            if message.message_type == MessageType.TASK:
-                return True
-        return False
-
-    def _close_dangling_tool_calls(self, reason: str) -> None:
-        """A resumed history may end in tool calls that never got results (the process died)."""
-        answered = {m.tool_call_id for m in self.history if m.role == "tool"}
-        for message in list(self.history):
-            for call in message.tool_calls or ():
-                if call.id not in answered:
-                    self._add(make_message("tool", NOT_RUN.format(reason=reason), MessageType.OBSERVATION,
-                                           tool_call_id=call.id, step=message.extra.step))
-
     def _add(self, message: Message) -> None:
         if message.extra.turn is None and self.turn:
             message = message.with_extra(turn=self.turn)
@@ -566,39 +515,5 @@ class Agent:
         self._state = state
         self._emit(ev.StateChanged(state=state, detail=detail))
 
-    # --- asking the person --------------------------------------------------------------
-
-    def _ask(self, request: type[ev.Request[Answer]], tag: str, **fields: Any) -> Answer:
-        if not self.interactive:
-            raise SessionEnd(ExitStatus.USER_QUIT, f"a person is needed ({tag}) but the session is headless")
-        future: Future[Answer] = Future()
-        with self._lock:
-            if self._quit:
-                raise QuitRequested()
-            self._pending[future] = tag
-        self._emit(request(future=future, **fields))
-        try:
-            while True:
-                try:
-                    return future.result(timeout=0.25)
-                except FutureTimeout:
-                    if self._quit:
-                        raise QuitRequested() from None
-        except CancelledError:
-            raise QuitRequested() from None
-        finally:
-            with self._lock:
-                self._pending.pop(future, None)
-
-    def _ask_text(self, kind: str, prompt: str) -> str | None:
-        text = self._ask(ev.InputRequested, kind, kind=kind, prompt=prompt)
-        return text.strip() if text is not None else None
-
 
 _INTERRUPTIBLE = (ev.AgentState.THINKING, ev.AgentState.RUNNING, ev.AgentState.AWAITING_CONFIRMATION)
-
-
-class _Rejected(Exception):
-    def __init__(self, comment: str):
-        super().__init__(comment)
-        self.comment = comment

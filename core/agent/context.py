@@ -75,18 +75,12 @@ class ContextFit:
 FIT_SHARE = 0.9
 """A fitting prompt leaves a tenth of the window for the answer."""
 
-# From the least to the most that they drop: each is tried, and the fitting one that keeps
-# the most (the largest expected prompt) is offered.
-_CANDIDATES: list[dict[str, Any]] = [
-    *({"type": "last_n_observations", "n": n} for n in (20, 10, 5, 3, 2, 1)),
-    *({"type": "context_filter", "num_invocations_to_keep": n} for n in (10, 5, 3, 2, 1)),
-]
-
-
 def smallest_fit(history: list[Message], current: list[Any], tracker: ContextTracker) -> ContextFit | None:
     """The change to `current` whose prompt keeps the most while it fits `FIT_SHARE` of the
     window, by the tracker's anchored prediction; None when the window is unknown or
     nothing fits."""
+    from ..processors import PROCESSORS
+    from ..processors.base import label
     from ..processors.chain import ProcessorChain
 
     if not tracker.window:
@@ -94,10 +88,10 @@ def smallest_fit(history: list[Message], current: list[Any], tracker: ContextTra
     limit = int(tracker.window * FIT_SHARE)
     base = [p.model_dump(mode="json") if hasattr(p, "model_dump") else dict(p) for p in current]
     best: ContextFit | None = None
-    for candidate in _CANDIDATES:
+    candidates = [{"type": name, **option} for name, cls in PROCESSORS.items() for option in cls.shrink_options]
+    for candidate in candidates:
         processors = [p for p in base if p["type"] != candidate["type"]] + [candidate]
         expected, _ = tracker.predict(ProcessorChain(processors).apply(history).messages)
         if expected <= limit and (best is None or expected > best.expected_tokens):
-            params = ", ".join(f"{k}={v}" for k, v in candidate.items() if k != "type")
-            best = ContextFit(processors, f"{candidate['type']}({params})", expected, tracker.window)
+            best = ContextFit(processors, label(candidate["type"], candidate), expected, tracker.window)
     return best

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..messages import Message
 
 
 class ExitStatus(str, Enum):
@@ -47,20 +51,34 @@ class SessionEnd(Exception):
         self.submission = submission
 
 
-class Submitted(Exception):
+class FlowInterrupt(Exception):
+    """A step ended early. It carries the messages that answer what the step left open (the
+    tool calls that will not run); the loop adds them, in one place, before it acts on why
+    the step ended (mini-swe-agent's `InterruptAgentFlow`)."""
+
+    def __init__(self, *messages: Message):
+        super().__init__(type(self).__name__)
+        self.messages = messages
+
+
+class Submitted(FlowInterrupt):
     """The current turn's task was submitted (SPEC §6.3)."""
 
-    def __init__(self, submission: str):
-        super().__init__("submitted")
+    def __init__(self, submission: str, *messages: Message):
+        super().__init__(*messages)
         self.submission = submission
+
+
+class Interrupted(FlowInterrupt):
+    """The person interrupted a stream, a command or a pending confirmation."""
+
+
+class Rejected(FlowInterrupt):
+    """The person rejected a command; the model hears why and gets the next step."""
 
 
 class LimitReached(Exception):
     pass
-
-
-class Interrupted(Exception):
-    """The person interrupted a stream, a command or a pending confirmation."""
 
 
 class QuitRequested(Exception):

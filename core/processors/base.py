@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, ClassVar, TypeVar, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic.fields import FieldInfo
@@ -54,8 +54,23 @@ class Processor(BaseModel):
     enabled: bool = True
     """Switched off processors stay in the config (and in the UI's panel) but do nothing."""
 
+    shrink_options: ClassVar[tuple[dict[str, Any], ...]] = ()
+    """Settings that make the prompt smaller, from the one that drops the least to the one
+    that drops the most: what a prompt over the context window is offered
+    (`agent.context.smallest_fit`). Empty: this processor is never offered."""
+
+    def label(self) -> str:
+        return label(self.type, self.model_dump())
+
     def __call__(self, history: list[Message]) -> list[Message]:
         raise NotImplementedError
+
+
+def label(type_name: str, settings: dict[str, Any]) -> str:
+    """`last_n_observations(n=5, polling=1)`: a processor as the meter and the fit offer name it."""
+    inner = ", ".join(f"{key}={value}" for key, value in settings.items()
+                      if key not in ("type", "enabled") and value not in (None, [], {}, ()))
+    return f"{type_name}({inner})" if inner else type_name
 
 
 def parameters(cls: type[BaseModel]) -> dict[str, FieldInfo]:

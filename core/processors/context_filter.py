@@ -66,6 +66,7 @@ def _with_their_calls(messages: list[Message], start: int) -> int:
 
 class ContextFilter(Processor):
     type: Literal["context_filter"] = "context_filter"
+    shrink_options = tuple({"num_invocations_to_keep": n} for n in (10, 5, 3, 2, 1))
     num_invocations_to_keep: int | None = Field(default=None, gt=0, examples=[3])
     """Model turns kept, with the user and tool messages before them; unset: no trimming."""
     custom_filter: str | None = None

@@ -38,6 +38,7 @@ class LastNObservations(Processor):
     """
 
     type: Literal["last_n_observations"] = "last_n_observations"
+    shrink_options = tuple({"n": n} for n in (20, 10, 5, 3, 2, 1))
     n: int = Field(gt=0, examples=[5])
     """Observations kept in full."""
     polling: int = Field(default=1, ge=1)

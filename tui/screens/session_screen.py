@@ -58,12 +58,6 @@ drain re-parses the tail of the Markdown and costs a frame; 12 a second reads as
 streaming and bounds the UI's work however fast tokens arrive (bench B1)."""
 
 
-def processor_label(processor: Any) -> str:
-    params = {k: v for k, v in processor.model_dump().items() if k not in ("type", "enabled")}
-    inner = ", ".join(f"{k}={v}" for k, v in params.items() if v not in (None, [], {}))
-    return f"{processor.type}({inner})" if inner else processor.type
-
-
 class SessionScreen(Screen):
     CSS_PATH = "session_screen.tcss"
     BINDINGS = SESSION_BINDINGS
@@ -465,7 +459,7 @@ class SessionScreen(Screen):
             self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
 
     def _processor_labels(self, processors: list[Any]) -> list[str]:
-        return [processor_label(p) for p in processors if getattr(p, "enabled", True) and p.type != "default"]
+        return [p.label() for p in processors if getattr(p, "enabled", True) and p.type != "default"]
 
     def action_prompt_inspector(self) -> None:
         try:
