@@ -4,8 +4,7 @@ A full (generation 2) collection walks every tracked object with the GIL held, s
 thread, the UI's included, stops for its length. litellm's import leaves over 300,000
 objects that live as long as the process; `freeze_permanent_objects()` moves everything
 alive at that point out of the collector's reach, so later full collections walk only what
-the session itself holds (bench B1: a full pass over the import's objects alone took
-150-200 ms).
+the session itself holds (bench B1; figures in docs/performance.md).
 """
 
 from __future__ import annotations

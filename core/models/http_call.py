@@ -100,8 +100,7 @@ def trim_kept_chunks(stream: Any) -> None:
 
     litellm holds every chunk of a stream (a small object graph per token) until the stream
     ends. Every full garbage collection walks them, with the GIL held, so the UI stalled
-    longer and longer as a long answer streamed (bench B1: 200-370 ms, about once a
-    second). Kept: the last few (litellm compares the last two to detect a looping model)
+    longer and longer as a long answer streamed (bench B1; figures in docs/performance.md). Kept: the last few (litellm compares the last two to detect a looping model)
     and any carrying usage (`provider_usage` reads those). swedeck takes text, tool calls
     and usage from the chunks as they pass; what litellm rebuilds from its list at the end
     (its own usage estimate, logging) is not used.

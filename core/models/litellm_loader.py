@@ -35,7 +35,7 @@ def litellm() -> Any:
             module.set_verbose = False  # type: ignore[attr-defined]  # read by litellm, not exported
             # swedeck keeps its own usage and cost; litellm's per-stream success logging runs
             # in a thread pool with a fresh event loop each time and starves the UI thread of
-            # the GIL (bench B1: stalls of 300-500 ms while streaming).
+            # the GIL (bench B1: long stalls while streaming; docs/performance.md).
             module.disable_streaming_logging = True
             module.drop_params = True  # providers that lack a parameter (stream_options...) get it dropped
             for name in _LOGGERS:

@@ -1,4 +1,5 @@
-"""`swedeck replay PATH`: `--print` prints the normalized steps; the replay UI comes with issue #8."""
+"""`swedeck replay PATH`: the replay UI (`tui/replay/`), or with `--print` the normalized
+steps as text or JSON lines (`core/trajectory/printer.py`); `--follow` keeps reading a live file."""
 
 from __future__ import annotations
 

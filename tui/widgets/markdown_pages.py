@@ -1,8 +1,8 @@
 """Where a streamed Markdown answer may be cut into pages (bench B1).
 
 Textual lays out every block of a `Markdown` widget again whenever its last block grows,
-so a frame cost grows with the length of the answer: at 20,000 tokens (about 200 blocks)
-frames took 70 ms and the UI drew 10 a second. Streaming into a sequence of `Markdown`
+so a frame costs more the longer the answer grows, until the UI draws only a few frames a
+second (bench B1, docs/performance.md). Streaming into a sequence of `Markdown`
 pages keeps that cost to the last page; the finished pages keep their cached layout.
 
 A cut must not change how the text renders, so it is made only:

@@ -3,8 +3,8 @@
 Textual keeps every widget's rendered lines (`Strip`s, each with seven small caches) for as
 long as the widget lives, whether it is on screen or not. In a long transcript those
 objects are most of the heap, and a full garbage collection walks all of them with the GIL
-held: at the end of a 20,000-token answer a full pass took 150 ms, and 25 ms once the
-off-screen lines were dropped. A released widget renders again when it is next shown.
+held, for longer the longer the answer (bench B1, docs/performance.md), and far shorter
+once the off-screen lines are dropped. A released widget renders again when it is next shown.
 
 This reaches into two private attributes of `textual.widget.Widget` (`_render_cache`,
 which `refresh()` leaves in place, and its type); textual is pinned below 8.3 and

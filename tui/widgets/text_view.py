@@ -1,7 +1,7 @@
 """A long literal text, rendered only where it is on screen (SPEC §10.3, bench B2).
 
 A `Static` renders every line of its text whenever the text changes; for an observation of
-tens of thousands of characters that was most of a replay step jump (bench B2: 70 ms).
+tens of thousands of characters that was most of a replay step jump (bench B2).
 `TextView` splits the text into lines and renders a line when it scrolls into view, with
 the search matches marked. Lines are not wrapped: long ones scroll sideways, as in the
 live output pane. Text is never parsed as markup; escape sequences and control characters
