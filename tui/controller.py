@@ -3,9 +3,9 @@
 `emit(event)` is the callable the core calls from its worker thread. It never touches a
 widget: it appends the event to a queue and, when the queue was empty, posts one
 `AgentEvents` message (`post_message` is thread-safe). The UI drains the whole queue per
-message and merges runs of stream deltas and command output into one piece each, so a
-fast stream costs one repaint per drain instead of one per token, and the event loop
-never falls behind the agent.
+message, at most `DRAW_INTERVAL_S` apart (`wait_before_drain`), and merges runs of stream
+deltas and command output into one piece each, so a fast stream costs one repaint per
+drain instead of one per token, and the event loop never falls behind the agent.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any, TypeVar
 
 from swedeck.core import events as ev
@@ -23,6 +24,11 @@ from swedeck.core import events as ev
 from .messages import AgentEvents
 
 Answer = TypeVar("Answer")
+
+DRAW_INTERVAL_S = 1 / 12
+"""The screen takes the agent's events at most this often. While a response streams, each
+drain re-parses the tail of the Markdown and costs a frame; 12 a second reads as smooth
+streaming and bounds the UI's work however fast tokens arrive (bench B1)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +63,15 @@ def coalesce(events: list[ev.Event]) -> list[Any]:
 
 
 class SessionController:
-    """Queues the agent's events for one target (the session screen)."""
+    """Queues the agent's events for one target (the session screen) and paces its drains."""
 
     def __init__(self, post: Callable[[AgentEvents], Any]):
         self._post = post
         self._queue: deque[ev.Event] = deque()
         self._lock = threading.Lock()
+        self._last_drain = 0.0
+        self._drain_due = False
+        """A drain is scheduled (UI thread only)."""
 
     def emit(self, event: ev.Event) -> None:
         """Called from the agent's thread."""
@@ -78,8 +87,26 @@ class SessionController:
         with self._lock:
             return len(self._queue)
 
+    def wait_before_drain(self) -> float | None:
+        """UI thread, on `AgentEvents`: 0 to drain now; seconds to schedule one drain in;
+        None when one is already scheduled (it takes these events too)."""
+        if self._drain_due:
+            return None
+        wait = self._last_drain + DRAW_INTERVAL_S - monotonic()
+        if wait <= 0:
+            return 0.0
+        self._drain_due = True
+        return wait
+
+    @property
+    def idle(self) -> bool:
+        """Nothing queued and no drain scheduled."""
+        return not self._drain_due and not self.queued
+
     def drain(self) -> list[Any]:
         """Called from the UI thread: everything queued so far, coalesced."""
+        self._last_drain = monotonic()
+        self._drain_due = False
         with self._lock:
             events = list(self._queue)
             self._queue.clear()

@@ -14,21 +14,17 @@ from typing import Any
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.content import Content
 from textual.events import Key
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static
 
-from swedeck.core.context_window import resolve_context_window
-from swedeck.core.events import ContextStatus
-from swedeck.core.messages import Message, MessageType
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import find_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
-from swedeck.core.trajectory.output import command_output
 
 from ..screens.help_screen import HelpScreen
 from ..widgets.context_meter import ContextMeter
@@ -37,6 +33,7 @@ from ..widgets.text import literal, visible
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
+from .formatting import highlighted, meter_status, model_text, model_window, output_text
 from .prompt_screen import PromptScreen
 from .what_if_screen import WhatIfScreen
 
@@ -51,74 +48,6 @@ class ForkRequest:
 
     path: Path
     step: int
-
-
-def highlighted(text: str, query: str) -> Content:
-    """Literal text with every match of the search marked (never parsed as markup, controls visible)."""
-    text = visible(text)
-    content = Content(text)
-    if not query:
-        return content
-    lower, needle = text.casefold(), query.casefold()
-    start = lower.find(needle)
-    while start != -1 and len(lower) == len(text):
-        content = content.stylize("reverse bold", start, start + len(needle))
-        start = lower.find(needle, start + len(needle))
-    return content
-
-
-def model_text(view: StepView) -> str:
-    """What the model said: its reasoning and its words. Its tool calls are the step's
-    command blocks (`view.actions`), shown once, below."""
-    parts = []
-    if view.assistant.extra.reasoning:
-        parts.append(f"(reasoning) {view.assistant.extra.reasoning}")
-    parts.append(view.assistant.text)
-    return "\n".join(part for part in parts if part)
-
-
-def output_text(view: StepView) -> str:
-    """What each command printed, with its exit code (the model's view of it is `t`)."""
-    chunks = []
-    for message in view.observations:
-        output = command_output(message)
-        status = f"exit {output.returncode}" if output.returncode is not None else _answer_label(message)
-        if message.extra.duration_s is not None:
-            status += f" · {message.extra.duration_s:.2f} s"
-        chunks.append(f"── {status} ──\n{output.text}")
-    return "\n".join(chunks) or "(no output)"
-
-
-def _answer_label(message: Message) -> str:
-    if message.message_type == MessageType.EXIT:
-        return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
-    return {MessageType.FINAL: "submitted", MessageType.FORMAT_ERROR: "format error"}.get(
-        message.message_type, message.message_type.value.replace("_", " "))
-
-
-def model_window(model_name: str | None) -> int | None:
-    """The window of the recorded model from swedeck's map (never litellm: replay stays light)."""
-    if not model_name:
-        return None
-    try:
-        return resolve_context_window(model_name).window
-    except Exception:  # noqa: BLE001 - an unreadable user map must not stop a replay; the meter says "unknown"
-        return None
-
-
-def meter_status(view: StepView, estimate: int | None, window: int | None) -> tuple[ContextStatus, list[str]]:
-    """The step's figures for the meter: recorded when the file has the provider's count,
-    else estimated (from the history before the query); the cost as a note."""
-    if view.prompt_tokens is not None:
-        tokens, estimated = view.prompt_tokens, view.estimated
-    else:
-        tokens, estimated = estimate, True
-    status = ContextStatus(window=view.window or window, prompt_tokens=tokens, cached_tokens=view.cached_tokens,
-                           estimated=estimated)
-    notes = ["recorded"] if tokens is not None and not estimated else []
-    if view.cost is not None:
-        notes.append(f"cost ${view.cost:.4f}")
-    return status, notes
 
 
 class ReplayScreen(Screen[None]):
@@ -224,9 +153,12 @@ class ReplayScreen(Screen[None]):
         if not self.step_count:
             return
         number = min(max(number, 1), self.step_count)
-        if number == self.step and not force:
-            return
-        self.step = number
+        if number != self.step:
+            self.step = number  # watch_step shows it
+        elif force:
+            self.watch_step()
+
+    def watch_step(self) -> None:
         self._play_shown = 0
         self.show_step()
 
@@ -283,6 +215,14 @@ class ReplayScreen(Screen[None]):
 
     # --- token curve ----------------------------------------------------------------------
 
+    class CurvePoints(Message):
+        """Points of a file's token curve, from the worker that reads them."""
+
+        def __init__(self, path: Path, points: list[tuple[int, int, str]]) -> None:
+            super().__init__()
+            self.path = path
+            self.points = points
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
     def compute_curve(self, path: Path) -> None:
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
@@ -290,11 +230,12 @@ class ReplayScreen(Screen[None]):
         for point in token_curve(document):
             batch.append((point.step, point.tokens, point.command))
             if len(batch) >= 200:
-                self.app.call_from_thread(self._add_curve, path, batch)
+                self.post_message(self.CurvePoints(path, batch))
                 batch = []
-        self.app.call_from_thread(self._add_curve, path, batch)
+        self.post_message(self.CurvePoints(path, batch))
 
-    def _add_curve(self, path: Path, points: list[tuple[int, int, str]]) -> None:
+    def on_replay_screen_curve_points(self, message: CurvePoints) -> None:
+        path, points = message.path, message.points
         if path != self.path:
             return
         commands = {}

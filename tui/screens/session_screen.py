@@ -8,7 +8,6 @@ worker and talks to this screen through the controller's queue (`AgentEvents`); 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -52,12 +51,6 @@ STACK_BELOW_COLUMNS = 110
 Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
 
 
-DRAW_INTERVAL_S = 1 / 12
-"""The screen takes the agent's events at most this often. While a response streams, each
-drain re-parses the tail of the Markdown and costs a frame; 12 a second reads as smooth
-streaming and bounds the UI's work however fast tokens arrive (bench B1)."""
-
-
 class SessionScreen(Screen):
     CSS_PATH = "session_screen.tcss"
     BINDINGS = SESSION_BINDINGS
@@ -73,8 +66,6 @@ class SessionScreen(Screen):
         self.result: Any = None
         self.ended = False
         self.quitting = False
-        self._last_drain = 0.0
-        self._drain_scheduled = False
         self._draining = False
         config = session.config
         self.info = HeaderInfo(
@@ -85,6 +76,32 @@ class SessionScreen(Screen):
         )
 
     # --- layout -------------------------------------------------------------------------
+
+    # --- the widgets it draws into ---------------------------------------------------------
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
+
+    @property
+    def input_line(self) -> InputLine:
+        return self.query_one(InputLine)
+
+    @property
+    def output_pane(self) -> ObservationPane:
+        return self.query_one(ObservationPane)
+
+    @property
+    def meter(self) -> ContextMeter:
+        return self.query_one(ContextMeter)
+
+    @property
+    def processors_panel(self) -> ProcessorsPanel:
+        return self.query_one(ProcessorsPanel)
+
+    @property
+    def header_bar(self) -> HeaderBar:
+        return self.query_one(HeaderBar)
 
     def compose(self) -> ComposeResult:
         yield HeaderBar()
@@ -98,9 +115,9 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         self._header(**{})
-        self.query_one(ContextMeter).processors = self._processor_labels(self.session.processors)
+        self.meter.processors = self._processor_labels(self.session.processors)
         self._apply_layout(self.size.width)
-        self.query_one(Transcript).focus()
+        self.transcript.focus()
         # Start the agent after the first frame: building the model loads litellm (seconds),
         # which must happen behind a visible UI (SPEC §4.6).
         self.call_after_refresh(self.run_session)
@@ -122,7 +139,7 @@ class SessionScreen(Screen):
 
     def _header(self, **changes: Any) -> None:
         self.info = self.info.but(**changes)
-        self.query_one(HeaderBar).info = self.info
+        self.header_bar.info = self.info
 
     # --- the worker -----------------------------------------------------------------------
 
@@ -146,7 +163,7 @@ class SessionScreen(Screen):
             return
         self.ended = True
         self._header(state="done")
-        self.query_one(InputLine).done()
+        self.input_line.done()
         self.app.post_message(SessionFinished(code, status, message, path))
         if self.quitting:
             self.app.exit(code)  # type: ignore[arg-type]
@@ -154,21 +171,14 @@ class SessionScreen(Screen):
     # --- events from the agent ------------------------------------------------------------
 
     async def on_agent_events(self, message: AgentEvents) -> None:
-        wait = self._last_drain + DRAW_INTERVAL_S - monotonic()
-        if wait > 0:
-            if not self._drain_scheduled:
-                self._drain_scheduled = True
-                self.set_timer(wait, self._drain_later)
-            return
-        await self._drain()
-
-    async def _drain_later(self) -> None:
-        self._drain_scheduled = False
-        await self._drain()
+        wait = self.controller.wait_before_drain()
+        if wait == 0:
+            await self._drain()
+        elif wait is not None:
+            self.set_timer(wait, self._drain)
 
     async def _drain(self) -> None:
         """Draw everything the agent reported since the last drain."""
-        self._last_drain = monotonic()
         self._draining = True
         try:
             with self.app.batch_update():  # one frame for the whole batch, not one per await in it
@@ -184,7 +194,7 @@ class SessionScreen(Screen):
     @property
     def caught_up(self) -> bool:
         """Everything the agent reported so far is drawn (nothing queued, no drain pending or running)."""
-        return not (self.controller.queued or self._drain_scheduled or self._draining)
+        return self.controller.idle and not self._draining
 
     async def _draw_session_started(self, event: ev.SessionStarted) -> None:
         self._header(model=event.model_name, environment=event.environment,
@@ -192,8 +202,8 @@ class SessionScreen(Screen):
         if event.restored_messages:  # a resumed or forked trajectory: say what it continues
             if event.task:
                 self._header(title=event.task)
-                await self.query_one(Transcript).add_note(event.task, "task", "task")
-            await self.query_one(Transcript).add_note(
+                await self.transcript.add_note(event.task, "task", "task")
+            await self.transcript.add_note(
                 f"continuing from {event.restored_messages} recorded messages (the prompt inspector shows them)")
 
     def _draw_state(self, event: ev.StateChanged) -> None:
@@ -204,18 +214,18 @@ class SessionScreen(Screen):
         self._header(mode=event.mode)
         if self.input_request is not None and self.input_request.kind == "human_command" and event.mode != "human":
             self.input_request = None
-            self.query_one(InputLine).done()
-        await self.query_one(Transcript).add_note(f"mode: {event.previous} → {event.mode}")
+            self.input_line.done()
+        await self.transcript.add_note(f"mode: {event.previous} → {event.mode}")
         self.refresh_bindings()
 
     def _draw_progress(self, event: ev.ProgressUpdated) -> None:
         self._header(step=event.step, step_limit=event.step_limit, cost=event.cost, cost_limit=event.cost_limit)
 
     def _draw_context(self, event: ev.ContextUpdated) -> None:
-        self.query_one(ContextMeter).status = event.status
+        self.meter.status = event.status
 
     async def _draw_notice(self, event: ev.Notice) -> None:
-        await self.query_one(Transcript).add_note(event.text, event.level)
+        await self.transcript.add_note(event.text, event.level)
         if event.level != "info":
             self.notify(visible(event.text), severity="warning" if event.level == "warning" else "error", markup=False)
 
@@ -225,38 +235,38 @@ class SessionScreen(Screen):
             text += f" ({event.message})"
         if event.trajectory_path:
             text += f"\ntrajectory: {event.trajectory_path}"
-        await self.query_one(Transcript).add_note(text, "final" if event.exit_status == "Submitted" else "info")
+        await self.transcript.add_note(text, "final" if event.exit_status == "Submitted" else "info")
         self.notify(visible(text) + "\nctrl+q quits", title="Done", markup=False, timeout=10)
 
     async def _draw_query_started(self, event: ev.QueryStarted) -> None:
-        await self.query_one(Transcript).begin_message(event.step)
+        await self.transcript.begin_message(event.step)
 
     async def _draw_delta(self, event: ev.StreamDelta) -> None:
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         current = transcript.current or await transcript.begin_message(event.step)
         await current.append(event.kind, visible(event.text))  # a model's escape sequences are shown, not obeyed
 
     async def _draw_retrying(self, event: ev.QueryRetrying) -> None:
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         await transcript.discard_message()
         text = f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s: {event.error}"
         await transcript.add_note(text, "warning")
         self._header(state=f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s")
 
     async def _draw_query_finished(self, event: ev.QueryFinished) -> None:
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         current = transcript.current or await transcript.begin_message(event.step)
         await current.finish(event.message.text, event.message.extra.reasoning)
         transcript.current = None
 
     async def _draw_query_cancelled(self, event: ev.QueryCancelled) -> None:
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         transcript.current = None
         await transcript.add_note("query cancelled", "warning")
 
     async def _draw_action_proposed(self, event: ev.ActionProposed) -> None:
         state = "pending" if event.needs_confirmation else "proposed"
-        await self.query_one(Transcript).add_command(event.action_id, event.command, state)
+        await self.transcript.add_command(event.action_id, event.command, state)
 
     def _draw_action_decided(self, event: ev.ActionDecided) -> None:
         block = self._block(event.action_id)
@@ -272,10 +282,10 @@ class SessionScreen(Screen):
         block = self._block(event.action_id)
         if block is not None:
             block.state = "running"
-        self.query_one(ObservationPane).start(event.action_id, event.command)
+        self.output_pane.start(event.action_id, event.command)
 
     def _draw_output(self, event: OutputChunk) -> None:
-        self.query_one(ObservationPane).append(event.action_id, event.text)
+        self.output_pane.append(event.action_id, event.text)
 
     def _draw_command_finished(self, event: ev.CommandFinished) -> None:
         result = event.result
@@ -283,11 +293,11 @@ class SessionScreen(Screen):
         block = self._block(event.action_id)
         if block is not None:
             block.finished(result.returncode, result.duration_s, note)
-        self.query_one(ObservationPane).finish(event.action_id, event.command, result)
+        self.output_pane.finish(event.action_id, event.command, result)
 
     async def _draw_message(self, event: ev.MessageAdded) -> None:
         message = event.message
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         kind = message.message_type
         if kind == MessageType.TASK:
             task = task_text(message)
@@ -311,16 +321,16 @@ class SessionScreen(Screen):
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
             block.ask(f"({prefix} …)" if prefix else "(this exact command)")
             block.scroll_visible()
-        self.query_one(Transcript).focus()
+        self.transcript.focus()
         self.refresh_bindings()
 
     def _draw_input(self, event: ev.InputRequested) -> None:
         self.input_request = event
         # A follow-up waits for Enter or `i`: a stray key after the submission is not a task.
         follow_up = event.kind == "follow_up"
-        self.query_one(InputLine).ask(event.kind, focus=not follow_up)
+        self.input_line.ask(event.kind, focus=not follow_up)
         if follow_up:
-            self.query_one(Transcript).focus()  # whatever had the keys before: not the line
+            self.transcript.focus()  # whatever had the keys before: not the line
         self.refresh_bindings()
 
     def _draw_pause(self, event: ev.PauseRequested) -> None:
@@ -331,11 +341,11 @@ class SessionScreen(Screen):
         return None
 
     def _block(self, action_id: str) -> CommandBlock | None:
-        return self.query_one(Transcript).commands.get(action_id)
+        return self.transcript.commands.get(action_id)
 
     def _clear_confirmation(self) -> None:
         self.confirmation = None
-        line = self.query_one(InputLine)
+        line = self.input_line
         if line.purpose in ("reject", "edit"):
             line.done()
         self.refresh_bindings()
@@ -346,7 +356,7 @@ class SessionScreen(Screen):
         typing = isinstance(self.app.focused, Input)
         if typing and action in LETTER_ACTIONS:  # its letter goes into the text; the footer stops offering it
             return False
-        line = self.query_one(InputLine)
+        line = self.input_line
         if action == "focus_input":
             return line.purpose is not None and not typing
         if action in CONFIRM_ACTIONS:
@@ -358,13 +368,13 @@ class SessionScreen(Screen):
             return
         resolve(self.confirmation.future, decision)
         self._clear_confirmation()
-        self.query_one(Transcript).focus()
+        self.transcript.focus()
 
     def action_approve(self) -> None:
         self._decide(ev.Decision(kind="approve"))
 
     def action_focus_input(self) -> None:
-        line = self.query_one(InputLine)
+        line = self.input_line
         if line.purpose is not None:
             line.focus()
             self.refresh_bindings()
@@ -374,16 +384,16 @@ class SessionScreen(Screen):
 
     def action_reject(self) -> None:
         if self.confirmation is not None:
-            self.query_one(InputLine).ask("reject")
+            self.input_line.ask("reject")
             self.refresh_bindings()
 
     def action_edit(self) -> None:
         if self.confirmation is not None:
-            self.query_one(InputLine).ask("edit", value=self.confirmation.command)
+            self.input_line.ask("edit", value=self.confirmation.command)
             self.refresh_bindings()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        line = self.query_one(InputLine)
+        line = self.input_line
         if event.input is not line:
             return
         event.stop()
@@ -396,7 +406,7 @@ class SessionScreen(Screen):
             request, self.input_request = self.input_request, None
             resolve(request.future, text)
             line.done()
-            self.query_one(Transcript).focus()
+            self.transcript.focus()
 
     def action_cycle_mode(self) -> None:
         current = self.session.mode
@@ -413,18 +423,18 @@ class SessionScreen(Screen):
     def action_interrupt(self) -> None:
         """Esc closes the innermost thing first: the processors panel, a comment or an edit,
         the input line (its question stays asked), and only then interrupts the agent."""
-        panel = self.query_one(ProcessorsPanel)
+        panel = self.processors_panel
         if panel.has_class("-open"):
             self.action_toggle_processors()
             return
-        line = self.query_one(InputLine)
+        line = self.input_line
         if line.purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
             line.done()
-            self.query_one(Transcript).focus()
+            self.transcript.focus()
             self.refresh_bindings()
             return
         if line.has_focus and line.purpose is not None:
-            self.query_one(Transcript).focus()
+            self.transcript.focus()
             self.refresh_bindings()
             return
         if self.ended:
@@ -438,12 +448,12 @@ class SessionScreen(Screen):
         self.session.interrupt()
 
     def action_toggle_processors(self) -> None:
-        panel = self.query_one(ProcessorsPanel)
+        panel = self.processors_panel
         panel.toggle_class("-open")
         if panel.has_class("-open"):
             panel.focus()
         else:
-            self.query_one(Transcript).focus()
+            self.transcript.focus()
 
     def on_processors_panel_changed(self, event: ProcessorsPanel.Changed) -> None:
         try:
@@ -451,7 +461,7 @@ class SessionScreen(Screen):
         except Exception as exc:  # noqa: BLE001 - a processor the core refuses: say why, keep the old ones
             self.notify(f"{exc}", title="Processors not changed", severity="error", markup=False)
             return
-        meter = self.query_one(ContextMeter)
+        meter = self.meter
         meter.processors = self._processor_labels(self.session.processors)
         try:
             meter.status = self.session.context_status()  # at once, before the agent's own update arrives
@@ -473,7 +483,7 @@ class SessionScreen(Screen):
         self.query_one("#panes").toggle_class("-stacked")
 
     def on_command_block_selected(self, event: CommandBlock.Selected) -> None:
-        self.query_one(ObservationPane).show(event.action_id)
+        self.output_pane.show(event.action_id)
 
     def request_quit(self) -> None:
         if self.ended:
