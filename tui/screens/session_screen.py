@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Container
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
@@ -52,6 +53,8 @@ Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
 
 
 class SessionScreen(Screen):
+    confirmation: var[ev.ConfirmationRequested | None] = var(None, bindings=True)
+    """The request the person answers with y / n / e / a; the footer's keys follow it."""
     CSS_PATH = "session_screen.tcss"
     BINDINGS = SESSION_BINDINGS
 
@@ -60,7 +63,6 @@ class SessionScreen(Screen):
         self.session = session
         self.registry = registry if registry is not None else _registry()
         self.controller = SessionController(self.post_message)
-        self.confirmation: ev.ConfirmationRequested | None = None
         self.input_request: ev.InputRequested | None = None
         self.state = ev.AgentState.STARTING
         self.result: Any = None
@@ -216,7 +218,6 @@ class SessionScreen(Screen):
             self.input_request = None
             self.input_line.done()
         await self.transcript.add_note(f"mode: {event.previous} → {event.mode}")
-        self.refresh_bindings()
 
     def _draw_progress(self, event: ev.ProgressUpdated) -> None:
         self._header(step=event.step, step_limit=event.step_limit, cost=event.cost, cost_limit=event.cost_limit)
@@ -322,7 +323,6 @@ class SessionScreen(Screen):
             block.ask(f"({prefix} …)" if prefix else "(this exact command)")
             block.scroll_visible()
         self.transcript.focus()
-        self.refresh_bindings()
 
     def _draw_input(self, event: ev.InputRequested) -> None:
         self.input_request = event
@@ -331,7 +331,6 @@ class SessionScreen(Screen):
         self.input_line.ask(event.kind, focus=not follow_up)
         if follow_up:
             self.transcript.focus()  # whatever had the keys before: not the line
-        self.refresh_bindings()
 
     def _draw_pause(self, event: ev.PauseRequested) -> None:
         def answer(decision: ev.PauseDecision | None) -> None:
@@ -348,7 +347,6 @@ class SessionScreen(Screen):
         line = self.input_line
         if line.purpose in ("reject", "edit"):
             line.done()
-        self.refresh_bindings()
 
     # --- the person's actions --------------------------------------------------------------
 
@@ -377,7 +375,6 @@ class SessionScreen(Screen):
         line = self.input_line
         if line.purpose is not None:
             line.focus()
-            self.refresh_bindings()
 
     def action_always_allow(self) -> None:
         self._decide(ev.Decision(kind="always_allow"))
@@ -385,12 +382,10 @@ class SessionScreen(Screen):
     def action_reject(self) -> None:
         if self.confirmation is not None:
             self.input_line.ask("reject")
-            self.refresh_bindings()
 
     def action_edit(self) -> None:
         if self.confirmation is not None:
             self.input_line.ask("edit", value=self.confirmation.command)
-            self.refresh_bindings()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         line = self.input_line
@@ -431,11 +426,9 @@ class SessionScreen(Screen):
         if line.purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
             line.done()
             self.transcript.focus()
-            self.refresh_bindings()
             return
         if line.has_focus and line.purpose is not None:
             self.transcript.focus()
-            self.refresh_bindings()
             return
         if self.ended:
             return
@@ -444,7 +437,6 @@ class SessionScreen(Screen):
             if block is not None:
                 block.state = "interrupted"
             self.confirmation = None
-            self.refresh_bindings()
         self.session.interrupt()
 
     def action_toggle_processors(self) -> None:

@@ -7,6 +7,7 @@ single-key bindings (y, n, e, a) reach the screen.
 
 from __future__ import annotations
 
+from textual.reactive import var
 from textual.widgets import Input
 
 PLACEHOLDERS = {
@@ -21,6 +22,9 @@ PLACEHOLDERS = {
 
 
 class InputLine(Input):
+    purpose: var[str | None] = var(None, bindings=True)
+    """What Enter does with the line (None: the line is disabled); the footer's keys follow it."""
+
     DEFAULT_CSS = """
     InputLine { height: 3; border: tall $panel; }
     InputLine:focus { border: tall $primary; }
@@ -29,7 +33,6 @@ class InputLine(Input):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(placeholder="", disabled=True, select_on_focus=False, **kwargs)
-        self.purpose: str | None = None
 
     def ask(self, purpose: str, value: str = "", placeholder: str | None = None, focus: bool = True) -> None:
         """Ready the line for `purpose`; with `focus` it takes the keys at once (else Enter or `i` does)."""
