@@ -172,8 +172,9 @@ class Agent:
             system = render("system_template", self.config.agent.system_template, self.template_vars())
             self._add(make_message("system", system, MessageType.SYSTEM))
         # A resumed history may end in tool calls that never got results (the process died).
-        text = replies.not_run(self.config.agent, self.template_vars(), "the session ended before it ran")
-        for reply in replies.dangling(self.history, text):
+        reason = "the session ended before it ran"
+        for reply in replies.dangling(self.history, lambda: replies.not_run(self.config.agent, self.template_vars(),
+                                                                             reason)):
             self._add(reply)
         if task is None and not has_open_turn(self.history):
             self._set_state(ev.AgentState.AWAITING_INPUT)
@@ -358,6 +359,8 @@ class Agent:
                 raise Interrupted(*self._not_run(rest, step, "the user interrupted."))
 
     def _not_run(self, actions: list[Action], step: int, reason: str) -> list[Message]:
+        if not actions:  # nothing to answer: no template to render (its variables ask the shell for its cwd)
+            return []
         text = replies.not_run(self.config.agent, self.template_vars(), reason)
         return replies.unanswered(actions, step, text, MessageType.OBSERVATION)
 

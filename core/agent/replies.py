@@ -8,6 +8,7 @@ agent's templates (`agent.*_template`), so a config can word them for its model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..config import AgentConfig
@@ -26,11 +27,17 @@ def unanswered(actions: list[Action], step: int, text: str, message_type: Messag
     return replies
 
 
-def dangling(history: list[Message], text: str) -> list[Message]:
-    """Answers for the tool calls in `history` that never got a result."""
+def dangling(history: list[Message], text: Callable[[], str]) -> list[Message]:
+    """Answers for the tool calls in `history` that never got a result; `text()` is rendered
+    only when there is one (its template variables cost a round trip to the shell)."""
     answered = {message.tool_call_id for message in history if message.role == "tool"}
-    return [make_message("tool", text, MessageType.OBSERVATION, tool_call_id=call.id, step=message.extra.step)
-            for message in history for call in message.tool_calls or () if call.id not in answered]
+    open_calls = [(call.id, message.extra.step) for message in history for call in message.tool_calls or ()
+                  if call.id not in answered]
+    if not open_calls:
+        return []
+    said = text()
+    return [make_message("tool", said, MessageType.OBSERVATION, tool_call_id=call_id, step=step)
+            for call_id, step in open_calls]
 
 
 def not_run(config: AgentConfig, variables: dict[str, Any], reason: str) -> str:
