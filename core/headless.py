@@ -93,8 +93,7 @@ class ProgressPrinter:
                 return f"  $ {strip_control(event.command)}"
             case ev.CommandFinished():
                 result = event.result
-                status = ("timed out" if result.timed_out else "interrupted" if result.interrupted
-                          else f"exit {result.returncode}")
+                status = result.stopped or f"exit {result.returncode}"
                 output = _short(result.output)
                 note = f"    [{status}, {result.duration_s:.2f} s]"
                 return f"{output}\n{note}" if output else note

@@ -18,7 +18,7 @@ from .bindings import APP_BINDINGS, all_bindings
 from .messages import SessionFinished
 from .screens.help_screen import HelpScreen
 from .screens.session_screen import SessionScreen
-from .ui_config import apply_ui_config
+from .ui_config import apply_ui_config, tell_ui_notes
 
 if TYPE_CHECKING:
     from swedeck.core.session import SessionControl
@@ -46,8 +46,7 @@ class SwedeckApp(App[int]):
     def on_mount(self) -> None:
         self.install_screen(SessionScreen(self.session, self.registry), name="session")
         self.push_screen("session")
-        for note in self._startup_notes:
-            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
+        tell_ui_notes(self, self._startup_notes)
 
     def on_session_finished(self, message: SessionFinished) -> None:
         self.exit_code = message.exit_code

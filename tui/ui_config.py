@@ -32,3 +32,9 @@ def apply_ui_config(app: App[Any], ui: UIConfig, *, theme: str | None = None,
         notes.append(f"unknown theme {wanted!r}; using {DEFAULT_THEME}")
     app.set_keymap(dict(ui.keymap))
     return notes
+
+
+def tell_ui_notes(app: App[Any], notes: list[str]) -> None:
+    """Show what `apply_ui_config` returned (call it once the app runs, from `on_mount`)."""
+    for note in notes:
+        app.notify(note, title="Theme", severity="warning", timeout=15, markup=False)

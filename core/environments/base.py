@@ -40,13 +40,16 @@ class ExecutionResult:
         return {"returncode": self.returncode, "duration_s": round(self.duration_s, 4), "timed_out": self.timed_out,
                 "output_truncated": self.truncated, "raw_output": self.output}
 
+    @property
+    def stopped(self) -> str:
+        """Why the command did not end by itself: `timed out`, `interrupted`, or ""."""
+        return "timed out" if self.timed_out else "interrupted" if self.interrupted else ""
+
     def status(self) -> str:
         """`exit 0 · 0.12 s`, `exit ? · 30.00 s · timed out`: one line for a person."""
         parts = [f"exit {self.returncode if self.returncode is not None else '?'}", f"{self.duration_s:.2f} s"]
-        if self.timed_out:
-            parts.append("timed out")
-        if self.interrupted:
-            parts.append("interrupted")
+        if self.stopped:
+            parts.append(self.stopped)
         if self.truncated:
             parts.append("output truncated: the model got its head and tail")
         return " · ".join(parts)

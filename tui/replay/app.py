@@ -12,7 +12,7 @@ from textual.screen import Screen
 
 from swedeck.core.config import UIConfig
 
-from ..ui_config import apply_ui_config
+from ..ui_config import apply_ui_config, tell_ui_notes
 from .bindings import REPLAY_BINDINGS
 from .replay_screen import ForkRequest, ReplayScreen
 
@@ -30,8 +30,7 @@ class ReplayApp(App[ForkRequest | None]):
 
     def on_mount(self) -> None:
         self.push_screen(ReplayScreen(self.paths, **self.screen_options))
-        for note in self._startup_notes:
-            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
+        tell_ui_notes(self, self._startup_notes)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

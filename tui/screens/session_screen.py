@@ -290,10 +290,9 @@ class SessionScreen(Screen):
 
     def _draw_command_finished(self, event: ev.CommandFinished) -> None:
         result = event.result
-        note = "timed out" if result.timed_out else "interrupted" if result.interrupted else ""
         block = self._block(event.action_id)
         if block is not None:
-            block.finished(result.returncode, result.duration_s, note)
+            block.finished(result.returncode, result.duration_s, result.stopped)
         self.output_pane.finish(event.action_id, event.command, result)
 
     async def _draw_message(self, event: ev.MessageAdded) -> None:

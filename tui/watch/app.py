@@ -7,7 +7,7 @@ from textual.app import App
 from swedeck.core.config import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
-from ..ui_config import apply_ui_config
+from ..ui_config import apply_ui_config, tell_ui_notes
 from .watch_screen import SCAN_INTERVAL_S, WatchScreen
 
 
@@ -24,5 +24,4 @@ class WatchApp(App[object]):
 
     def on_mount(self) -> None:
         self.push_screen(WatchScreen(self.watcher, self.interval_s))
-        for note in self._startup_notes:
-            self.notify(note, title="Theme", severity="warning", timeout=15, markup=False)
+        tell_ui_notes(self, self._startup_notes)
