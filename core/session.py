@@ -164,8 +164,9 @@ class Session:
             self._agent.interrupt()
 
     def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
-        self._quit = True
-        self._quit_status = status
+        """End the session; the first quit names how it is recorded (see `Control.request_quit`)."""
+        if not self._quit:
+            self._quit, self._quit_status = True, status
         if self._agent:
             self._agent.quit(status)
 

@@ -11,6 +11,7 @@ import pytest
 from support.driver import Driver, make_config, run_session
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config
 from swedeck.core import events as ev
+from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.messages import MessageType
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -338,6 +339,24 @@ def test_user_quit_while_waiting_for_confirmation(openai_server, tmp_path):
     result = run_session(config, "t", Driver(on_event=on_event))
     assert (result.exit_status, result.exit_code) == ("UserQuit", 0)
     assert final_file(tmp_path)["info"]["exit_status"] == "UserQuit"
+
+
+def test_the_first_quit_names_the_end(openai_server, tmp_path):
+    """A signal quits with Interrupted; the UI closing after it quits again as a user quit.
+    The record keeps the first reason (the live UI under SIGTERM recorded UserQuit)."""
+    openai_server.script(Turn.bash_tool("echo x"))
+    config = make_config(tmp_path, model_config(openai_server))
+
+    def quit_twice(session) -> None:
+        session.quit(ExitStatus.INTERRUPTED)
+        session.quit()
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            driver.later(lambda: quit_twice(driver.session))
+    result = run_session(config, "t", Driver(on_event=on_event))
+    assert result.exit_status == "Interrupted"
+    assert final_file(tmp_path)["info"]["exit_status"] == "Interrupted"
 
 
 def test_text_agent_parses_fenced_blocks(openai_server, tmp_path):

@@ -1,0 +1,84 @@
+"""What the end of a step means (SPEC §6.4): in an interactive session the person is asked
+(a follow-up task, continue past a limit, switch on a processor that makes the prompt fit,
+a message after an interrupt); in a headless one the session ends with the matching status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from .. import events as ev
+from ..messages import MessageType, make_message
+from . import limits
+from .context import ContextFit, smallest_fit
+from .exits import ExitStatus, SessionEnd
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+
+def next_turn_or_end(agent: Agent) -> None:
+    """After a submission: a follow-up task (with `confirm_exit`), or the end."""
+    if not (agent.interactive and agent.config.agent.confirm_exit):
+        raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
+    agent.control.set_state(ev.AgentState.AWAITING_INPUT, "submitted")
+    task = agent.person.ask_text("follow_up", "The agent submitted. Give a follow-up task, or leave empty to end.")
+    if not task:
+        raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
+    agent.add_task(task)
+
+
+def after_interrupt(agent: Agent) -> None:
+    agent.control.clear_interrupt()
+    agent.transcript.add(make_message("user", "The user interrupted you.", MessageType.INTERRUPT, mode=agent.mode))
+    if not agent.interactive:
+        raise SessionEnd(ExitStatus.INTERRUPTED, "interrupted")
+    agent.control.set_state(ev.AgentState.AWAITING_INPUT, "interrupted")
+    text = agent.person.ask_text("after_interrupt", "Interrupted. Message to the agent (empty to continue):")
+    if text:
+        agent.transcript.add(make_message("user", text, MessageType.USER_MESSAGE, mode=agent.mode))
+
+
+def context_exceeded(agent: Agent, detail: str) -> None:
+    """Offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that
+    fits the window; never the same refused prompt again."""
+    policy = agent.config.agent.on_context_exceeded
+    retried = agent.fit_applied
+    fit = None if retried else smallest_fit([m for m in agent.history if m.role != "exit"],
+                                             agent.prompts.processors, agent.context)
+    if fit is not None:
+        detail += f" — it fits with {fit.change}: next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens"
+        agent.emit(ev.ContextUpdated(replace(agent.context_status(), advice=f"fits with {fit.change} "
+                                             f"≈ {fit.expected_tokens:,}")))
+    elif retried:
+        detail += " — still too long after the processors were changed"
+    if fit is not None and policy == "fit":
+        agent.emit(ev.Notice(text=f"The prompt did not fit the context window: switched on {fit.change} "
+                                  f"(next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens) and retrying.",
+                             level="warning"))
+        agent.fit_applied = True
+        agent.set_processors(fit.processors)
+        return
+    if policy == "stop":
+        raise SessionEnd(ExitStatus.CONTEXT_WINDOW_EXCEEDED, detail)
+    pause_or_end(agent, "context_exceeded", detail, ExitStatus.CONTEXT_WINDOW_EXCEEDED, fit=fit)
+
+
+def pause_or_end(agent: Agent, reason: str, detail: str, status: ExitStatus, fit: ContextFit | None = None) -> None:
+    """Headless: end with `status`. Interactive: pause and do what the person decides."""
+    if not agent.interactive:
+        raise SessionEnd(status, detail)
+    agent.control.set_state(ev.AgentState.PAUSED, detail)
+    decision = agent.person.ask(ev.PauseRequested, "pause", reason=reason, detail=detail, fit=fit)
+    if decision is None or decision.kind == "quit":
+        raise SessionEnd(status, detail)
+    if decision.kind == "raise_limits":
+        config = agent.config.agent
+        limits.lift(config, decision)
+        agent.transcript.meta("limit_change", step_limit=config.step_limit, cost_limit=config.cost_limit,
+                              wall_time_limit_s=config.wall_time_limit_s)
+        agent.progress()
+    elif decision.kind == "enable_processor" and decision.processors is not None:
+        agent.fit_applied = True
+        agent.set_processors(decision.processors)

@@ -1,0 +1,57 @@
+"""Whether a proposed command runs, and as what (SPEC §6.5): on its own (yolo mode, the
+whitelist, what the person allowed with `a`), or after the person approves, edits or
+rejects it."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .. import events as ev
+from ..messages import Action, MessageType
+from . import replies
+from .approvals import Approvals
+from .exits import Rejected
+
+if TYPE_CHECKING:
+    from .agent import Agent
+
+
+class Gate:
+    def __init__(self, whitelist: list[str]):
+        self.approvals = Approvals()
+        self._whitelist = [re.compile(pattern) for pattern in whitelist]
+
+    def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
+        """Why `command` runs without asking, or None when the person decides."""
+        if mode != "confirm":
+            return mode
+        if any(pattern.search(command) for pattern in self._whitelist):
+            return "whitelisted"
+        return self.approvals.allowed_by(command)
+
+    def decide(self, agent: Agent, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
+        """The command to run and how it was approved (recorded on its observation); a
+        rejection answers `unrun` (this action and those after it) with the person's words."""
+        command = action.command
+        reason = self.auto_reason(agent.mode, command)
+        agent.emit(ev.ActionProposed(action_id=action_id, step=step, command=command,
+                                     needs_confirmation=reason is None))
+        if reason is not None:
+            agent.emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))
+            return command, f"auto: {reason}"
+        agent.control.set_state(ev.AgentState.AWAITING_CONFIRMATION)
+        decision = agent.person.ask(ev.ConfirmationRequested, "confirmation", action_id=action_id, command=command)
+        if decision.kind == "reject":
+            agent.emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command))
+            text = replies.rejected(agent.config.agent, agent.template_vars(), decision.comment or "(no comment)")
+            raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
+        if decision.kind == "edit" and decision.command.strip():
+            agent.emit(ev.ActionDecided(action_id=action_id, decision="edited", command=decision.command,
+                                        reason=f"edited from: {command}"))
+            return decision.command, "edited"
+        reason = ""
+        if decision.kind == "always_allow":
+            reason = f"and from now on: {self.approvals.allow(command)}"
+        agent.emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command, reason=reason))
+        return command, "approved"
