@@ -6,6 +6,10 @@ reads only appended bytes) and only its new messages are parsed. A final `.traj.
 (or another tool's file) is loaded once per change of its size or mtime. A session with
 both files is shown once, by its final file. Files that cannot be read become rows with
 status `error` and the reason: a bad file never stops the scan.
+
+A batch's output folder (`swedeck batch`, SPEC §15) also has rows for the instances that
+have no trajectory yet (`queued`) or never will (failed before it was written), read from
+its `batch.json`.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from .batch.output import STATE, BatchState, read_state
 from .events import ContextStatus
 from .messages import Message, MessageType
 from .trajectory.errors import TrajectoryError
@@ -25,7 +30,7 @@ from .trajectory.index import TrajectoryIndex
 from .trajectory.loader import TRAJECTORY_SUFFIXES, load_trajectory
 from .trajectory.normalize import is_step
 
-Status = Literal["running", "finished", "stale", "error"]
+Status = Literal["running", "finished", "stale", "error", "queued"]
 DEFAULT_STALE_AFTER_S = 60.0
 LAST_ACTION_CHARS = 120
 
@@ -118,6 +123,9 @@ class DirectoryWatcher:
         self._live: dict[Path, _LiveFile] = {}
         self._final: dict[Path, _FinalFile] = {}
         self.rows: dict[str, WatchRow] = {}
+        self.batch: BatchState | None = None
+        """The batch whose output this folder is, if it is one."""
+        self._batch_signature: tuple[float, int] | None = None
 
     def scan(self) -> WatchUpdate:
         files = self._files()
@@ -128,6 +136,7 @@ class DirectoryWatcher:
             if key in finals and path is not finals[key]:
                 continue
             new_rows[key] = self._final_row(key, path) if key in finals else self._live_row(key, path, now)
+        self._add_batch_rows(new_rows)
         for gone in set(self._live) - {p for p in files.values()}:
             del self._live[gone]
         for gone in set(self._final) - {p for p in files.values()}:
@@ -136,6 +145,29 @@ class DirectoryWatcher:
         removed = [key for key in self.rows if key not in new_rows]
         self.rows = new_rows
         return WatchUpdate(changed=changed, removed=removed)
+
+    def _add_batch_rows(self, rows: dict[str, WatchRow]) -> None:
+        """Rows for the batch's instances without a trajectory, in the batch's order."""
+        try:
+            stat = (self.root / STATE).stat()
+        except OSError:
+            self.batch = self._batch_signature = None
+            return
+        if (stat.st_mtime, stat.st_size) != self._batch_signature:
+            self.batch = read_state(self.root) or self.batch  # a torn read keeps the last good state
+            self._batch_signature = (stat.st_mtime, stat.st_size)
+        if self.batch is None:
+            return
+        for instance_id, instance in self.batch.instances.items():
+            path = self.root / instance_id / f"{instance_id}.traj.json"
+            key = str(base_name(path))
+            if key in rows:
+                continue
+            if instance.state == "failed":
+                rows[key] = WatchRow(key, instance_id, path, "error", exit_status=instance.exit_status,
+                                     error=instance.error or instance.exit_status)
+            elif instance.state in ("queued", "running"):  # running: its file is not written yet
+                rows[key] = WatchRow(key, instance_id, path, "queued" if instance.state == "queued" else "running")
 
     def _files(self) -> dict[str, Path]:
         """Session key -> its file; the final file wins over the live one."""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("run", "replay", "prompt", "watch", "demo", "config", "context-window")
+SUBCOMMANDS = ("run", "batch", "replay", "prompt", "watch", "demo", "config", "context-window")
 EXIT_INTERRUPTED = 130
 
 
@@ -66,6 +66,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="with --headless: JSON events, one per line")
     run.add_argument("--exit-immediately", action="store_true", help="do not ask for a follow-up task")
     run.add_argument("--replay-actions", action="store_true", help=argparse.SUPPRESS)
+
+    batch = sub.add_parser("batch", help="one headless session per instance of a dataset (SWE-bench or tasks)",
+                           description="Run the agent over a dataset, one headless session per instance, "
+                                       "and write SWE-bench predictions (docs/batch.md).")
+    batch.add_argument("instances", metavar="INSTANCES",
+                       help="a .json/.jsonl file of instances, a .txt file of tasks, or a Hugging Face dataset name")
+    batch.add_argument("-o", "--output", required=True, metavar="DIR", help="the output folder")
+    batch.add_argument("--split", default="test", help="the dataset split (Hugging Face datasets; default test)")
+    batch.add_argument("--filter", default="", metavar="RE", help="instance ids matching this regex (from the start)")
+    batch.add_argument("--slice", default="", metavar="A:B", help="a slice of the instances, e.g. 0:10")
+    batch.add_argument("--shuffle", action="store_true", help="shuffle (seed 42) before --filter and --slice")
+    batch.add_argument("-w", "--workers", type=int, default=1, metavar="N", help="instances at a time (default 1)")
+    batch.add_argument("--executor", choices=["local", "ray"], default="local",
+                       help="threads here (default) or Ray tasks on a cluster")
+    batch.add_argument("--address", metavar="ADDR", help="with --executor ray: the cluster (default: start one here)")
+    batch.add_argument("--redo", action="store_true", help="run instances that already have a prediction again")
+    batch.add_argument("-m", "--model", metavar="NAME", help="litellm model string")
+    batch.add_argument("--env", choices=["local", "docker"], help="where commands run (default docker)")
+    batch.add_argument("--image", metavar="IMAGE", help="docker image for instances that name none")
+    batch.add_argument("--cwd", metavar="DIR", help="working directory for instances that name none")
+    batch.add_argument("--step-limit", type=int, metavar="N", help="per instance")
+    batch.add_argument("--cost-limit", type=float, metavar="X", help="per instance, in dollars")
+    batch.add_argument("--wall-time-limit", type=float, metavar="S", help="per instance, in seconds")
+    batch.add_argument("--total-cost-limit", type=float, default=0.0, metavar="X",
+                       help="for the whole batch, in dollars: once reached, no instance starts")
+    batch.add_argument("--json", action="store_true", help="JSON events, one per line")
+    _config_options(batch)
 
     replay = sub.add_parser("replay", help="open a saved trajectory (or a folder of them)")
     replay.add_argument("path", metavar="PATH")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
 import pytest
 
 from support.replay import add_step, start_writer, write_trajectory
-from support.waiting import wait_for
+from support.waiting import wait_for, wait_until
 from swedeck.core.watch import DirectoryWatcher
 from swedeck.tui.replay.replay_screen import ReplayScreen
 from swedeck.tui.watch.app import WatchApp
@@ -61,3 +62,53 @@ async def test_table_updates_in_place_and_enter_follows(tmp_path):
         status = next(column for key, column in table.columns.items() if key.value == "status")
         assert status.content_width >= len("finished: Submitted")
         await pilot.press("q")
+
+
+async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(openai_server, tmp_path):
+    """`swedeck watch DIR` on a batch's folder while the batch runs (SPEC §15)."""
+    import asyncio
+    import threading
+
+    from support.driver import make_config
+    from support.openai_server import Turn, model_config
+    from test_batch import Collect, conversation, write_instances
+    from swedeck.core.batch.instances import load_instances
+    from swedeck.core.batch.progress import Tally
+    from swedeck.core.batch.runner import Batch, BatchOptions
+
+    openai_server.respond(lambda body: Turn.bash_tool("sleep 30") if "sleep" not in conversation(body)
+                          else Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    out = tmp_path / "out"
+    instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["w-1", "w-2", "w-3"])))
+    tally = Tally()
+    batch = Batch(make_config(tmp_path, model_config(openai_server)), instances, out, BatchOptions(), Collect(tally),
+                  tally)
+    runner = threading.Thread(target=batch.run, daemon=True)
+    runner.start()
+    try:
+        live = out / "w-1" / "w-1.traj.jsonl"
+        await asyncio.to_thread(wait_until, lambda: live.exists() and '"action"' in live.read_text(), timeout=60)
+        app = WatchApp(DirectoryWatcher(out), interval_s=0.1)
+        async with app.run_test(size=(120, 36)) as pilot:
+            screen = app.screen
+            await wait_for(pilot, lambda: screen.scans >= 1)
+            from swedeck.tui.watch.watch_screen import DataTable, Static
+
+            table = screen.query_one(DataTable)
+            statuses = {str(table.get_row(key)[0]): str(table.get_row(key)[1]) for key in table.rows}
+            assert statuses == {"w-1/w-1.traj.jsonl": "running", "w-2": "queued", "w-3": "queued"}
+            header = str(screen.query_one("#watch-header", Static).render())
+            assert "batch of 3 (local, 1 workers)" in header and "2 queued" in header
+
+            table.move_cursor(row=table.get_row_index(str(out / "w-2" / "w-2")))
+            await pilot.press("enter")
+            assert app.screen is screen  # nothing to open yet: said, not crashed
+            table.move_cursor(row=table.get_row_index(str(out / "w-1" / "w-1")))
+            await pilot.press("enter")
+            replay = app.screen
+            assert isinstance(replay, ReplayScreen) and replay.follow
+    finally:
+        batch.stop()
+        runner.join(60)
+    assert not runner.is_alive()
+    assert json.loads((out / "w-1" / "w-1.traj.json").read_text())["info"]["exit_status"] == "Interrupted"

@@ -22,6 +22,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -214,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        turn = owner._next_turn()
+        turn = owner._next_turn(body)
         if turn is None:
             self._send_json(500, {"error": {"message": "openai_server: no scripted turn left", "type": "server_error"}})
             return
@@ -315,6 +316,7 @@ class OpenAIServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._count = 0
+        self._responder: Callable[[dict[str, Any]], Turn | None] | None = None
         self.requests: list[dict[str, Any]] = []
         """Every request body received, in order."""
         self.request_headers: list[dict[str, str]] = []
@@ -354,10 +356,19 @@ class OpenAIServer:
         with self._lock:
             return len(self._turns)
 
-    def _next_turn(self) -> Turn | None:
+    def respond(self, responder: Callable[[dict[str, Any]], Turn | None]) -> OpenAIServer:
+        """Answer from the request itself (once the scripted turns are used up): parallel
+        sessions (a batch) each get the turn their own conversation calls for."""
+        self._responder = responder
+        return self
+
+    def _next_turn(self, body: dict[str, Any]) -> Turn | None:
         with self._lock:
             self._count += 1
-            return self._turns.popleft() if self._turns else None
+            if self._turns:
+                return self._turns.popleft()
+            responder = self._responder
+        return responder(body) if responder is not None else None
 
     def _record(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> None:
         with self._lock:

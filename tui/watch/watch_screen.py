@@ -2,7 +2,8 @@
 
 The folder is scanned in a thread worker (only new bytes are read, see core.watch); the
 UI thread gets the changed rows and updates those cells in place, never rebuilding the
-table. Enter follows the selected trajectory in the replay view.
+table. Enter follows the selected trajectory in the replay view. A batch's folder
+(`swedeck batch`) shows every instance, queued ones too, and the batch's totals.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def cells(row: WatchRow) -> tuple[Text, ...]:
     cut to the header's width ("runnin", "$0.0")."""
     context = "–" if row.context_left is None else f"{row.context_left:.0f}%"
     status = status_text(row) if row.status != "error" else f"error: {row.error}"
-    style = {"running": "bold", "stale": "italic", "error": "reverse"}.get(row.status, "")
+    style = {"running": "bold", "stale": "italic", "error": "reverse", "queued": "dim"}.get(row.status, "")
     return (Text(visible(row.name)), Text(visible(status), style=style), Text(str(row.steps)),
             Text(f"${row.cost:.2f}"), Text(context), Text(visible(row.last_action)))
 
@@ -81,6 +82,11 @@ class WatchScreen(Screen[None]):
         for row in self.watcher.rows.values():
             counts[row.status] = counts.get(row.status, 0) + 1
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        batch = self.watcher.batch
+        if batch is not None:
+            cost = sum(row.cost for row in self.watcher.rows.values())
+            ended = "ended" if batch.ended else f"{batch.executor}, {batch.workers} workers"
+            summary = f"batch of {len(batch.instances)} ({ended}) · {summary} · ${cost:.2f}"
         self.query_one("#watch-header", Static).update(literal(f"watching {self.watcher.root} · {summary}"))
 
     def selected(self) -> WatchRow | None:
@@ -92,7 +98,9 @@ class WatchScreen(Screen[None]):
 
     def action_follow(self) -> None:
         row = self.selected()
-        if row is not None:
+        if row is not None and not row.path.exists() and not row.path.with_name(row.path.name + "l").exists():
+            self.notify(f"{row.name}: no trajectory yet ({row.status})", severity="warning")
+        elif row is not None:
             self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished"))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -1,0 +1,192 @@
+"""`swedeck batch` (SPEC §15): run the selected instances, `workers` at a time, record each
+as it ends, and stop cleanly on a signal or at the batch's cost limit.
+
+The batch's own loop runs in the main thread (signals arrive there): it keeps `workers`
+instances submitted, waits for one to end, records it (`preds.json`, `batch.json`, the
+tally) and submits the next. An instance that crashed or whose environment failed is not
+written to `preds.json`, so the next run retries it; an instance stopped by a signal is
+not either. Every other end (Submitted, a limit, format errors, ...) is a prediction, an
+empty patch included, as in mini-swe-agent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .. import events as ev
+from ..config import SwedeckConfig
+from ..errors import UsageError
+from ..headless import ending_on_signals
+from ..trajectory.files import write_atomically
+from .executors import Executor, LocalExecutor, RayExecutor
+from .instance_run import InstanceResult
+from .instances import Instance
+from .output import BatchOutput, BatchState, InstanceState, State
+from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
+
+WAIT_S = 0.5
+"""How often the loop wakes while instances run: redraws the status line, checks the stop flag."""
+EXIT_FAILED, EXIT_LIMIT, EXIT_INTERRUPTED = 1, 3, 130
+
+
+@dataclass
+class BatchOptions:
+    workers: int = 1
+    executor: str = "local"
+    address: str | None = None
+    redo: bool = False
+    total_cost_limit: float = 0.0
+    """Dollars for the whole batch (0: none); once reached no instance starts."""
+
+
+class Batch:
+    def __init__(self, config: SwedeckConfig, instances: list[Instance], folder: Path, options: BatchOptions,
+                 sink: Callable[[BatchEvent], None], tally: Tally | None = None):
+        if options.workers < 1:
+            raise UsageError("--workers must be at least 1")
+        if options.executor not in ("local", "ray"):
+            raise UsageError(f"--executor {options.executor!r}: choose local or ray")
+        self.config = config
+        self.instances = instances
+        self.output = BatchOutput(folder)
+        self.options = options
+        self.sink = sink
+        self.tally = tally or Tally(workers=options.workers)
+        self.model_name = config.model.model_name or ""
+        self.state = BatchState(model=self.model_name, executor=options.executor, workers=options.workers)
+        self._stop = threading.Event()
+        self._live_cost: dict[str, float] = {}
+        """The running instances' cost so far (local executor: from their events)."""
+        self._finished_cost = 0.0
+        self._lock = threading.Lock()
+
+    def stop(self) -> None:
+        """A signal or Ctrl+C: no instance starts; running ones end `Interrupted`."""
+        self._stop.set()
+
+    def run(self) -> int:
+        started = time.monotonic()
+        with self.output.claimed():
+            finished = set() if self.options.redo else self.output.finished()
+            todo = [instance for instance in self.instances if instance.instance_id not in finished]
+            for instance in self.instances:
+                self.state.instances[instance.instance_id] = InstanceState(
+                    state="queued" if instance in todo else "skipped")
+            self.output.write_state(self.state)
+            self.tally.to_run, self.tally.workers = len(todo), self.options.workers
+            self.sink(BatchStarted(total=len(self.instances), skipped=len(self.instances) - len(todo),
+                                   workers=self.options.workers, executor=self.options.executor,
+                                   output=str(self.output.folder)))
+            not_run, limit_reached = self._run_all(todo)
+            self.state.ended = True
+            self.output.write_state(self.state)
+        tally = self.tally
+        code = (EXIT_INTERRUPTED if self._stop.is_set() else EXIT_FAILED if tally.failed
+                else EXIT_LIMIT if limit_reached else 0)
+        self.sink(BatchEnded(exit_statuses=dict(tally.exit_statuses), done=tally.done, failed=tally.failed,
+                             not_run=not_run, cost=tally.cost, duration_s=time.monotonic() - started, exit_code=code))
+        return code
+
+    def _executor(self) -> Executor:
+        if self.options.executor == "ray":
+            return RayExecutor(self.config, self.options.workers, self.options.address)
+        return LocalExecutor(self.config, self.options.workers, self._on_event)
+
+    def _run_all(self, todo: list[Instance]) -> tuple[int, bool]:
+        queue = deque(todo)
+        running: dict[Any, Instance] = {}
+        limit = self.options.total_cost_limit
+        limit_reached = False
+        executor = self._executor()
+        try:
+            with ending_on_signals(self.stop):
+                while queue or running:
+                    if not limit_reached and limit and self._cost() >= limit:
+                        limit_reached = True
+                        self.sink(BatchNotice(f"the batch's cost limit (${limit:.2f}) is reached: no new instance "
+                                              "starts; the running ones finish"))
+                    while queue and len(running) < self.options.workers and not (self._stop.is_set()
+                                                                                   or limit_reached):
+                        instance = queue.popleft()
+                        running[self._start(executor, instance)] = instance
+                    if not running:
+                        break
+                    try:
+                        ended = executor.wait(list(running), WAIT_S)
+                    except KeyboardInterrupt:
+                        ended = []
+                        self.stop()
+                    if self._stop.is_set():
+                        executor.stop()
+                    for handle, result in ended:
+                        self._record(running.pop(handle), result)
+                    self._tick()
+        finally:
+            if self._stop.is_set():
+                executor.stop()
+            executor.close()
+        return len(queue), limit_reached
+
+    def _tick(self) -> None:
+        self.tally.cost = self._cost()
+        tick = getattr(self.sink, "tick", None)
+        if tick is not None:
+            tick()
+
+    def _start(self, executor: Executor, instance: Instance) -> Any:
+        instance_id = instance.instance_id
+        self.output.forget(instance_id)
+        base = self.output.trajectory_base(instance_id)
+        base.parent.mkdir(parents=True, exist_ok=True)
+        handle = executor.submit(instance, base)
+        self.state.instances[instance_id] = InstanceState(state="running")
+        self.output.write_state(self.state)
+        self.tally.running.add(instance_id)
+        self.sink(InstanceStarted(instance_id))
+        return handle
+
+    def _on_event(self, instance_id: str, event: ev.Event) -> None:
+        """A running instance's event (local executor, its thread): its cost so far."""
+        if isinstance(event, ev.ProgressUpdated):
+            with self._lock:
+                self._live_cost[instance_id] = event.cost
+
+    def _cost(self) -> float:
+        with self._lock:
+            return self._finished_cost + sum(self._live_cost.values())
+
+    def _record(self, instance: Instance, result: InstanceResult) -> None:
+        instance_id = result.instance_id = instance.instance_id
+        base = self.output.trajectory_base(instance_id)
+        if result.final_trajectory is not None and not base.exists():  # a Ray worker with its own disk
+            write_atomically(base, json.loads(result.final_trajectory))
+        with self._lock:
+            self._live_cost.pop(instance_id, None)
+            self._finished_cost += result.cost
+        tally = self.tally
+        tally.running.discard(instance_id)
+        interrupted = result.interrupted and self._stop.is_set()
+        state: State
+        if interrupted:
+            state = "interrupted"
+        elif result.failed:
+            state, tally.failed = "failed", tally.failed + 1
+        else:
+            state, tally.done = "done", tally.done + 1
+            self.output.record_prediction(instance_id, self.model_name, result.submission)
+        if not interrupted:
+            tally.exit_statuses[result.exit_status] += 1
+            tally.durations.append(result.duration_s)
+        tally.cost = self._cost()
+        self.state.instances[instance_id] = InstanceState(
+            state=state, exit_status=result.exit_status, cost=result.cost, steps=result.steps,
+            duration_s=round(result.duration_s, 3), error=result.message if result.failed else None)
+        self.output.write_state(self.state)
+        self.sink(InstanceFinished(result))
