@@ -183,14 +183,15 @@ def run_headless(config: SwedeckConfig, task: str | None, *, as_json: bool = Fal
 
 
 @contextlib.contextmanager
-def ending_on_signals(end: Callable[[], None]) -> Iterator[None]:
-    """SIGTERM and SIGHUP end the session as Ctrl+C does (the agent stops, the final file is
-    written, a container is removed), instead of killing the process where it stands.
-    Handlers can only be set in the main thread; elsewhere this does nothing."""
+def ending_on_signals(end: Callable[[], None], *, ctrl_c: bool = False) -> Iterator[None]:
+    """SIGTERM and SIGHUP (and SIGINT with `ctrl_c`) end the session as Ctrl+C does (the agent
+    stops, the final file is written, a container is removed), instead of killing the process
+    where it stands. Handlers can only be set in the main thread; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGHUP)}
+    numbers = (signal.SIGTERM, signal.SIGHUP, *((signal.SIGINT,) if ctrl_c else ()))
+    previous = {number: signal.getsignal(number) for number in numbers}
     for number in previous:
         signal.signal(number, lambda _number, _frame: end())
     try:

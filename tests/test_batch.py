@@ -6,85 +6,30 @@ nothing else, limits, signals, and Ray (tests/test_batch_ray.py)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import swedeck_command
+from support.batch import (
+    ID_IN_TASK,
+    SUBMIT,
+    batch_command,
+    clean_env,
+    conversation,
+    events_of,
+    run_batch,
+    submits_its_own_patch,
+    write_instances,
+)
 from support.driver import make_config
 from support.openai_server import Turn, Usage, model_config
 from support.waiting import wait_until
 from swedeck.core.batch.instances import Instance, load_instances, parse_slice, select
-from swedeck.core.batch.progress import JsonLines, Tally
-from swedeck.core.batch.runner import Batch, BatchOptions
 from swedeck.core.errors import UsageError
-
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-_ID = re.compile(r"fix issue (\S+)")
-
-
-def conversation(body: dict) -> str:
-    parts = []
-    for message in body.get("messages", []):
-        content = message.get("content")
-        if isinstance(content, list):
-            content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
-        parts.append(content or "")
-    return "\n".join(parts)
-
-
-def submits_its_own_patch(body: dict) -> Turn:
-    """Each instance's first answer submits a patch that names its own instance."""
-    instance_id = _ID.search(conversation(body)).group(1)
-    return Turn.bash_tool(f"{SUBMIT} && echo 'patch for {instance_id}'")
-
-
-def write_instances(path: Path, ids: list[str], **fields) -> Path:
-    path.write_text("\n".join(json.dumps({"instance_id": i, "problem_statement": f"fix issue {i}", **fields})
-                              for i in ids) + "\n")
-    return path
-
-
-def events_of(lines: list[str]) -> list[dict]:
-    return [json.loads(line) for line in lines if line.startswith("{")]
-
-
-class Collect:
-    """A batch sink that keeps the events (the JSON printer's records, as `--json` prints them)."""
-
-    def __init__(self, tally: Tally):
-        self.records: list[dict] = []
-        self.ticks = 0
-        self._json = JsonLines(self, tally)
-
-    def write(self, text: str) -> None:
-        if text.strip():
-            self.records.append(json.loads(text))
-
-    def flush(self) -> None:
-        pass
-
-    def __call__(self, event) -> None:
-        self._json(event)
-
-    def tick(self) -> None:  # called while instances run, as the batch calls the printers'
-        self.ticks += 1
-
-    def of(self, name: str) -> list[dict]:
-        return [record for record in self.records if record["event"] == name]
-
-
-def run_batch(config, instances, out: Path, **options) -> tuple[int, Collect]:
-    tally = Tally(workers=options.get("workers", 1))
-    sink = Collect(tally)
-    code = Batch(config, instances, out, BatchOptions(**options), sink, tally).run()
-    return code, sink
-
 
 # --- instances ------------------------------------------------------------------------------
 
@@ -272,7 +217,7 @@ def test_a_docker_batch_runs_each_instance_in_its_own_container(openai_server, t
 
     client = docker_client()
     openai_server.respond(lambda body: Turn.bash_tool(
-        f"{SUBMIT} && echo {_ID.search(conversation(body)).group(1)} > /tmp/mine && cat /tmp/mine && hostname"))
+        f"{SUBMIT} && echo {ID_IN_TASK.search(conversation(body)).group(1)} > /tmp/mine && cat /tmp/mine && hostname"))
     ids = ["dock__a-1", "dock__a-2"]
     config = make_config(tmp_path, model_config(openai_server), env="docker")
     config.environment.image = None
@@ -290,16 +235,6 @@ def test_a_docker_batch_runs_each_instance_in_its_own_container(openai_server, t
 
 
 # --- the command ----------------------------------------------------------------------------
-
-
-def batch_command(server, instances: Path, out: Path, *extra: str) -> list[str]:
-    return [*swedeck_command(), "batch", str(instances), "-o", str(out), "--env", "local", "--cwd", str(out.parent),
-            "-m", "hosted_vllm/scripted", "-c", f"model.model_kwargs={{api_base: '{server.url}'}}",
-            "-c", "model.cost_tracking=ignore_errors", *extra]
-
-
-def clean_env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "SWEDECK_CONFIG_DIR": str(tmp_path / "config"), "SWEDECK_DATA_DIR": str(tmp_path / "data")}
 
 
 def test_the_command_prints_json_events_and_a_progress_summary(openai_server, tmp_path):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 import ray  # the `batch` extra, which the README's test command installs
-from test_batch import batch_command, clean_env, events_of, run_batch, submits_its_own_patch, write_instances
 
+from support.batch import batch_command, clean_env, events_of, run_batch, submits_its_own_patch, write_instances
 from support.driver import make_config
 from support.openai_server import model_config
 from swedeck.core.batch.instances import load_instances

@@ -69,9 +69,9 @@ async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(o
     import asyncio
     import threading
 
+    from support.batch import Collect, conversation, write_instances
     from support.driver import make_config
     from support.openai_server import Turn, model_config
-    from test_batch import Collect, conversation, write_instances
     from swedeck.core.batch.instances import load_instances
     from swedeck.core.batch.progress import Tally
     from swedeck.core.batch.runner import Batch, BatchOptions

@@ -106,7 +106,7 @@ class Batch:
         limit_reached = False
         executor = self._executor()
         try:
-            with ending_on_signals(self.stop):
+            with ending_on_signals(self.stop, ctrl_c=True):  # Ctrl+C too: the loop never sees a KeyboardInterrupt
                 while queue or running:
                     if not limit_reached and limit and self._cost() >= limit:
                         limit_reached = True
@@ -118,11 +118,7 @@ class Batch:
                         running[self._start(executor, instance)] = instance
                     if not running:
                         break
-                    try:
-                        ended = executor.wait(list(running), WAIT_S)
-                    except KeyboardInterrupt:
-                        ended = []
-                        self.stop()
+                    ended = executor.wait(list(running), WAIT_S)
                     if self._stop.is_set():
                         executor.stop()
                     for handle, result in ended:
