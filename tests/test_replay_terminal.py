@@ -11,7 +11,6 @@ import pytest
 
 from conftest import MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
 from support.terminal import capture, exit_code, send_keys, wait_for_text
-from support.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -81,9 +80,10 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
         wait_for_text(session, "COMPLETE_TASK_AND_SUBMIT", timeout=30)
         send_keys(session, "y")
         wait_for_text(session, "Follow-up task", timeout=30)
-        send_keys(session, "i")  # i (or Enter) opens the line: the footer stops offering "Type"
-        wait_until(lambda: " Type " not in capture(session), timeout=20)
-        send_keys(session, "Enter")  # empty: the session ends
+        wait_for_text(session, " Type ", timeout=30)  # the footer offers the line once it is asked
+        # `i` opens the line and Enter, typed right after it (one write), sends it empty: the
+        # session ends. The Enter must not be spent opening the line a second time.
+        send_keys(session, "i", "Enter")
         wait_for_text(session, "session ended: Submitted", timeout=30)
         send_keys(session, "C-q")
         assert exit_code(done) == "0"

@@ -373,7 +373,9 @@ class SessionScreen(Screen):
     def action_focus_input(self) -> None:
         line = self.input_line
         if line.purpose is not None:
-            line.focus()
+            # At once, not `line.focus()` (a call_later): an Enter typed right after `i` is
+            # already queued, and must reach the line, not open it a second time.
+            self.set_focus(line)
 
     def action_always_allow(self) -> None:
         self._decide(ev.Decision(kind="always_allow"))

@@ -42,8 +42,8 @@ class InputLine(Input):
         self.set_classes(f"-{purpose}")
         self.value = value
         self.cursor_position = len(value)
-        if focus:
-            self.focus()
+        if focus:  # at once, not `focus()` (a call_later): the keys typed next are already queued
+            self.screen.set_focus(self)
 
     def done(self) -> None:
         self.purpose = None
