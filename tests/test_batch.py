@@ -5,6 +5,7 @@ nothing else, limits, signals, and Ray (tests/test_batch_ray.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
@@ -302,3 +303,32 @@ def test_a_signal_stops_the_batch_and_a_killed_batch_resumes(openai_server, tmp_
     assert result.returncode == 0, result.stderr
     assert set(json.loads((out / "preds.json").read_text())) == {"s-1", "s-2"}
     assert json.loads((out / "s-1" / "s-1.traj.json").read_text())["info"]["exit_status"] == "Submitted"
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_progress_line_on_a_terminal_and_in_a_log(openai_server, tmp_path, terminal):
+    """On a terminal the status line is redrawn in place and the summary is the last word;
+    in a log there are no control sequences."""
+    from swedeck.core.batch.progress import ProgressLine, Tally
+    from swedeck.core.batch.runner import Batch, BatchOptions
+
+    openai_server.respond(submits_its_own_patch)
+    instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["p-1", "p-2"])))
+    stream = _Terminal() if terminal else io.StringIO()
+    tally = Tally()
+    code = Batch(make_config(tmp_path, model_config(openai_server)), instances, tmp_path / "out", BatchOptions(),
+                 ProgressLine(stream, tally), tally).run()
+    assert code == 0
+    text = stream.getvalue()
+    assert ("\r\x1b[Kbatch 1/2 · 1 done · 1 running · 0 failed · $0.00" in text) is terminal
+    assert ("\x1b" in text) is terminal
+    assert "  p-1: Submitted · 1 step · $0.00 · " in text
+    last = text.rstrip("\n").rsplit("\n", 2)[-2:]
+    last[0] = last[0].rsplit("\r\x1b[K", 1)[-1]  # what the terminal shows: the status line is erased first
+    assert last[0].startswith("swedeck batch: 2 done, 0 failed · $0.00 · ")
+    assert last[1] == "  exit statuses: Submitted 2"

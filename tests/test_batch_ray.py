@@ -93,3 +93,38 @@ def batch_command_for_nothing(instances: Path, out: Path) -> list[str]:
     from conftest import swedeck_command
 
     return [*swedeck_command(), "batch", str(instances), "-o", str(out), "--env", "local", "-m", "hosted_vllm/none"]
+
+
+def test_stopping_a_ray_batch_cancels_its_tasks_and_keeps_their_records(openai_server, tmp_path):
+    """Ctrl+C / SIGTERM on a Ray batch: `ray.cancel` interrupts the running task, whose
+    session ends `Interrupted` with its final file; the queued instance never starts."""
+    import threading
+
+    from support.batch import Collect, conversation
+    from support.openai_server import Turn
+    from support.waiting import wait_until
+    from swedeck.core.batch.progress import Tally
+    from swedeck.core.batch.runner import Batch, BatchOptions
+
+    openai_server.respond(lambda body: Turn.bash_tool("sleep 60") if "sleep" not in conversation(body)
+                          else Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    out = tmp_path / "out"
+    instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["rs-1", "rs-2"])))
+    tally = Tally()
+    batch = Batch(make_config(tmp_path, model_config(openai_server)), instances, out,
+                  BatchOptions(executor="ray"), Collect(tally), tally)
+    codes: list[int] = []
+    runner = threading.Thread(target=lambda: codes.append(batch.run()), daemon=True)
+    runner.start()
+    try:
+        live = out / "rs-1" / "rs-1.traj.jsonl"
+        wait_until(lambda: live.exists() and '"action"' in live.read_text(), timeout=120)
+        batch.stop()
+        runner.join(120)
+    finally:
+        ray.shutdown()
+    assert codes == [130]
+    state = json.loads((out / "batch.json").read_text())["instances"]
+    assert (state["rs-1"]["state"], state["rs-2"]["state"]) == ("interrupted", "queued")
+    assert json.loads((out / "rs-1" / "rs-1.traj.json").read_text())["info"]["exit_status"] == "Interrupted"
+    assert not (out / "preds.json").exists() or json.loads((out / "preds.json").read_text()) == {}

@@ -109,7 +109,8 @@ class ProgressLine:
         text = self.render(event)
         if text is not None:
             self._print(text)
-        self.tick(force=isinstance(event, InstanceStarted | InstanceFinished))
+        if not isinstance(event, BatchEnded):  # the summary is the last word
+            self.tick(force=isinstance(event, InstanceStarted | InstanceFinished))
 
     def render(self, event: BatchEvent) -> str | None:
         match event:
@@ -122,7 +123,8 @@ class ProgressLine:
                 what = f"{result.exit_status}"
                 if result.failed and result.message:
                     what += f" ({strip_control(result.message).splitlines()[0][:200]})"
-                return (f"  {result.instance_id}: {what} · {result.steps} steps · ${result.cost:.2f} · "
+                steps = f"{result.steps} step" + ("" if result.steps == 1 else "s")
+                return (f"  {result.instance_id}: {what} · {steps} · ${result.cost:.2f} · "
                         f"{_duration(result.duration_s)}")
             case BatchNotice():
                 return f"  {strip_control(event.text)}"
