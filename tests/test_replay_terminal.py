@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from conftest import MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
-from support.terminal import capture, exit_code, send_keys, wait_for_text
+from support.terminal import TMUX, capture, exit_code, send_keys, wait_for_text
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -20,7 +20,7 @@ def test_replay_in_tmux(tmp_path):
     session = f"swedeck-replay-{uuid.uuid4().hex[:6]}"
     done = tmp_path / "exit-code"
     command = " ".join([*swedeck_command(), "replay", str(MINI_FIXTURE)]) + f"; echo $? > {done}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
     try:
         wait_for_text(session, "step 1/", timeout=20)
         send_keys(session, "$")
@@ -30,7 +30,7 @@ def test_replay_in_tmux(tmp_path):
         send_keys(session, "q")
         assert exit_code(done) == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
 
 
 def test_an_older_sweagent_file_shows_its_last_observation_in_tmux(tmp_path):
@@ -38,7 +38,7 @@ def test_an_older_sweagent_file_shows_its_last_observation_in_tmux(tmp_path):
     session = f"swedeck-older-{uuid.uuid4().hex[:6]}"
     done = tmp_path / "exit-code"
     command = " ".join([*swedeck_command(), "replay", str(SWEAGENT_OLDER_FIXTURE), "--step", "-1"]) + f"; echo $? > {done}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
     try:
         screen = wait_for_text(session, "step 5/5", timeout=20)
         assert "swe-agent" in screen
@@ -49,7 +49,7 @@ def test_an_older_sweagent_file_shows_its_last_observation_in_tmux(tmp_path):
         send_keys(session, "q")
         assert exit_code(done) == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
 
 
 def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path):
@@ -69,7 +69,7 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
         f"-c {s}" for s in settings]
     env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
     command = f"env {env} " + " ".join(args) + f"; echo $? > {done}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
     try:
         wait_for_text(session, "step 3/", timeout=20)
         send_keys(session, "f")
@@ -88,7 +88,7 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
         send_keys(session, "C-q")
         assert exit_code(done) == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
     history = fork_history(load_trajectory(MINI_FIXTURE), 3)
     first = openai_server.requests[0]["messages"]
     assert len(first) == len(history) and first[-1]["content"] == history[-1].text
@@ -109,18 +109,18 @@ def test_terminal_escapes_in_a_trajectory_are_shown_not_obeyed(tmp_path):
     session = f"swedeck-escapes-{uuid.uuid4().hex[:6]}"
     done = tmp_path / "exit-code"
     command = " ".join([*swedeck_command(), "replay", str(writer.path)]) + f"; echo $? > {done}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
-    subprocess.run(["tmux", "set-option", "-t", session, "set-clipboard", "on"], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+    subprocess.run([*TMUX, "set-option", "-t", session, "set-clipboard", "on"], check=True)
     try:
         screen = wait_for_text(session, "step 1/1", timeout=20)
         wait_for_text(session, "␛]52;c;", timeout=20)  # drawn as symbols
-        pane_title = subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
+        pane_title = subprocess.run([*TMUX, "display-message", "-p", "-t", session, "#{pane_title}"],
                                     capture_output=True, text=True).stdout
-        buffers = subprocess.run(["tmux", "list-buffers"], capture_output=True, text=True).stdout
+        buffers = subprocess.run([*TMUX, "list-buffers"], capture_output=True, text=True).stdout
         assert "HACKED" not in pane_title, pane_title
         assert "HackedClipboard" not in buffers
         assert "␛]0;HACKED-TITLE␇" in capture(session) or "␛]0;HACKED-TITLE␇" in screen
         send_keys(session, "q")
         assert exit_code(done) == "0"
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)

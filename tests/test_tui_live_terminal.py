@@ -18,7 +18,7 @@ import pytest
 from conftest import swedeck_command
 from support.openai_server import Turn
 from support.reliability import SUBMIT
-from support.terminal import capture, wait_for_text
+from support.terminal import TMUX, capture, wait_for_text
 from support.waiting import wait_until
 
 pytestmark = [pytest.mark.timeout(120),
@@ -35,8 +35,8 @@ def start_live_ui(server, tmp_path, *extra: str) -> str:
     env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
     # -u: pytest exports COLUMNS/LINES, which Textual would take over the terminal's real size.
     command = f"echo $$ > {tmp_path}/pid; exec env -u COLUMNS -u LINES {env} {shlex.join(argv)}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "140", "-y", "40", command], check=True)
-    subprocess.run(["tmux", "set-option", "-t", name, "set-clipboard", "on"], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", "140", "-y", "40", command], check=True)
+    subprocess.run([*TMUX, "set-option", "-t", name, "set-clipboard", "on"], check=True)
     return name
 
 
@@ -50,14 +50,14 @@ def test_escapes_from_the_model_and_commands_are_shown_not_obeyed_in_the_live_ui
     try:
         wait_for_text(name, "␛]0;HACKED-TITLE␇", timeout=60)  # the model's escape, drawn as symbols
         wait_for_text(name, "The agent submitted", timeout=60)
-        pane_title = subprocess.run(["tmux", "display-message", "-p", "-t", name, "#{pane_title}"],
+        pane_title = subprocess.run([*TMUX, "display-message", "-p", "-t", name, "#{pane_title}"],
                                     capture_output=True, text=True).stdout
-        buffers = subprocess.run(["tmux", "list-buffers"], capture_output=True, text=True).stdout
+        buffers = subprocess.run([*TMUX, "list-buffers"], capture_output=True, text=True).stdout
         assert "HACKED" not in pane_title, pane_title
         assert "HackedClipboard" not in buffers
         assert "␛]52;c;" in capture(name)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
 
 
 @pytest.mark.parametrize("how,env", [("SIGTERM", "local"), ("SIGHUP", "docker")])
@@ -75,12 +75,12 @@ def test_a_signal_to_the_live_ui_ends_the_session_with_its_record(openai_server,
         if client is not None:
             assert client.containers.list(filters={"label": f"swedeck.session={session_id}"})
         if how == "SIGHUP":  # the person closes the terminal
-            subprocess.run(["tmux", "kill-session", "-t", name], check=True)
+            subprocess.run([*TMUX, "kill-session", "-t", name], check=True)
         else:
             os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
         wait_until(lambda: final.exists(), timeout=60)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
     saved = json.loads(final.read_text())
     assert saved["info"]["exit_status"] == "Interrupted"
     if client is not None:

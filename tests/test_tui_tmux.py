@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.terminal import capture, wait_for_text
+from support.terminal import TMUX, capture, wait_for_text
 
 pytestmark = pytest.mark.timeout(90)
 SCRIPT = Path(sys.executable).parent / "swedeck"
@@ -21,14 +21,14 @@ SCRIPT = Path(sys.executable).parent / "swedeck"
 def test_demo_in_tmux_approves_a_command_and_shows_its_output(tmp_path):
     name = f"swedeck-test-{uuid.uuid4().hex[:8]}"
     env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
-    subprocess.run(["tmux", "new", "-d", "-s", name, "-x", "160", "-y", "48",
+    subprocess.run([*TMUX, "new", "-d", "-s", name, "-x", "160", "-y", "48",
                     f"env {env} {SCRIPT} demo -c model.model_kwargs.tokens_per_second=0"], check=True)
     try:
         wait_for_text(name, "waiting for you: y approve")
         assert "CONFIRM" in capture(name)
-        subprocess.run(["tmux", "send-keys", "-t", name, "y"], check=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "y"], check=True)
         screen = wait_for_text(name, "test_calc.py")
         assert "exit 0" in screen
-        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], check=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], check=True)
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)

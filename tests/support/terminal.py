@@ -1,14 +1,43 @@
-"""Reading a program's screen in a real terminal (tmux), for the end-to-end UI tests."""
+"""Reading a program's screen in a real terminal (tmux), for the end-to-end UI tests.
+
+Every test process has its own tmux server (`TMUX`: a socket named after the process) that
+stays up when it has no session (`exit-empty off`). On the shared default server, a test
+that closed the last session raced the next `new-session` of another run on the same
+machine, which then failed with "server exited unexpectedly".
+"""
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
+TMUX = ["tmux", "-L", f"swedeck-tests-{os.getpid()}"]
+
+
+def _start_server() -> None:
+    if shutil.which("tmux") is None:
+        return
+    subprocess.run([*TMUX, "start-server", ";", "set-option", "-g", "exit-empty", "off"], capture_output=True)
+    socket = subprocess.run([*TMUX, "display-message", "-p", "#{socket_path}"], capture_output=True,
+                            text=True).stdout.strip()
+
+    def stop() -> None:  # ours alone, and its socket file
+        subprocess.run([*TMUX, "kill-server"], capture_output=True)
+        if socket:
+            Path(socket).unlink(missing_ok=True)
+
+    atexit.register(stop)
+
+
+_start_server()
+
 
 def capture(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+    return subprocess.run([*TMUX, "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
 
 
 def wait_for_text(session: str, text: str, timeout: float = 30) -> str:
@@ -24,7 +53,7 @@ def wait_for_text(session: str, text: str, timeout: float = 30) -> str:
 
 
 def send_keys(session: str, *keys: str) -> None:
-    subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
+    subprocess.run([*TMUX, "send-keys", "-t", session, *keys], check=True)
 
 
 def exit_code(done: Path, timeout: float = 15) -> str:
