@@ -332,3 +332,23 @@ def test_the_progress_line_on_a_terminal_and_in_a_log(openai_server, tmp_path, t
     last[0] = last[0].rsplit("\r\x1b[K", 1)[-1]  # what the terminal shows: the status line is erased first
     assert last[0].startswith("swedeck batch: 2 done, 0 failed · $0.00 · ")
     assert last[1] == "  exit statuses: Submitted 2"
+
+
+def test_secrets_never_reach_the_predictions_the_state_or_the_progress_output(openai_server, tmp_path):
+    """Command output is masked by the environment already; what the batch itself writes (an
+    instance's end message, in batch.json and the events) is masked too."""
+    secret = "sk-batch-secret-0123456789abcdef"
+    openai_server.respond(lambda body: Turn.bash_tool(f"{SUBMIT} && echo 'key={secret}'"))
+    model = model_config(openai_server, model_kwargs={"api_key": secret})
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps([{"instance_id": "sec-1", "problem_statement": "t"},
+                                {"instance_id": "sec-2", "problem_statement": "t", "cwd": str(tmp_path / secret)}]))
+    out = tmp_path / "out"
+    code, sink = run_batch(make_config(tmp_path, model), load_instances(str(path)), out)
+    assert code == 1
+    failed = [r for r in sink.of("InstanceFinished") if r["failed"]]
+    assert failed and "***" in failed[0]["message"]
+    for written in (out / "preds.json", out / "batch.json", out / "sec-1" / "sec-1.traj.json"):
+        assert secret not in written.read_text(), written
+    assert "key=" in json.loads((out / "preds.json").read_text())["sec-1"]["model_patch"]
+    assert secret not in json.dumps(sink.records)

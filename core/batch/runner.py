@@ -24,6 +24,7 @@ from .. import events as ev
 from ..config import SwedeckConfig
 from ..errors import UsageError
 from ..headless import ending_on_signals
+from ..session import build_redactor
 from ..trajectory.files import write_atomically
 from .executors import Executor, LocalExecutor, RayExecutor
 from .instance_run import InstanceResult
@@ -60,6 +61,8 @@ class Batch:
         self.sink = sink
         self.tally = tally or Tally(workers=options.workers)
         self.model_name = config.model.model_name or ""
+        # Secrets out of preds.json, batch.json and the progress output, as out of trajectories (SPEC §9.4)
+        self._redact = build_redactor(config).text
         self.state = BatchState(model=self.model_name, executor=options.executor, workers=options.workers)
         self._stop = threading.Event()
         self._live_cost: dict[str, float] = {}
@@ -160,6 +163,8 @@ class Batch:
 
     def _record(self, instance: Instance, result: InstanceResult) -> None:
         instance_id = result.instance_id = instance.instance_id
+        result.submission, result.message = self._redact(result.submission), self._redact(result.message)
+        result.error = result.error and self._redact(result.error)
         base = self.output.trajectory_base(instance_id)
         if result.final_trajectory is not None and not base.exists():  # a Ray worker with its own disk
             write_atomically(base, json.loads(result.final_trajectory))
