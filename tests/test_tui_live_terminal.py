@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,14 @@ from support.waiting import wait_until
 pytestmark = [pytest.mark.timeout(120),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 TITLE, CLIP = "\x1b]0;HACKED-TITLE\x07", "\x1b]52;c;SGFja2VkQ2xpcGJvYXJk\x07"  # "HackedClipboard"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; its parent (tmux) reaps it
 
 
 def start_live_ui(server, tmp_path, *extra: str) -> str:
@@ -79,6 +88,8 @@ def test_a_signal_to_the_live_ui_ends_the_session_with_its_record(openai_server,
         else:
             os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
         wait_until(lambda: final.exists(), timeout=60)
+        pid = int((tmp_path / "pid").read_text())
+        wait_until(lambda: not _alive(pid), timeout=30, what="the UI's process to exit")  # not left behind
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
     saved = json.loads(final.read_text())
