@@ -1,8 +1,12 @@
-"""The live session screen (SPEC §10.1-§10.3, flows of §6.5).
+"""The live session screen (SPEC §10.1-§10.3, flows of §6.5): compose, layout, the
+person's actions, and the transcript.
 
-State lives here; widgets only draw what they are given. The session runs in a thread
-worker and talks to this screen through the controller's queue (`AgentEvents`); requests
-(confirm, input, pause) keep their future here until the person answers.
+The session runs in a thread worker and talks to this screen through the controller's
+queue (`AgentEvents`, paced by the controller). Each event first changes the state
+(`SessionState.apply`: the header, the meter, the pending confirmation or question,
+which widgets follow through `data_bind`), then adds what it says to the transcript and
+the output pane (`DRAW`). Requests (confirm, input, pause) keep their future in the state
+until the person answers.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from textual import getters, work
 from textual.app import ComposeResult
 from textual.containers import Container
 from textual.reactive import var
@@ -36,6 +40,7 @@ from ..widgets.transcript import Transcript
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
 from .quit_screen import QuitScreen
+from .session_state import SessionState
 
 if TYPE_CHECKING:
     from swedeck.core.session import SessionControl
@@ -47,77 +52,56 @@ LETTER_ACTIONS = ("approve", "reject", "edit", "always_allow", "cycle_mode", "to
 """Actions on plain letters: while a text line has the focus, the letters are text."""
 STACK_BELOW_COLUMNS = 110
 """In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
-"""Offered when the context overflows, if registered (SPEC §6.4)."""
 
-Handler = Callable[["SessionScreen", Any], Awaitable[None] | None]
+Draw = Callable[["SessionScreen", Any], Awaitable[None] | None]
 
 
-class SessionScreen(Screen):
-    confirmation: var[ev.ConfirmationRequested | None] = var(None, bindings=True)
-    """The request the person answers with y / n / e / a; the footer's keys follow it."""
+class Panes(Container):
+    """The transcript and the command output: side by side, or stacked."""
+
+    stacked: var[bool] = var(False, toggle_class="-stacked")
+
+
+class SessionScreen(SessionState, Screen):
     CSS_PATH = "session_screen.tcss"
     BINDINGS = SESSION_BINDINGS
+
+    transcript = getters.query_one(Transcript)
+    input_line = getters.query_one(InputLine)
+    output_pane = getters.query_one(ObservationPane)
+    processors_panel = getters.query_one(ProcessorsPanel)
 
     def __init__(self, session: SessionControl, registry: dict[str, type] | None = None) -> None:
         super().__init__()
         self.session = session
         self.registry = registry if registry is not None else _registry()
         self.controller = SessionController(self.post_message)
-        self.input_request: ev.InputRequested | None = None
-        self.state = ev.AgentState.STARTING
         self.result: Any = None
-        self.ended = False
         self.quitting = False
         self._draining = False
         config = session.config
-        self.info = HeaderInfo(
+        self.set_reactive(SessionState.info, HeaderInfo(
             title=session.task or "(no task yet)", model=config.model.model_name or "",
             environment=config.environment.environment_class,
             host=config.environment.environment_class == "local", mode=session.mode,
             step_limit=config.agent.step_limit, cost_limit=config.agent.cost_limit,
-        )
+        ))
+        self.set_reactive(SessionState.processor_labels, _processor_labels(session.processors))
 
     # --- layout -------------------------------------------------------------------------
 
-    # --- the widgets it draws into ---------------------------------------------------------
-
-    @property
-    def transcript(self) -> Transcript:
-        return self.query_one(Transcript)
-
-    @property
-    def input_line(self) -> InputLine:
-        return self.query_one(InputLine)
-
-    @property
-    def output_pane(self) -> ObservationPane:
-        return self.query_one(ObservationPane)
-
-    @property
-    def meter(self) -> ContextMeter:
-        return self.query_one(ContextMeter)
-
-    @property
-    def processors_panel(self) -> ProcessorsPanel:
-        return self.query_one(ProcessorsPanel)
-
-    @property
-    def header_bar(self) -> HeaderBar:
-        return self.query_one(HeaderBar)
-
     def compose(self) -> ComposeResult:
-        yield HeaderBar()
-        with Container(id="panes"):
+        yield HeaderBar().data_bind(SessionState.info)
+        with Panes(id="panes").data_bind(SessionState.stacked):
             yield Transcript(id="transcript")
             yield ObservationPane(id="observation")
-        yield ProcessorsPanel(self.registry, self.session.processors, id="processors")
-        yield ContextMeter(id="meter")
-        yield InputLine(id="input")
+        yield ProcessorsPanel(self.registry, self.session.processors, id="processors").data_bind(
+            open=SessionState.processors_open)
+        yield ContextMeter(id="meter").data_bind(status=SessionState.context, processors=SessionState.processor_labels)
+        yield InputLine(id="input").data_bind(purpose=SessionState.line_purpose)
         yield Footer()
 
     def on_mount(self) -> None:
-        self._header(**{})
-        self.meter.processors = self._processor_labels(self.session.processors)
         self._apply_layout(self.size.width)
         self.transcript.focus()
         # Start the agent after the first frame: building the model loads litellm (seconds),
@@ -134,14 +118,7 @@ class SessionScreen(Screen):
 
     def _apply_layout(self, width: int) -> None:
         layout = self.session.config.ui.layout
-        if layout == "auto":
-            self.query_one("#panes").set_class(width < STACK_BELOW_COLUMNS, "-stacked")
-        else:
-            self.query_one("#panes").set_class(layout == "stacked", "-stacked")
-
-    def _header(self, **changes: Any) -> None:
-        self.info = self.info.but(**changes)
-        self.header_bar.info = self.info
+        self.stacked = width < STACK_BELOW_COLUMNS if layout == "auto" else layout == "stacked"
 
     # --- the worker -----------------------------------------------------------------------
 
@@ -163,9 +140,7 @@ class SessionScreen(Screen):
             self.notify(visible(message), title="The session failed", severity="error", timeout=30, markup=False)
         else:
             return
-        self.ended = True
-        self._header(state="done")
-        self.input_line.done()
+        self.finish()
         self.app.post_message(SessionFinished(code, status, message, path))
         if self.quitting:
             self.app.exit(code)  # type: ignore[arg-type]
@@ -180,14 +155,15 @@ class SessionScreen(Screen):
             self.set_timer(wait, self._drain)
 
     async def _drain(self) -> None:
-        """Draw everything the agent reported since the last drain."""
+        """Take everything the agent reported since the last drain: the state first, then the drawing."""
         self._draining = True
         try:
             with self.app.batch_update():  # one frame for the whole batch, not one per await in it
                 for event in self.controller.drain():
-                    handler = HANDLERS.get(type(event))
-                    if handler is not None:
-                        result = handler(self, event)
+                    self.apply(event)
+                    draw = DRAW.get(type(event))
+                    if draw is not None:
+                        result = draw(self, event)
                         if result is not None:
                             await result
         finally:
@@ -199,31 +175,14 @@ class SessionScreen(Screen):
         return self.controller.idle and not self._draining
 
     async def _draw_session_started(self, event: ev.SessionStarted) -> None:
-        self._header(model=event.model_name, environment=event.environment,
-                     host=event.environment.startswith("local"), mode=event.mode)
         if event.restored_messages:  # a resumed or forked trajectory: say what it continues
             if event.task:
-                self._header(title=event.task)
                 await self.transcript.add_note(event.task, "task", "task")
             await self.transcript.add_note(
                 f"continuing from {event.restored_messages} recorded messages (the prompt inspector shows them)")
 
-    def _draw_state(self, event: ev.StateChanged) -> None:
-        self.state = event.state
-        self._header(state=event.state.value)
-
     async def _draw_mode(self, event: ev.ModeChanged) -> None:
-        self._header(mode=event.mode)
-        if self.input_request is not None and self.input_request.kind == "human_command" and event.mode != "human":
-            self.input_request = None
-            self.input_line.done()
         await self.transcript.add_note(f"mode: {event.previous} → {event.mode}")
-
-    def _draw_progress(self, event: ev.ProgressUpdated) -> None:
-        self._header(step=event.step, step_limit=event.step_limit, cost=event.cost, cost_limit=event.cost_limit)
-
-    def _draw_context(self, event: ev.ContextUpdated) -> None:
-        self.meter.status = event.status
 
     async def _draw_notice(self, event: ev.Notice) -> None:
         await self.transcript.add_note(event.text, event.level)
@@ -252,7 +211,6 @@ class SessionScreen(Screen):
         await transcript.discard_message()
         text = f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s: {event.error}"
         await transcript.add_note(text, "warning")
-        self._header(state=f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s")
 
     async def _draw_query_finished(self, event: ev.QueryFinished) -> None:
         transcript = self.transcript
@@ -276,8 +234,6 @@ class SessionScreen(Screen):
                 block.set_command(event.command)
             block.reason = event.reason
             block.state = event.decision
-        if self.confirmation is not None and self.confirmation.action_id == event.action_id:
-            self._clear_confirmation()
 
     def _draw_command_started(self, event: ev.CommandStarted) -> None:
         block = self._block(event.action_id)
@@ -300,9 +256,7 @@ class SessionScreen(Screen):
         transcript = self.transcript
         kind = message.message_type
         if kind == MessageType.TASK:
-            task = task_text(message)
-            self._header(title=task)
-            await transcript.add_note(task, "task", "task")
+            await transcript.add_note(task_text(message), "task", "task")
         elif kind == MessageType.USER_MESSAGE and message.role == "user" and not message.extra.command:
             await transcript.add_note(message.text, "user", "you")
         elif kind == MessageType.INTERRUPT:
@@ -315,7 +269,6 @@ class SessionScreen(Screen):
     # --- requests -------------------------------------------------------------------------
 
     def _draw_confirmation(self, event: ev.ConfirmationRequested) -> None:
-        self.confirmation = event
         block = self._block(event.action_id)
         if block is not None:
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
@@ -324,12 +277,16 @@ class SessionScreen(Screen):
         self.transcript.focus()
 
     def _draw_input(self, event: ev.InputRequested) -> None:
-        self.input_request = event
         # A follow-up waits for Enter or `i`: a stray key after the submission is not a task.
-        follow_up = event.kind == "follow_up"
-        self.input_line.ask(event.kind, focus=not follow_up)
-        if follow_up:
+        if event.kind == "follow_up":
             self.transcript.focus()  # whatever had the keys before: not the line
+        else:
+            self._type_on_line()
+
+    def _type_on_line(self) -> None:
+        # At once, not `line.focus()` (a call_later): the keys typed next are already queued,
+        # and an Enter among them must reach the line.
+        self.set_focus(self.input_line)
 
     def _draw_pause(self, event: ev.PauseRequested) -> None:
         def answer(decision: ev.PauseDecision | None) -> None:
@@ -341,94 +298,80 @@ class SessionScreen(Screen):
     def _block(self, action_id: str) -> CommandBlock | None:
         return self.transcript.commands.get(action_id)
 
-    def _clear_confirmation(self) -> None:
-        self.confirmation = None
-        line = self.input_line
-        if line.purpose in ("reject", "edit"):
-            line.done()
-
     # --- the person's actions --------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         typing = isinstance(self.app.focused, Input)
         if typing and action in LETTER_ACTIONS:  # its letter goes into the text; the footer stops offering it
             return False
-        line = self.input_line
         if action == "focus_input":
-            return line.purpose is not None and not typing
+            return self.line_purpose is not None and not typing
         if action in CONFIRM_ACTIONS:
-            return self.confirmation is not None and line.purpose not in ("reject", "edit")
+            return self.confirmation is not None and self.line_purpose not in ("reject", "edit")
         return True
 
     def _decide(self, decision: ev.Decision) -> None:
         if self.confirmation is None:
             return
         resolve(self.confirmation.future, decision)
-        self._clear_confirmation()
+        self.clear_confirmation()
         self.transcript.focus()
 
     def action_approve(self) -> None:
         self._decide(ev.Decision(kind="approve"))
 
     def action_focus_input(self) -> None:
-        line = self.input_line
-        if line.purpose is not None:
-            # At once, not `line.focus()` (a call_later): an Enter typed right after `i` is
-            # already queued, and must reach the line, not open it a second time.
-            self.set_focus(line)
+        if self.line_purpose is not None:
+            self._type_on_line()
 
     def action_always_allow(self) -> None:
         self._decide(ev.Decision(kind="always_allow"))
 
     def action_reject(self) -> None:
-        if self.confirmation is not None:
-            self.input_line.ask("reject")
+        if self.answer_on_line("reject"):
+            self._type_on_line()
 
     def action_edit(self) -> None:
-        if self.confirmation is not None:
-            self.input_line.ask("edit", value=self.confirmation.command)
+        confirmation = self.confirmation
+        if confirmation is not None and self.answer_on_line("edit"):
+            self.input_line.fill(confirmation.command)
+            self._type_on_line()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        line = self.input_line
-        if event.input is not line:
+        if event.input is not self.input_line:
             return
         event.stop()
-        purpose, text = line.purpose, event.value
+        purpose, text = self.line_purpose, event.value
         if purpose == "reject":
             self._decide(ev.Decision(kind="reject", comment=text.strip()))
         elif purpose == "edit":
             self._decide(ev.Decision(kind="edit", command=text))
-        elif purpose is not None and self.input_request is not None:
-            request, self.input_request = self.input_request, None
-            resolve(request.future, text)
-            line.done()
+        elif purpose is not None:
+            request = self.take_input_request()
+            if request is not None:
+                resolve(request.future, text)
             self.transcript.focus()
 
     def action_cycle_mode(self) -> None:
         current = self.session.mode
         self.session.set_mode(MODES[(MODES.index(current) + 1) % len(MODES)])
-        self._after_mode_change()
+        self.header(mode=self.session.mode)  # at once; the agent's ModeChanged follows
 
     def action_yolo(self) -> None:
         self.session.set_mode("yolo")
-        self._after_mode_change()
-
-    def _after_mode_change(self) -> None:
-        self._header(mode=self.session.mode)
+        self.header(mode=self.session.mode)
 
     def action_interrupt(self) -> None:
         """Esc closes the innermost thing first: the processors panel, a comment or an edit,
         the input line (its question stays asked), and only then interrupts the agent."""
-        panel = self.processors_panel
-        if panel.has_class("-open"):
+        if self.processors_open:
             self.action_toggle_processors()
             return
-        line = self.input_line
-        if line.purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
-            line.done()
+        if self.line_purpose in ("reject", "edit"):  # Esc backs out of a comment or an edit
+            self.leave_line()
             self.transcript.focus()
             return
-        if line.has_focus and line.purpose is not None:
+        if self.input_line.has_focus and self.line_purpose is not None:
             self.transcript.focus()
             return
         if self.ended:
@@ -441,10 +384,9 @@ class SessionScreen(Screen):
         self.session.interrupt()
 
     def action_toggle_processors(self) -> None:
-        panel = self.processors_panel
-        panel.toggle_class("-open")
-        if panel.has_class("-open"):
-            panel.focus()
+        self.processors_open = not self.processors_open
+        if self.processors_open:
+            self.processors_panel.focus()
         else:
             self.transcript.focus()
 
@@ -454,15 +396,11 @@ class SessionScreen(Screen):
         except Exception as exc:  # noqa: BLE001 - a processor the core refuses: say why, keep the old ones
             self.notify(f"{exc}", title="Processors not changed", severity="error", markup=False)
             return
-        meter = self.meter
-        meter.processors = self._processor_labels(self.session.processors)
+        self.processor_labels = _processor_labels(self.session.processors)
         try:
-            meter.status = self.session.context_status()  # at once, before the agent's own update arrives
+            self.context = self.session.context_status()  # at once, before the agent's own update arrives
         except Exception as exc:  # noqa: BLE001 - reported to the person
             self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
-
-    def _processor_labels(self, processors: list[Any]) -> list[str]:
-        return [p.label() for p in processors if getattr(p, "enabled", True) and p.type != "default"]
 
     def action_prompt_inspector(self) -> None:
         try:
@@ -473,7 +411,7 @@ class SessionScreen(Screen):
         self.app.push_screen(PromptInspector(preview, self.session.history))
 
     def action_toggle_split(self) -> None:
-        self.query_one("#panes").toggle_class("-stacked")
+        self.stacked = not self.stacked
 
     def on_command_block_selected(self, event: CommandBlock.Selected) -> None:
         self.output_pane.show(event.action_id)
@@ -494,18 +432,19 @@ class SessionScreen(Screen):
         self.set_timer(5, lambda: self.app.exit(self.result.exit_code if self.result else 0))  # type: ignore[arg-type]
 
 
+def _processor_labels(processors: list[Any]) -> list[str]:
+    return [p.label() for p in processors if getattr(p, "enabled", True) and p.type != "default"]
+
+
 def _registry() -> dict[str, type]:
     from swedeck.core.processors import PROCESSORS
 
     return dict(PROCESSORS)
 
 
-HANDLERS: dict[type, Handler] = {
+DRAW: dict[type, Draw] = {
     ev.SessionStarted: SessionScreen._draw_session_started,
-    ev.StateChanged: SessionScreen._draw_state,
     ev.ModeChanged: SessionScreen._draw_mode,
-    ev.ProgressUpdated: SessionScreen._draw_progress,
-    ev.ContextUpdated: SessionScreen._draw_context,
     ev.Notice: SessionScreen._draw_notice,
     ev.SessionEnded: SessionScreen._draw_session_ended,
     ev.QueryStarted: SessionScreen._draw_query_started,
@@ -523,4 +462,5 @@ HANDLERS: dict[type, Handler] = {
     ev.InputRequested: SessionScreen._draw_input,
     ev.PauseRequested: SessionScreen._draw_pause,
 }
-"""Which method draws which event: one line per event type."""
+"""What each event adds to the transcript and the output pane (its effect on the state is
+`SessionState.apply`): one line per event type."""

@@ -1,7 +1,7 @@
 """The input line: task, follow-ups, rejection comments, edits, human-mode commands.
 
-What a submitted line means depends on `purpose`, set by the screen when the agent asks
-(or when the person chose reject / edit). Without a purpose the line is disabled, so
+What a submitted line means depends on `purpose`, bound to the session state (the agent
+asked, or the person chose reject / edit). Without a purpose the line is disabled, so
 single-key bindings (y, n, e, a) reach the screen.
 """
 
@@ -17,13 +17,13 @@ PLACEHOLDERS = {
     "after_interrupt": "Interrupted. A message to the agent, or Enter to continue",
     "reject": "Why reject? This comment goes to the model (Enter sends, Esc cancels)",
     "edit": "Edit the command, Enter runs it (Esc cancels)",
-    "raise_limits": "New step limit (a number), Enter to continue",
 }
 
 
 class InputLine(Input):
-    purpose: var[str | None] = var(None, bindings=True)
-    """What Enter does with the line (None: the line is disabled); the footer's keys follow it."""
+    purpose: var[str | None] = var(None, always_update=True)
+    """What Enter does with the line (None: the line is off). Bound to the screen's
+    `line_purpose`: each change readies the line afresh, empty."""
 
     DEFAULT_CSS = """
     InputLine { height: 3; border: tall $panel; }
@@ -34,19 +34,13 @@ class InputLine(Input):
     def __init__(self, **kwargs) -> None:
         super().__init__(placeholder="", disabled=True, select_on_focus=False, **kwargs)
 
-    def ask(self, purpose: str, value: str = "", placeholder: str | None = None, focus: bool = True) -> None:
-        """Ready the line for `purpose`; with `focus` it takes the keys at once (else Enter or `i` does)."""
-        self.purpose = purpose
-        self.disabled = False
-        self.placeholder = placeholder or PLACEHOLDERS.get(purpose, "")
-        self.set_classes(f"-{purpose}")
+    def watch_purpose(self, purpose: str | None) -> None:
+        self.disabled = purpose is None
+        self.placeholder = PLACEHOLDERS.get(purpose, "") if purpose else ""
+        self.set_classes(f"-{purpose}" if purpose else "")
+        self.value = ""
+
+    def fill(self, value: str) -> None:
+        """Start the line with `value`, the cursor at its end (an edit starts from the command)."""
         self.value = value
         self.cursor_position = len(value)
-        if focus:  # at once, not `focus()` (a call_later): the keys typed next are already queued
-            self.screen.set_focus(self)
-
-    def done(self) -> None:
-        self.purpose = None
-        self.value = ""
-        self.placeholder = ""
-        self.disabled = True

@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Input, Label, Static, Switch
 
 from swedeck.core.config import parse_value as parse_config_value
@@ -109,6 +110,9 @@ class ProcessorsPanel(VerticalScroll):
     ProcessorsPanel .title { padding: 0 1; text-style: bold; color: $primary; }
     ProcessorsPanel .hint { padding: 0 1; color: $text-muted; }
     """
+
+    open: var[bool] = var(False, toggle_class="-open")
+    """Shown (docked at the right); bound to the session state's `processors_open`."""
 
     class Changed(Message):
         def __init__(self, processors: list[BaseModel]) -> None:
