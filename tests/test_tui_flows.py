@@ -8,9 +8,12 @@ is the scripted OpenAI-compatible server over real HTTP, and asserts on what the
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, Switch
 
 from support.driver import make_config
@@ -46,6 +49,17 @@ def live(server, tmp_path: Path, *turns: Turn, model=None, **fields) -> Session:
     return Session(make_config(tmp_path, model or model_config(server), **fields), TASK)
 
 
+@asynccontextmanager
+async def running(session: Session, until: Callable[[SwedeckApp], object] | None = None,
+                  size: tuple[int, int] = (120, 36)) -> AsyncIterator[tuple[SwedeckApp, Pilot]]:
+    """The live app on `session`, once `until(app)` holds (the first query imports litellm)."""
+    app = SwedeckApp(session)
+    async with app.run_test(size=size) as pilot:
+        if until is not None:
+            await wait_for(pilot, lambda: until(app), WAIT)
+        yield app, pilot
+
+
 def pending(app: SwedeckApp) -> bool:
     return app.session_screen.confirmation is not None
 
@@ -78,9 +92,7 @@ async def test_approve_runs_the_command_and_shows_its_output(openai_server, tmp_
     command = "echo hello > a.txt && ls"
     session = live(openai_server, tmp_path, Turn.bash_tool(command, text="Let me list the files."),
                    Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("y")
         done = await wait_for(pilot, lambda: record(app, command), WAIT)
         assert "a.txt" in done.output and (tmp_path / "a.txt").read_text() == "hello\n"
@@ -92,9 +104,7 @@ async def test_approve_runs_the_command_and_shows_its_output(openai_server, tmp_
 
 async def test_enter_approves(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("touch entered.txt", text="Run it."))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("enter")
         await wait_for(pilot, lambda: (tmp_path / "entered.txt").exists(), WAIT)
 
@@ -103,9 +113,7 @@ async def test_reject_sends_the_comment_to_the_model(openai_server, tmp_path):
     (tmp_path / "build").mkdir()
     session = live(openai_server, tmp_path, Turn.bash_tool("rm -rf build", text="Delete everything."),
                    Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("n")
         line = app.session_screen.query_one(InputLine)
         assert line.purpose == "reject" and app.focused is line
@@ -120,9 +128,7 @@ async def test_reject_sends_the_comment_to_the_model(openai_server, tmp_path):
 
 async def test_escape_backs_out_of_a_rejection_comment(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("echo hi > hi.txt", text="Run."))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("n", "escape")
         assert app.session_screen.query_one(InputLine).purpose is None
         assert await still_asking(pilot, app) and not (tmp_path / "hi.txt").exists()  # not interrupted
@@ -132,9 +138,7 @@ async def test_escape_backs_out_of_a_rejection_comment(openai_server, tmp_path):
 
 async def test_edit_runs_the_edited_command(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("echo one", text="Run the tests."))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("e")
         line = app.session_screen.query_one(InputLine)
         assert line.value == "echo one"
@@ -149,9 +153,7 @@ async def test_always_allow(openai_server, tmp_path):
     command = "echo a >> log.txt"
     session = live(openai_server, tmp_path, Turn.bash_tool(command, text="Look."), Turn.bash_tool(command),
                    Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("a")
         # the same command again runs without asking; the next, different one asks
         await wait_for(pilot, lambda: pending(app) and app.session_screen.confirmation.command == SUBMIT, WAIT)
@@ -160,9 +162,7 @@ async def test_always_allow(openai_server, tmp_path):
 
 async def test_switching_to_yolo_never_runs_the_pending_command(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("touch ran.txt", text="Look."), Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: app.session_screen.info.mode == "yolo")
         assert session.mode == "yolo"
@@ -174,9 +174,7 @@ async def test_switching_to_yolo_never_runs_the_pending_command(openai_server, t
 
 async def test_m_cycles_the_modes(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+    async with running(session, lambda app: asked(app, "follow_up")) as (app, pilot):
         app.session_screen.query_one(Transcript).focus()
         modes = []
         for _ in range(3):
@@ -188,9 +186,7 @@ async def test_m_cycles_the_modes(openai_server, tmp_path):
 
 async def test_human_mode_runs_typed_commands(openai_server, tmp_path):
     session = live(openai_server, tmp_path, agent__mode="human")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "human_command"), WAIT)
+    async with running(session, lambda app: asked(app, "human_command")) as (app, pilot):
         assert "HUMAN" in str(app.session_screen.query_one("#mode-badge").render())
         await pilot.press(*"echo typed > human.txt")
         await pilot.press("enter")
@@ -202,9 +198,7 @@ async def test_human_mode_runs_typed_commands(openai_server, tmp_path):
 
 async def test_escape_interrupts_and_a_follow_up_message_can_be_given(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("sleep 100", text="Thinking..."), Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("escape")
         await wait_for(pilot, lambda: asked(app, "after_interrupt"), WAIT)
         await pilot.press(*"try grep instead")
@@ -216,9 +210,7 @@ async def test_escape_interrupts_and_a_follow_up_message_can_be_given(openai_ser
 
 async def test_ctrl_c_interrupts(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("sleep 100", text="Thinking..."))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("ctrl+c")
         await wait_for(pilot, lambda: asked(app, "after_interrupt"), WAIT)
         assert app.is_running and record(app, "sleep 100") is None
@@ -227,8 +219,7 @@ async def test_ctrl_c_interrupts(openai_server, tmp_path):
 async def test_follow_up_task_after_submission(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(f"{SUBMIT} && echo first", text="Done."),
                    Turn.bash_tool(f"{SUBMIT} && echo second"), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with running(session) as (app, pilot):
         line = app.session_screen.query_one(InputLine)
         await wait_for(pilot, lambda: line.purpose == "follow_up", WAIT)
         assert "follow-up" in line.placeholder.lower()
@@ -249,8 +240,7 @@ async def test_follow_up_task_after_submission(openai_server, tmp_path):
 async def test_keys_of_a_text_line_are_text_and_esc_closes_the_innermost_thing(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("echo from-model"), Turn.bash_tool(SUBMIT),
                    agent__mode="human")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with running(session) as (app, pilot):
         screen = app.session_screen
         line = screen.query_one(InputLine)
         await wait_for(pilot, lambda: line.purpose == "human_command" and line.has_focus, WAIT)
@@ -282,9 +272,7 @@ async def test_pause_offers_retry_raise_or_quit(openai_server, tmp_path, reason,
     else:
         session = live(openai_server, tmp_path, Turn.bash_tool("echo 1"), Turn.bash_tool(SUBMIT),
                        agent__mode="yolo", agent__step_limit=1)
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen), WAIT)
+    async with running(session, lambda app: isinstance(app.screen, PauseScreen)) as (app, pilot):
         assert app.screen.reason == reason
         await pilot.press(key)
         if key == "q":
@@ -302,9 +290,7 @@ async def test_context_exceeded_offers_the_change_that_fits(openai_server, tmp_p
     script_an_overflow(openai_server)
     session = Session(make_config(tmp_path, model_config(openai_server, context_window=OVERFLOW_WINDOW),
                                   agent__mode="yolo"), TASK)
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, PauseScreen), WAIT)
+    async with running(session, lambda app: isinstance(app.screen, PauseScreen)) as (app, pilot):
         assert app.screen.reason == "context_exceeded"
         # the screen may still be composing its buttons
         await wait_for(pilot, lambda: any(b.region.width > 0 for b in app.screen.query("#enable_processor")))
@@ -325,9 +311,7 @@ async def test_retry_discards_the_partial_response(openai_server, tmp_path):
     model = model_config(openai_server, attempts=6, backoff_min_s=2, backoff_max_s=2)
     session = live(openai_server, tmp_path, Turn(text=PARTIAL, chunks=4, drop_after=3),
                    Turn.bash_tool(SUBMIT, text="All done."), model=model, agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: "retry 1/6 in 2 s" in app.session_screen.info.state, WAIT)
+    async with running(session, lambda app: "retry 1/6 in 2 s" in app.session_screen.info.state) as (app, pilot):
         await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         sources = [md.source for md in app.session_screen.query("Markdown")]
         assert any("All done." in source for source in sources)
@@ -341,9 +325,7 @@ MARKUP = "[red]x[/red] [@click=app.quit]q[/]"
 async def test_markup_in_model_and_command_text_is_shown_literally_and_does_nothing(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(f"echo '{MARKUP}'", text=f"Look: {MARKUP}"),
                    Turn.bash_tool(SUBMIT), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+    async with running(session, lambda app: asked(app, "follow_up")) as (app, pilot):
         screenshot = app.export_screenshot()
         assert "[red]x[/red]" in screenshot and "[@click=app.quit]q[/]" in screenshot
         for widget in app.session_screen.query("Markdown, CommandBlock"):
@@ -359,9 +341,7 @@ def big_output_turns(count: int) -> list[Turn]:
 async def test_processors_panel_toggles_and_the_prediction_updates(openai_server, tmp_path):
     session = live(openai_server, tmp_path, *big_output_turns(4), Turn.bash_tool(SUBMIT), agent__mode="yolo",
                    model=model_config(openai_server, context_window=50_000))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+    async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("p")
         panel = app.session_screen.query_one("#processors")
@@ -383,9 +363,7 @@ async def test_processors_panel_toggles_and_the_prediction_updates(openai_server
 
 async def test_processor_parameters_are_validated(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(140, 44)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+    async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("p")
         row = app.session_screen.query_one(".processor-last_n_observations")
@@ -400,9 +378,7 @@ async def test_processor_parameters_are_validated(openai_server, tmp_path):
 async def test_prompt_inspector_shows_the_next_prompt(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo",
                    model=model_config(openai_server, context_window=50_000))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+    async with running(session, lambda app: asked(app, "follow_up")) as (app, pilot):
         app.session_screen.query_one(Transcript).focus()
         await pilot.press("t")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
@@ -420,9 +396,7 @@ async def test_help_lists_every_binding_with_its_id(openai_server, tmp_path):
     from swedeck.tui.bindings import all_bindings
 
     session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         table = app.screen.query_one("DataTable")
@@ -434,9 +408,7 @@ async def test_command_palette_offers_every_action(openai_server, tmp_path):
     from swedeck.tui.bindings import all_bindings
 
     session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {b.description for b in all_bindings()} <= titles
         assert "Theme" in titles
@@ -445,9 +417,7 @@ async def test_command_palette_offers_every_action(openai_server, tmp_path):
 async def test_keymap_from_config_remaps_a_binding(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("touch ok.txt", text="Look."),
                    ui__keymap={"approve": "o"})
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending) as (app, pilot):
         await pilot.press("y")
         assert await still_asking(pilot, app) and not (tmp_path / "ok.txt").exists()
         await pilot.press("o")
@@ -456,9 +426,7 @@ async def test_keymap_from_config_remaps_a_binding(openai_server, tmp_path):
 
 async def test_80x24_stacks_the_panes_and_still_confirms(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("touch small.txt", text="Look."))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending, size=(80, 24)) as (app, pilot):
         assert app.session_screen.query_one("#panes").has_class("-stacked")
         for widget_id in ("#transcript", "#observation", "#meter", "#input"):
             widget = app.session_screen.query_one(widget_id)
@@ -471,8 +439,7 @@ async def test_80x24_stacks_the_panes_and_still_confirms(openai_server, tmp_path
 
 async def test_quit_asks_while_a_command_runs(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("sleep 30"), agent__mode="yolo", timeout=40)
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with running(session) as (app, pilot):
         screen = app.session_screen
         await wait_for(pilot, lambda: screen.state == ev.AgentState.RUNNING, WAIT)
         await pilot.press("ctrl+q")
@@ -496,9 +463,7 @@ async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_s
 
     command = "seq 1 9000000 | head -c 50000000"
     session = live(openai_server, tmp_path, Turn.bash_tool(command), Turn.bash_tool(SUBMIT), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await wait_for(pilot, lambda: record(app, command) is not None, WAIT)
+    async with running(session, lambda app: record(app, command) is not None) as (app, pilot):
         flood = record(app, command)
         assert flood.result.truncated and len(flood.output) <= KEEP_CHARS
         log = app.session_screen.query_one(ObservationPane).query_one(Log)
@@ -515,8 +480,7 @@ async def test_the_transcript_follows_a_long_answer_until_the_user_scrolls_up(op
     long_text = "\n\n".join(f"Paragraph {i}: the parser reads each line and returns a token." for i in range(150))
     session = live(openai_server, tmp_path, Turn.bash_tool("echo one", text=long_text, chunks=60),
                    Turn.bash_tool(SUBMIT, text=long_text, chunks=150, chunk_delay_s=0.02), agent__mode="yolo")
-    app = SwedeckApp(session)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with running(session) as (app, pilot):
         transcript = app.session_screen.query_one(Transcript)
         await wait_for(pilot, lambda: len(openai_server.requests) == 2, WAIT)
         before = transcript.max_scroll_y
@@ -554,9 +518,7 @@ async def test_a_crash_in_the_ui_exits_1_with_one_line_and_the_trajectory(openai
 
 async def test_at_80x24_the_step_count_and_the_keys_that_matter_are_on_screen(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("echo hi"), Turn.bash_tool(SUBMIT))
-    app = SwedeckApp(session)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: pending(app), WAIT)
+    async with running(session, pending, size=(80, 24)) as (app, pilot):
         await pilot.pause()
         step = app.session_screen.query_one("#step")
         assert str(step.render()).startswith("step 1") and step.region.right <= 80 and step.region.width > 0
