@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .batch.output import STATE, BatchState, read_state
+from .batch.output import STATE, BatchState, instance_trajectory, read_state
 from .events import ContextStatus
 from .messages import Message, MessageType
 from .trajectory.errors import TrajectoryError
@@ -159,7 +159,7 @@ class DirectoryWatcher:
         if self.batch is None:
             return
         for instance_id, instance in self.batch.instances.items():
-            path = self.root / instance_id / f"{instance_id}.traj.json"
+            path = instance_trajectory(self.root, instance_id)
             key = str(base_name(path))
             if key in rows:
                 continue

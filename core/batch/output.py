@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import UsageError
-from ..trajectory.files import write_atomically
+from ..trajectory.files import final_path, write_atomically
 
 PREDS = "preds.json"
 STATE = "batch.json"
@@ -58,6 +58,11 @@ class BatchState:
 
     def to_record(self) -> dict[str, Any]:
         return {**asdict(self), "instances": {key: asdict(value) for key, value in self.instances.items()}}
+
+
+def instance_trajectory(folder: Path, instance_id: str) -> Path:
+    """The instance's final trajectory in the batch's `folder` (its live file is beside it)."""
+    return final_path(folder / instance_id / instance_id)
 
 
 def read_state(folder: Path) -> BatchState | None:
@@ -100,8 +105,8 @@ class BatchOutput:
             self._lock_fd = None
 
     def trajectory_base(self, instance_id: str) -> Path:
-        """`-o` of the instance's session: the live file is this plus `l`."""
-        return self.folder / instance_id / f"{instance_id}.traj.json"
+        """`-o` of the instance's session: its final file (`instance_trajectory`)."""
+        return instance_trajectory(self.folder, instance_id)
 
     def predictions(self) -> dict[str, Any]:
         if not self.preds_path.exists():

@@ -25,6 +25,16 @@ def base_name(path: Path) -> Path:
     return path
 
 
+def live_path(base: Path) -> Path:
+    """The session's file while it runs: `base.traj.jsonl`."""
+    return base.with_name(base.name + LIVE_SUFFIX)
+
+
+def final_path(base: Path) -> Path:
+    """The session's file once it has ended: `base.traj.json`."""
+    return base.with_name(base.name + FINAL_SUFFIX)
+
+
 def default_base(session_id: str) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     # Session ids start with their own timestamp (`20261121-021949-3fa2c1`): keep the unique tail.

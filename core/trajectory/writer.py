@@ -36,8 +36,8 @@ class TrajectoryWriter:
         self._session = self._redactor.record(dict(session_meta))
         self.keep_jsonl = keep_jsonl
         base = files.resolve_base(output, str(session_meta.get("id", "")))
-        self.path = base.with_name(base.name + files.LIVE_SUFFIX)
-        self.final_path = base.with_name(base.name + files.FINAL_SUFFIX)
+        self.path = files.live_path(base)
+        self.final_path = files.final_path(base)
         self._records: list[dict[str, Any]] = [self._redactor.record(m.to_record()) for m in messages]
         self._meta: list[dict[str, Any]] = []
         self._lock = threading.Lock()

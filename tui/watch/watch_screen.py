@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
 from ..replay.replay_screen import ReplayScreen
@@ -98,7 +99,7 @@ class WatchScreen(Screen[None]):
 
     def action_follow(self) -> None:
         row = self.selected()
-        if row is not None and not row.path.exists() and not row.path.with_name(row.path.name + "l").exists():
+        if row is not None and not row.path.exists() and not live_path(base_name(row.path)).exists():
             self.notify(f"{row.name}: no trajectory yet ({row.status})", severity="warning")
         elif row is not None:
             self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished"))
