@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config, openai_server  # noqa: F401
-from support.waiting import wait_until
+from support.waiting import exited, wait_until
 from swedeck.core.events import StreamDelta
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
@@ -81,15 +81,7 @@ def test_the_stream_process_leaves_when_swedeck_is_killed(tmp_path, litellm_load
     parent.kill()
     parent.wait()
     try:
-        wait_until(lambda: gone(pid), timeout=20, what=f"the stream process {pid} to leave with its parent")
+        wait_until(lambda: exited(pid), timeout=20, what=f"the stream process {pid} to leave with its parent")
     finally:
-        if not gone(pid):
+        if not exited(pid):
             os.kill(pid, signal.SIGKILL)
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(") ", 1)[1].startswith("Z")  # exited; init has yet to reap it
-    except FileNotFoundError:
-        return True

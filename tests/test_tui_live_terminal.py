@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 
@@ -20,19 +19,11 @@ from conftest import swedeck_command
 from support.openai_server import Turn
 from support.reliability import SUBMIT
 from support.terminal import TMUX, capture, wait_for_text
-from support.waiting import wait_until
+from support.waiting import exited, wait_until
 
 pytestmark = [pytest.mark.timeout(120),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")]
 TITLE, CLIP = "\x1b]0;HACKED-TITLE\x07", "\x1b]52;c;SGFja2VkQ2xpcGJvYXJk\x07"  # "HackedClipboard"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"  # a zombie has exited; its parent (tmux) reaps it
 
 
 def start_live_ui(server, tmp_path, *extra: str) -> str:
@@ -89,7 +80,7 @@ def test_a_signal_to_the_live_ui_ends_the_session_with_its_record(openai_server,
             os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
         wait_until(lambda: final.exists(), timeout=60)
         pid = int((tmp_path / "pid").read_text())
-        wait_until(lambda: not _alive(pid), timeout=30, what="the UI's process to exit")  # not left behind
+        wait_until(lambda: exited(pid), timeout=30, what="the UI's process to exit")  # not left behind
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
     saved = json.loads(final.read_text())

@@ -66,3 +66,12 @@ def running_below(pid: int, argv: list[str]) -> bool:
         if ancestor == pid:
             return True
     return False
+
+
+def exited(pid: int) -> bool:
+    """Whether process `pid` has ended: no longer in /proc, or a zombie its parent has yet to reap."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
