@@ -10,11 +10,10 @@ import pytest
 
 from support.driver import Driver, make_config, run_session
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config
+from support.reliability import SUBMIT
 from swedeck.core import events as ev
 from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.messages import MessageType
-
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def final_file(tmp_path: Path) -> dict:

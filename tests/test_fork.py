@@ -8,13 +8,12 @@ import subprocess
 from conftest import swedeck_command
 from support.driver import Driver, make_config
 from support.openai_server import Turn, model_config
+from support.reliability import SUBMIT
 from support.replay import add_step, start_writer
 from swedeck.core.config import ModelConfig
 from swedeck.core.environments import get_environment
 from swedeck.core.replay.fork import actions_before, fork_history, fork_session, replay_actions
 from swedeck.core.trajectory import load_trajectory
-
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def file_steps(base):

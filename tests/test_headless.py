@@ -13,9 +13,8 @@ import pytest
 
 from conftest import swedeck_command
 from support.openai_server import Turn, Usage
+from support.reliability import SUBMIT
 from support.waiting import running_below, wait_until
-
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def headless_args(server, tmp_path: Path, *extra: str) -> list[str]:

@@ -17,11 +17,11 @@ import pytest
 
 from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, model_config
+from support.reliability import SUBMIT
 from swedeck.core.models.litellm_model import LitellmModel
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.trajectory.loader import load_trajectory
 
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 PROCESSORS = [{"type": "last_n_observations", "n": 1}, {"type": "cache_control", "last_n_messages": 2}]
 
 

@@ -11,14 +11,13 @@ import pytest
 
 from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, model_config
+from support.reliability import SUBMIT
 from swedeck.core.config import ModelConfig
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.models import get_model
 from swedeck.core.models.base import ReplayExhausted
 from swedeck.core.replay.document import open_document
 from swedeck.core.trajectory.loader import load_trajectory
-
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def mini_inspector_pages(messages: list[dict]) -> int:

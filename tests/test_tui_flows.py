@@ -18,6 +18,7 @@ from textual.widgets import Input, Switch
 
 from support.driver import make_config
 from support.openai_server import Turn, Usage, model_config
+from support.reliability import SUBMIT
 from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.session import Session
@@ -34,7 +35,6 @@ from swedeck.tui.widgets.transcript import Transcript
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 
 TASK = "Fix the failing test"
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 WAIT = 15  # the first query imports litellm
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from conftest import swedeck_command
 from support.openai_server import Turn
+from support.reliability import SUBMIT
 from swedeck.core.batch.progress import JsonLines, Tally
 from swedeck.core.batch.runner import Batch, BatchOptions
 
-SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 ID_IN_TASK = re.compile(r"fix issue (\S+)")
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import swedeck_command
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+"""The command a scripted model ends with (every suite that scripts one imports it from here)."""
 
 
 def headless_args(server_url: str, tmp_path: Path, *extra: str, output: Path | None = None,
