@@ -102,12 +102,13 @@ def test_stopping_a_ray_batch_cancels_its_tasks_and_keeps_their_records(openai_s
 
     from support.batch import Collect, conversation
     from support.openai_server import Turn
+    from support.reliability import SUBMIT
     from support.waiting import wait_until
     from swedeck.core.batch.progress import Tally
     from swedeck.core.batch.runner import Batch, BatchOptions
 
     openai_server.respond(lambda body: Turn.bash_tool("sleep 60") if "sleep" not in conversation(body)
-                          else Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+                          else Turn.bash_tool(SUBMIT))
     out = tmp_path / "out"
     instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["rs-1", "rs-2"])))
     tally = Tally()

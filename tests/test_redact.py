@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from support.reliability import SUBMIT
 from swedeck.core.redact import MASK, Redactor, is_secret_name, redact_mapping, secret_values
 
 
@@ -74,7 +75,7 @@ def test_a_command_printing_tokens_leaves_none_in_the_trajectory_or_on_screen(op
 
     script = tmp_path / "leak.txt"
     script.write_text("\n".join(TOKENS.values()) + "\n")
-    openai_server.script(Turn.bash_tool(f"cat {script}"), Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    openai_server.script(Turn.bash_tool(f"cat {script}"), Turn.bash_tool(SUBMIT))
     config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
     config.run.keep_jsonl = True
     out = io.StringIO()
@@ -93,7 +94,7 @@ def test_the_model_gets_masked_tokens_when_asked(openai_server, tmp_path):
     from support.driver import Driver, make_config, run_session
     from support.openai_server import Turn, model_config
 
-    openai_server.script(Turn.bash_tool(f"echo {TOKENS['openai']}"), Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    openai_server.script(Turn.bash_tool(f"echo {TOKENS['openai']}"), Turn.bash_tool(SUBMIT))
     config = make_config(tmp_path, model_config(openai_server), agent__mode="yolo")
     config.environment.mask_secret_shapes = True
     run_session(config, "t", Driver(), interactive=False)
@@ -113,7 +114,7 @@ def test_config_show_and_the_trajectory_keep_headers_and_url_passwords_out(opena
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert "pw1234567" not in shown.stdout and "tok-9876543" not in shown.stdout and "al:***@h" in shown.stdout
-    openai_server.script(Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+    openai_server.script(Turn.bash_tool(SUBMIT))
     model = model_config(openai_server, model_kwargs={"extra_headers": {"Authorization": "Bearer tok-9876543"}})
     config = make_config(tmp_path, model, agent__mode="yolo")
     run_session(config, "t", Driver(), interactive=False)

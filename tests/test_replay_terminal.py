@@ -55,11 +55,11 @@ def test_an_older_sweagent_file_shows_its_last_observation_in_tmux(tmp_path):
 def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path):
     # SPEC §11.3 end to end: the installed command, a real terminal, the scripted model server.
     from support.openai_server import Turn
+    from support.reliability import SUBMIT
     from swedeck.core.replay.fork import fork_history
     from swedeck.core.trajectory.loader import load_trajectory
 
-    submit = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
-    openai_server.script(Turn.bash_tool("echo forked-from-step-3"), Turn.bash_tool(submit))
+    openai_server.script(Turn.bash_tool("echo forked-from-step-3"), Turn.bash_tool(SUBMIT))
     output = tmp_path / "fork.traj.json"
     session = f"swedeck-fork-{uuid.uuid4().hex[:6]}"
     done = tmp_path / "exit-code"

@@ -209,7 +209,7 @@ def test_a_lone_surrogate_from_the_provider_never_ends_the_session(openai_server
 
     lone = "\ud83d"
     openai_server.script(Turn(text=f"Thinking {lone} hard", tool_calls=[ToolCallSpec("bash", {"command": f"echo a{lone}b"})]),
-                         Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+                         Turn.bash_tool(SUBMIT))
     config = make_config(tmp_path, model_config(openai_server, use_streaming=stream), agent__mode="yolo")
     result = run_session(config, "t", Driver(), interactive=False)
     assert result.exit_status == "Submitted", result.message

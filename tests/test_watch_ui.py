@@ -72,12 +72,13 @@ async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(o
     from support.batch import Collect, conversation, write_instances
     from support.driver import make_config
     from support.openai_server import Turn, model_config
+    from support.reliability import SUBMIT
     from swedeck.core.batch.instances import load_instances
     from swedeck.core.batch.progress import Tally
     from swedeck.core.batch.runner import Batch, BatchOptions
 
     openai_server.respond(lambda body: Turn.bash_tool("sleep 30") if "sleep" not in conversation(body)
-                          else Turn.bash_tool("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"))
+                          else Turn.bash_tool(SUBMIT))
     out = tmp_path / "out"
     instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["w-1", "w-2", "w-3"])))
     tally = Tally()
