@@ -195,6 +195,17 @@ def task_text(message: Message) -> str:
     return str((message.extra.model_extra or {}).get("task") or message.text)
 
 
+def last_submission(messages: list[Message]) -> str:
+    """The current turn's submission, when its task was submitted ("" while it is open): a
+    session resumed after its submission is still Submitted with it."""
+    for message in reversed(messages):
+        if message.message_type == MessageType.FINAL:
+            return message.text
+        if message.message_type == MessageType.TASK:
+            return ""
+    return ""
+
+
 def has_open_turn(messages: list[Message]) -> bool:
     """Whether the last task in a (resumed) history has not been submitted yet."""
     for message in reversed(messages):

@@ -6,7 +6,8 @@ Three rules:
   or is a credential header (`Authorization`, `Cookie`), is written as `***`. Numbers and
   flags are never secrets, so `max_tokens` and `prompt_tokens` keep their counts; `keymap`
   (the UI's key bindings) is named as not secret;
-- credentials in a URL (`https://user:pass@host`) lose the password;
+- credentials in a URL (`https://user:pass@host`) lose the password, and credential headers
+  printed by a command (`Authorization: Bearer …`, `X-Api-Key: …`) lose their value;
 - by value: the values of such secrets (from the config and from forwarded environment
   variables) are replaced by `***` wherever they appear in text, so a command that echoes
   `$OPENAI_API_KEY` does not leak it into an observation;
@@ -15,6 +16,10 @@ Three rules:
   masked in what is written (trajectories) and shown (UI, headless output), keeping the
   prefix (`ghp_***`) so a person sees what was there. What the model gets keeps them,
   since a task may need them (`environment.mask_secret_shapes: true` masks those too).
+
+What a run produced is never changed by shape: a submitted patch keeps its URLs and token-
+shaped strings byte for byte (`exact`); only the person's own secret values are masked in it,
+and the run says so (SPEC §9.4, docs/security.md).
 """
 
 from __future__ import annotations
@@ -71,6 +76,21 @@ def mask_url_credentials(text: str) -> str:
     return _URL_PASSWORD.sub(lambda match: match.group("head") + MASK + "@", text) if "@" in text else text
 
 
+_CREDENTIAL_HEADER = re.compile(
+    r"(?P<head>\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|digest|bot)\s+)?"
+    r"|\b(?:x-api-key|api-key|x-auth-token|private-token)\s*:\s*)(?P<value>[^\s'\"]{6,})",
+    re.IGNORECASE,
+)
+
+
+def mask_credential_headers(text: str) -> str:
+    """`Authorization: Bearer abc…` (and `X-Api-Key: …` and the like) printed by a command, as
+    `curl -v` does: the credential goes, the header's name and scheme stay."""
+    if ":" not in text:
+        return text
+    return _CREDENTIAL_HEADER.sub(lambda match: match.group("head") + MASK, text)
+
+
 def redact_mapping(data: Any) -> Any:
     """A copy of nested mappings/lists with every secret-named text value masked and the
     password of every URL removed."""
@@ -117,14 +137,30 @@ class Redactor:
             self._pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
     def text(self, text: str) -> str:
-        """For what is written and shown: known secret values, token shapes and URL passwords masked."""
-        return mask_url_credentials(mask_shapes(self.values(text)))
+        """For what is written and shown: known secret values, token shapes, URL passwords and
+        credential headers masked."""
+        return mask_credential_headers(mask_url_credentials(mask_shapes(self.values(text))))
 
     def values(self, text: str) -> str:
         """Known secret values masked (token shapes too with `shapes_for_model`): for what the model gets."""
+        return self.values_counted(text)[0]
+
+    def values_counted(self, text: str) -> tuple[str, int]:
+        """`values(text)` and how many secrets it masked."""
+        masked = 0
         if self._pattern is not None and text:
-            text = self._pattern.sub(MASK, text)
-        return mask_shapes(text) if self.shapes_for_model else text
+            text, masked = self._pattern.subn(MASK, text)
+        if self.shapes_for_model and text:
+            text, shapes = SHAPES.subn(_shape_mask, text)
+            masked += shapes
+        return text, masked
+
+    def exact(self, text: str) -> str:
+        """Only the person's own secret values masked: for what a run produced and must keep byte
+        for byte (a submitted patch): a token shape or a URL in a diff is the repository's own text."""
+        if self._pattern is not None and isinstance(text, str) and text:
+            return self._pattern.sub(MASK, text)
+        return text
 
     def record(self, data: Any) -> Any:
         """A JSON-like record with secret-named keys masked and secret values and token shapes

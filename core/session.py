@@ -40,6 +40,8 @@ class SessionResult:
     trajectory_path: str | None = None
     exit_code: int = 0
     message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    """What the person must know of the result (a submission with a secret masked)."""
 
 
 @dataclass
@@ -241,10 +243,12 @@ class Session:
         except KeyboardInterrupt:
             status, message = ExitStatus.INTERRUPTED, "interrupted"
         finally:
-            final_path = self._finish(writer, env, status, submission, message)
+            warnings = list(self._agent.warnings) if self._agent else []
+            final_path = self._finish(writer, env, status, submission, message, warnings)
             self.finished.set()  # the record is complete and the environment closed
         result = SessionResult(exit_status=status, submission=submission, trajectory_path=final_path,
-                               exit_code=code if code is not None else exit_code(status), message=message)
+                               exit_code=code if code is not None else exit_code(status), message=message,
+                               warnings=warnings)
         emit(ev.StateChanged(ev.AgentState.DONE, status.value))
         emit(ev.SessionEnded(exit_status=result.exit_status, submission=submission,
                              trajectory_path=final_path, message=message))
@@ -297,7 +301,8 @@ class Session:
             "config": self.config.model_dump(mode="json"),
         }
 
-    def _finish(self, writer: Any, env: Any, status: ExitStatus, submission: str, message: str) -> str | None:
+    def _finish(self, writer: Any, env: Any, status: ExitStatus, submission: str, message: str,
+                warnings: list[str]) -> str | None:
         if env is not None:
             try:
                 env.close()
@@ -312,5 +317,6 @@ class Session:
             "submission": submission,
             "message": message,
             "model_stats": dataclasses.asdict(stats or ModelStats()),
+            **({"warnings": warnings} if warnings else {}),
         }
         return str(writer.finish(info))

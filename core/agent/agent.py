@@ -23,7 +23,7 @@ from typing import Any
 from .. import events as ev
 from ..config import SwedeckConfig
 from ..environments.base import Environment
-from ..messages import ContextInfo, Message, MessageType, has_open_turn, make_message
+from ..messages import ContextInfo, Message, MessageType, has_open_turn, last_submission, make_message
 from ..models.base import (
     APIError,
     ContextWindowExceeded,
@@ -81,7 +81,9 @@ class Agent:
         self._started = time.monotonic()
         self._consecutive_format_errors = 0
         self.step = sum(1 for m in self.history if is_step(m))
-        self.submission = ""
+        self.submission = last_submission(self.history)
+        self.warnings: list[str] = []
+        """What the person must know of the run's result (a submission with a secret masked)."""
 
     @property
     def history(self) -> list[Message]:
@@ -178,7 +180,12 @@ class Agent:
                     self.transcript.add(message)
                 if isinstance(flow, Submitted):
                     self.submission = flow.submission
-                    self.transcript.meta("submitted", submission=flow.submission)  # a kill from here keeps it
+                    if flow.warning:
+                        self.warnings.append(flow.warning)
+                        self.emit(ev.Notice(text=flow.warning, level="warning"))
+                    # a kill from here keeps it
+                    self.transcript.meta("submitted", submission=flow.submission,
+                                         **({"warning": flow.warning} if flow.warning else {}))
                     endings.next_turn_or_end(self)
                 elif isinstance(flow, Interrupted):
                     endings.after_interrupt(self)

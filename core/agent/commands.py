@@ -34,13 +34,26 @@ def run_actions(agent: Agent, actions: list[Action], step: int) -> None:
         rest = actions[position + 1:]
         if result.returncode == 0 and result.output.lstrip().startswith(SUBMIT_MARKER):
             submission = replies.submission(result.output)
+            warning = masked_warning(result.secrets_masked)
             # A record of the submission, not a model query: `user`, as mini-swe-agent's final
             # output is, so no viewer counts it as a step (SPEC §9.3).
-            final = make_message("user", submission, MessageType.FINAL, step=step, turn=agent.turn)
-            raise Submitted(submission, observation, *_not_run(agent, rest, step, "the task was submitted."), final)
+            final = make_message("user", submission, MessageType.FINAL, step=step, turn=agent.turn,
+                                 **({"warning": warning} if warning else {}))
+            raise Submitted(submission, observation, *_not_run(agent, rest, step, "the task was submitted."), final,
+                            warning=warning)
         agent.transcript.add(observation)
         if result.interrupted:
             raise Interrupted(*_not_run(agent, rest, step, "the user interrupted."))
+
+
+def masked_warning(count: int) -> str:
+    """What a submission says when the environment masked secrets in it (SPEC §9.4): it is then
+    not byte for byte what the command printed, and a patch may not apply."""
+    if not count:
+        return ""
+    what = "a secret value" if count == 1 else f"{count} secret values"
+    return (f"the submission held {what} of yours (from the environment or the config), written as "
+            "*** : it is not exactly what the command printed, and a patch may not apply")
 
 
 def _not_run(agent: Agent, actions: list[Action], step: int, reason: str) -> list[Message]:

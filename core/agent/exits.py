@@ -64,9 +64,11 @@ class FlowInterrupt(Exception):
 class Submitted(FlowInterrupt):
     """The current turn's task was submitted (SPEC §6.3)."""
 
-    def __init__(self, submission: str, *messages: Message):
+    def __init__(self, submission: str, *messages: Message, warning: str = ""):
         super().__init__(*messages)
         self.submission = submission
+        self.warning = warning
+        """Set when the submission is not byte for byte what the command printed (a secret masked)."""
 
 
 class Interrupted(FlowInterrupt):

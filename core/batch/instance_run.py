@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import events as ev
@@ -36,6 +36,8 @@ class InstanceResult:
     message: str = ""
     error: str | None = None
     """The traceback, when swedeck itself failed on the instance."""
+    warnings: list[str] = field(default_factory=list)
+    """The session's warnings about its result (a submission with a secret masked)."""
     final_trajectory: str | None = None
     """The final file's text (Ray: the driver writes it when the worker's disk is not the output's)."""
 
@@ -92,6 +94,7 @@ def run_prepared(session: Session, instance_id: str,
     else:
         result.exit_status = outcome.exit_status.value
         result.submission, result.message = outcome.submission, outcome.message
+        result.warnings = list(outcome.warnings)
         result.trajectory_path = outcome.trajectory_path
     result.duration_s = time.monotonic() - started
     return result

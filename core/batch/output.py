@@ -41,6 +41,8 @@ class InstanceState:
     steps: int = 0
     duration_s: float | None = None
     error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    """What the person must know of its result (its patch holds a secret value of theirs, masked)."""
 
 
 @dataclass

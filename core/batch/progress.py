@@ -52,6 +52,8 @@ class BatchEnded:
     cost: float
     duration_s: float
     exit_code: int
+    warned: list[str] = field(default_factory=list)
+    """The instances whose result carries a warning (a patch with a secret of the person's masked)."""
 
 
 BatchEvent = BatchStarted | InstanceStarted | InstanceFinished | BatchNotice | BatchEnded
@@ -70,6 +72,7 @@ class Tally:
     """Finished instances' cost plus the running ones' cost so far."""
     durations: list[float] = field(default_factory=list)
     exit_statuses: Counter[str] = field(default_factory=Counter)
+    warned: list[str] = field(default_factory=list)
 
     def eta_s(self) -> float | None:
         if not self.durations:
@@ -124,15 +127,18 @@ class ProgressLine:
                 if result.failed and result.message:
                     what += f" ({strip_control(result.message).splitlines()[0][:200]})"
                 steps = f"{result.steps} step" + ("" if result.steps == 1 else "s")
+                warnings = "".join(f"\n    warning: {strip_control(warning)}" for warning in result.warnings)
                 return (f"  {result.instance_id}: {what} · {steps} · ${result.cost:.2f} · "
-                        f"{_duration(result.duration_s)}")
+                        f"{_duration(result.duration_s)}{warnings}")
             case BatchNotice():
                 return f"  {strip_control(event.text)}"
             case BatchEnded():
                 counts = ", ".join(f"{status} {count}" for status, count in sorted(event.exit_statuses.items()))
                 left = f", {event.not_run} not run" if event.not_run else ""
+                warned = (f"\n  warning: {len(event.warned)} patch(es) hold a secret value of yours, masked as *** "
+                          f"(they may not apply): {', '.join(event.warned)}") if event.warned else ""
                 return (f"swedeck batch: {event.done} done, {event.failed} failed{left} · ${event.cost:.2f} · "
-                        f"{_duration(event.duration_s)}" + (f"\n  exit statuses: {counts}" if counts else ""))
+                        f"{_duration(event.duration_s)}" + (f"\n  exit statuses: {counts}" if counts else "") + warned)
         return None
 
     def tick(self, force: bool = False) -> None:

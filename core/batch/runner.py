@@ -62,7 +62,8 @@ class Batch:
         self.tally = tally or Tally(workers=options.workers)
         self.model_name = config.model.model_name or ""
         # Secrets out of preds.json, batch.json and the progress output, as out of trajectories (SPEC §9.4)
-        self._redact = build_redactor(config).text
+        self._redactor = build_redactor(config)
+        self._redact = self._redactor.text
         self.state = BatchState(model=self.model_name, executor=options.executor, workers=options.workers)
         self._stop = threading.Event()
         self._live_cost: dict[str, float] = {}
@@ -94,7 +95,7 @@ class Batch:
         code = (EXIT_INTERRUPTED if self._stop.is_set() else EXIT_FAILED if tally.failed
                 else EXIT_LIMIT if limit_reached else 0)
         self.sink(BatchEnded(exit_statuses=dict(tally.exit_statuses), done=tally.done, failed=tally.failed,
-                             not_run=not_run, cost=tally.cost, duration_s=time.monotonic() - started, exit_code=code))
+                             not_run=not_run, warned=list(tally.warned), cost=tally.cost, duration_s=time.monotonic() - started, exit_code=code))
         return code
 
     def _executor(self) -> Executor:
@@ -163,7 +164,10 @@ class Batch:
 
     def _record(self, instance: Instance, result: InstanceResult) -> None:
         instance_id = result.instance_id = instance.instance_id
-        result.submission, result.message = self._redact(result.submission), self._redact(result.message)
+        # The patch as the run produced it: SWE-bench must be able to apply it. Only the person's
+        # own secret values are masked, and the session has already said so in `warnings`.
+        result.submission, result.message = self._redactor.exact(result.submission), self._redact(result.message)
+        result.warnings = [self._redact(warning) for warning in result.warnings]
         result.error = result.error and self._redact(result.error)
         base = self.output.trajectory_base(instance_id)
         if result.final_trajectory is not None and not base.exists():  # a Ray worker with its own disk
@@ -188,6 +192,9 @@ class Batch:
         tally.cost = self._cost()
         self.state.instances[instance_id] = InstanceState(
             state=state, exit_status=result.exit_status, cost=result.cost, steps=result.steps,
-            duration_s=round(result.duration_s, 3), error=result.message if result.failed else None)
+            duration_s=round(result.duration_s, 3), error=result.message if result.failed else None,
+            warnings=list(result.warnings))
+        if result.warnings and not interrupted:
+            tally.warned.append(instance_id)
         self.output.write_state(self.state)
         self.sink(InstanceFinished(result))

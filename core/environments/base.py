@@ -29,6 +29,9 @@ class ExecutionResult:
     truncated: bool = False
     output_chars: int = 0
     """Length of the full output before truncation."""
+    secrets_masked: int = 0
+    """How many of the person's secret values (and, with `mask_secret_shapes`, token shapes)
+    `output` has as `***`: a submission that had any is not what the command printed."""
 
     def template_vars(self) -> dict[str, Any]:
         """The observation template's variables (mini-swe-agent's names)."""

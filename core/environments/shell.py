@@ -131,10 +131,11 @@ class ShellSession:
         if status.note:
             output = f"{output}\n{status.note}" if output else status.note
         collector.flush(final=True)
+        output, masked = self._redactor.values_counted(output)
         return ExecutionResult(
-            output=self._redactor.values(output), returncode=status.returncode, duration_s=duration,
+            output=output, returncode=status.returncode, duration_s=duration,
             timed_out=status.timed_out, interrupted=status.interrupted, truncated=truncated,
-            output_chars=collector.buffer.total_bytes,
+            output_chars=collector.buffer.total_bytes, secrets_masked=masked,
         )
 
     def _wait(self, collector: _Collector, started: float, timeout: float, command_id: str,

@@ -3,7 +3,9 @@
 While a session runs, every message is one line of `<name>.traj.jsonl`, written and fsynced
 as it is added, so `tail -f` follows the run and a crash loses nothing. At the end,
 `<name>.traj.json` is written atomically and the `.jsonl` deleted (unless `keep_jsonl`).
-Every record passes through the session's Redactor first: secrets never reach the disk.
+Every record passes through the session's Redactor first: secrets never reach the disk. The
+submission (the `final` message, `info.submission`) is the exception to masking by shape: it
+is kept byte for byte but for the person's own secret values (`Redactor.exact`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SwedeckError
-from ..messages import Message, ModelStats
+from ..messages import Message, MessageType, ModelStats
 from ..redact import Redactor
 from . import files
 from .errors import TrajectoryError
@@ -38,7 +40,7 @@ class TrajectoryWriter:
         base = files.resolve_base(output, str(session_meta.get("id", "")))
         self.path = files.live_path(base)
         self.final_path = files.final_path(base)
-        self._records: list[dict[str, Any]] = [self._redactor.record(m.to_record()) for m in messages]
+        self._records: list[dict[str, Any]] = [self._message_record(m) for m in messages]
         self._meta: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._finished: Path | None = None
@@ -80,17 +82,30 @@ class TrajectoryWriter:
     # --- while running -------------------------------------------------------------------
 
     def add_message(self, message: Message) -> None:
-        record = self._redactor.record(message.to_record())
+        record = self._message_record(message)
         with self._lock:
             self._records.append(record)
             self._write(record)
 
     def add_meta(self, event: str, **data: Any) -> None:
         """A mode switch, processor toggle (with `hash` and `processors`), limit change, ..."""
-        record = self._redactor.record({"role": "meta", "event": event, "time": time.time(), **data})
+        record = self._kept(self._redactor.record({"role": "meta", "event": event, "time": time.time(), **data}), data)
         with self._lock:
             self._meta.append({**record, "message_count": len(self._records)})
             self._write(record)
+
+    def _message_record(self, message: Message) -> dict[str, Any]:
+        record = self._redactor.record(message.to_record())
+        if message.message_type == MessageType.FINAL and isinstance(message.content, str):
+            record["content"] = self._redactor.exact(message.content)
+        return record
+
+    def _kept(self, record: dict[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+        """The submission as the run produced it: a patch keeps its URLs and token-shaped
+        strings byte for byte; only the person's own secret values are masked (SPEC §9.4)."""
+        if isinstance(given.get("submission"), str):
+            record["submission"] = self._redactor.exact(given["submission"])
+        return record
 
     @property
     def message_count(self) -> int:
@@ -103,7 +118,8 @@ class TrajectoryWriter:
         with self._lock:
             if self._finished is not None:
                 return self._finished
-            info = self._redactor.record({**(info or {}), **fields})
+            given = {**(info or {}), **fields}
+            info = self._kept(self._redactor.record(given), given)
             stats = mapping(info.get("model_stats"))
             final_info = {
                 **info,
