@@ -136,6 +136,9 @@ class Session:
         self._quit_status = ExitStatus.USER_QUIT
         self.prompts = PromptBuilder(list(self.config.agent.history_processors))
         self.trajectory_path: str | None = None
+        self._earlier_stats = ModelStats()
+        """A resumed session's totals before this process (SPEC §9.5)."""
+        self._notices: list[str] = []
         self.finished = threading.Event()
         """Set when `run` has written the final file and closed the environment."""
 
@@ -219,6 +222,8 @@ class Session:
             # What the first queries run with, so every prompt can be rebuilt (SPEC §11.2)
             writer.add_meta("processors_change", processors=self.prompts.describe(),
                             hash=self.prompts.processors_hash, reason="start")
+            for notice in self._notices:
+                emit(ev.Notice(text=notice, level="warning"))
             emit(ev.StateChanged(ev.AgentState.STARTING, "starting the environment"))
             model, window, source = self._model(cls)
             env = self._environment(redactor)
@@ -280,12 +285,19 @@ class Session:
 
     def _resume(self, redactor: Redactor) -> tuple[Any, list[Message]]:
         from .trajectory.loader import load_trajectory
+        from .trajectory.totals import TOTALS_KEY, run_totals
         from .trajectory.writer import TrajectoryWriter
 
         assert self.resume is not None
         trajectory = load_trajectory(self.resume)
+        for warning in trajectory.info.warnings:  # a damaged line was skipped: say so before going on
+            self._notices.append(f"{self.resume}: {warning}")
+        # The totals of the earlier processes: the final file's counts are the whole run's
+        self._earlier_stats = run_totals(trajectory)
         writer = TrajectoryWriter.resume(self.resume, self._session_meta(), redactor,
-                                         keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages)
+                                         keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages,
+                                         meta_events=trajectory.meta_events,
+                                         resumed={TOTALS_KEY: dataclasses.asdict(self._earlier_stats)})
         history = [message for message in trajectory.messages if message.role != "exit"]
         return writer, history
 
@@ -310,13 +322,15 @@ class Session:
                 pass
         if writer is None:
             return None
+        from .trajectory.totals import plus
+
         agent = self._agent
-        stats = agent.model.stats if agent else None
+        stats = plus(self._earlier_stats, agent.model.stats if agent else ModelStats())
         info = {
             "exit_status": status.value,
             "submission": submission,
             "message": message,
-            "model_stats": dataclasses.asdict(stats or ModelStats()),
+            "model_stats": dataclasses.asdict(stats),
             **({"warnings": warnings} if warnings else {}),
         }
         return str(writer.finish(info))

@@ -116,3 +116,137 @@ def test_credential_headers_printed_by_a_command_are_masked_in_the_record(openai
     assert "> Authorization: Bearer ***" in observation["content"]
     assert "> X-Api-Key: ***" in observation["content"] and "> Accept: */*" in observation["content"]
     assert "abc123-not-a-known-shape" not in result.stdout
+
+
+# --- a resumed session's final file holds everything ------------------------------------------
+
+RESUME_PROCESSORS = "agent.history_processors=[{type: last_n_observations, n: 1}]"
+
+
+def _headless(server, tmp_path, *extra, output=None):
+    from support.reliability import headless_args
+
+    return headless_args(server.url, tmp_path, "-c", RESUME_PROCESSORS, *extra, output=output)
+
+
+def _killed_after(server, tmp_path, requests: int) -> None:
+    """A headless run killed (-9) while the model is answering query `requests`."""
+    import os
+    import signal
+    import subprocess
+
+    from support.waiting import wait_until
+
+    process = subprocess.Popen(_headless(server, tmp_path, "print lines"), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: len(server.requests) == requests, timeout=60, what=f"query {requests}")
+    finally:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def test_a_crashed_then_resumed_session_keeps_every_record_and_counts_every_process(openai_server, tmp_path):
+    import subprocess
+
+    from support.openai_server import Usage
+    from swedeck.core.prompt_view import step_prompt
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    used = Usage(prompt_tokens=100, completion_tokens=10)
+    lines = [Turn.bash_tool(f"for i in 1 2 3; do echo s{k}-$i; done", usage=used) for k in (1, 2, 3)]
+    openai_server.script(*lines, Turn(text="never", hang_s=60))
+    _killed_after(openai_server, tmp_path, 4)
+    live = tmp_path / "run.traj.jsonl"
+    assert not (tmp_path / "run.traj.json").exists()
+    (tmp_path / ".run.traj.json.k1ll3d.tmp").write_text("{")  # what a kill inside the final write leaves
+
+    openai_server.script(Turn.bash_tool("echo s4", usage=used), Turn.bash_tool(f"{SUBMIT} && echo done", usage=used))
+    resumed = subprocess.run(_headless(openai_server, tmp_path, "--resume", str(live)), capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert not list(tmp_path.glob(".run.traj.json.*.tmp"))
+    final = tmp_path / "run.traj.json"
+    document = json.loads(final.read_text())
+    events = [event["event"] for event in document["meta_events"]]
+    assert events.count("processors_change") == 2 and "resume" in events
+    assert events.index("resume") > events.index("processors_change")
+    stats = document["info"]["model_stats"]
+    assert stats["api_calls"] == 5 and stats["prompt_tokens"] == 500 and stats["completion_tokens"] == 50
+
+    trajectory = load_trajectory(final)
+    answered = [request for request in openai_server.requests if request is not openai_server.requests[3]]
+    assert len(trajectory.steps) == len(answered) == 5
+    for number, received in enumerate(answered, 1):
+        rebuilt = step_prompt(trajectory, number)
+        assert rebuilt.processors_source == "recorded", number
+        assert [m.get("content") for m in rebuilt.request_messages()] == \
+            [m.get("content") for m in received["messages"]], f"step {number}"
+
+
+def test_resuming_a_finished_file_twice_overwrites_nothing_and_stays_submitted(openai_server, tmp_path):
+    import subprocess
+
+    openai_server.script(Turn.bash_tool(f"{SUBMIT} && echo the-patch"))
+    first = subprocess.run(_headless(openai_server, tmp_path, "t"), capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    final = tmp_path / "run.traj.json"
+    original = final.read_bytes()
+    made = []
+    for _ in range(2):
+        again = subprocess.run(_headless(openai_server, tmp_path, "--resume", str(final),
+                                         output=tmp_path / "elsewhere"), capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stdout + again.stderr
+        resumed = sorted(set(tmp_path.glob("run.resumed-*.traj.json")) - set(made))
+        assert len(resumed) == 1
+        made += resumed
+        info = json.loads(resumed[0].read_text())["info"]
+        assert info["exit_status"] == "Submitted" and info["submission"] == "the-patch\n"
+    assert final.read_bytes() == original and len(made) == 2
+    assert len(openai_server.requests) == 1  # nothing was left to ask
+
+
+def test_a_session_killed_after_its_submission_resumes_submitted(openai_server, tmp_path):
+    """The kill lands between the `submitted` record and the end: the `.jsonl` stops there."""
+    import subprocess
+
+    openai_server.script(Turn.bash_tool(f"{SUBMIT} && echo kept"))
+    first = subprocess.run(_headless(openai_server, tmp_path, "t", "-c", "run.keep_jsonl=true"), capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    live = tmp_path / "run.traj.jsonl"
+    records = live.read_text().splitlines()
+    cut = next(i for i, line in enumerate(records) if '"event":"submitted"' in line)
+    live.write_text("\n".join(records[:cut + 1]) + "\n")
+    (tmp_path / "run.traj.json").unlink()
+    resumed = subprocess.run(_headless(openai_server, tmp_path, "--resume", str(live)), capture_output=True,
+                             text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    info = json.loads((tmp_path / "run.traj.json").read_text())["info"]
+    assert info["exit_status"] == "Submitted" and info["submission"] == "kept\n"
+
+
+def test_one_damaged_line_in_the_middle_costs_that_line_only(openai_server, tmp_path):
+    import subprocess
+
+    from conftest import swedeck_command
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    openai_server.script(Turn.bash_tool("echo one"), Turn.bash_tool("echo two"), Turn.bash_tool(SUBMIT))
+    first = subprocess.run(_headless(openai_server, tmp_path, "t", "-c", "run.keep_jsonl=true"), capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    live = tmp_path / "run.traj.jsonl"
+    records = live.read_text().splitlines()
+    damaged = next(i for i, line in enumerate(records) if '"echo one' in line and '"observation"' in line)
+    records[damaged] = records[damaged][:40] + "#garbage"
+    live.write_text("\n".join(records) + "\n")
+    trajectory = load_trajectory(live)
+    assert len(trajectory.steps) == 3 and trajectory.info.exit_status == "Submitted"
+    assert trajectory.info.warnings == [f"line {damaged + 1} is damaged ("
+                                        f"{trajectory.info.warnings[0].split('(', 1)[1]}"]
+    assert "skipped" in trajectory.info.warnings[0]
+    printed = subprocess.run([*swedeck_command(), "replay", str(live), "--print"], capture_output=True, text=True,
+                             timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    assert f"warning: line {damaged + 1} is damaged" in printed.stdout and "echo two" in printed.stdout

@@ -157,6 +157,8 @@ class Agent:
                                                                              reason)):
             self.transcript.add(reply)
         if task is None and not has_open_turn(self.history):
+            if not self.interactive and self.submission:  # resumed after its submission: nothing is left to do
+                raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
             self.control.set_state(ev.AgentState.AWAITING_INPUT)
             kind = "follow_up" if self.turn else "task"
             task = self.person.ask_text(kind, "What should the agent do?" if kind == "task" else "Next task (empty to end)")

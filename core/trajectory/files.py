@@ -42,6 +42,26 @@ def default_base(session_id: str) -> Path:
     return paths.trajectories_dir() / f"{stamp}-{short or 'session'}"
 
 
+def unused_base(base: Path) -> Path:
+    """`base`, or `base-2`, `base-3`, … : the first whose live and final files do not exist."""
+    candidate, number = base, 1
+    while live_path(candidate).exists() or final_path(candidate).exists():
+        number += 1
+        candidate = base.with_name(f"{base.name}-{number}")
+    return candidate
+
+
+def remove_orphan_temps(path: Path) -> None:
+    """Drop the temp files an atomic write of `path` left behind when its process was killed
+    (`write_atomically` names them `.<name>.<random>.tmp`). Only the holder of `path`'s lock
+    calls this, so no other writer's temp file is removed."""
+    try:
+        for temp in path.parent.glob(f".{path.name}.*.tmp"):
+            temp.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def resolve_base(output: str | Path | None, session_id: str) -> Path:
     if output is None or str(output) == "":
         return default_base(session_id)

@@ -24,6 +24,7 @@ from ..messages import Message, MessageType, ModelStats
 from ..redact import Redactor
 from . import files
 from .errors import TrajectoryError
+from .model import MetaEvent
 from .normalize import mapping
 from .readers.swedeck_json import FINAL_FORMAT
 from .readers.swedeck_jsonl import HEADER_FORMAT
@@ -33,7 +34,8 @@ _STATS = tuple(field.name for field in dataclasses.fields(ModelStats))
 
 class TrajectoryWriter:
     def __init__(self, output: str | Path | None, session_meta: Mapping[str, Any], redactor: Redactor | None = None,
-                 *, keep_jsonl: bool = False, _append: bool = False, messages: Iterable[Message] = ()):
+                 *, keep_jsonl: bool = False, _append: bool = False, messages: Iterable[Message] = (),
+                 meta_events: Iterable[MetaEvent] = (), resumed: Mapping[str, Any] | None = None):
         self._redactor = redactor or Redactor()
         self._session = self._redactor.record(dict(session_meta))
         self.keep_jsonl = keep_jsonl
@@ -41,7 +43,11 @@ class TrajectoryWriter:
         self.path = files.live_path(base)
         self.final_path = files.final_path(base)
         self._records: list[dict[str, Any]] = [self._message_record(m) for m in messages]
-        self._meta: list[dict[str, Any]] = []
+        # What an earlier process recorded stays in the final file (a resumed session's
+        # processor configs map its first steps' hashes; SPEC §11.2)
+        self._meta: list[dict[str, Any]] = [
+            {"role": "meta", "event": event.event, **event.data, "message_count": event.message_count}
+            for event in meta_events]
         self._lock = threading.Lock()
         self._finished: Path | None = None
         try:
@@ -53,31 +59,50 @@ class TrajectoryWriter:
                 self._fd = None
                 raise SwedeckError(f"{self.path} is being written by another swedeck session: "
                                    "give this one another output (-o)") from None
+            files.remove_orphan_temps(self.final_path)  # a kill during an earlier finish left one
             if _append:
                 files.cut_torn_tail(self.path)
             else:
                 os.ftruncate(self._fd, 0)
-            if _append:
-                self._write({"role": "meta", "event": "resume", "session": self._session})
-            else:
                 self._write({"role": "meta", "format": HEADER_FORMAT, "session": self._session})
-                for record in self._records:
-                    self._write(record)
+                self._write_seeded()
+            if resumed is not None:
+                record = self._redactor.record({"role": "meta", "event": "resume", "time": time.time(),
+                                                "session": self._session, **resumed})
+                self._meta.append({**record, "message_count": len(self._records)})
+                self._write(record)
         except OSError as error:
             raise TrajectoryError(self.path, f"cannot write: {error.strerror or error}") from None
 
     @classmethod
     def resume(cls, path: str | Path, session_meta: Mapping[str, Any], redactor: Redactor | None = None, *,
-               keep_jsonl: bool = False, messages: Iterable[Message] = ()) -> TrajectoryWriter:
+               keep_jsonl: bool = False, messages: Iterable[Message] = (), meta_events: Iterable[MetaEvent] = (),
+               resumed: Mapping[str, Any] | None = None) -> TrajectoryWriter:
         """Continue a session: a crashed `.traj.jsonl` is appended to in place; any other
         trajectory (a finished `.traj.json`, another tool's file) seeds a new `.jsonl` beside it
-        with `messages`, so the original file is never overwritten."""
+        with `messages` and `meta_events`, under a name no file has yet, so no file is ever
+        overwritten. `resumed` goes into the `resume` event (the totals before this process)."""
         path = Path(path)
+        resumed = {"from": str(path), **(resumed or {})}
         if path.name.endswith(files.LIVE_SUFFIX):
-            return cls(path, session_meta, redactor, keep_jsonl=keep_jsonl, _append=True, messages=messages)
-        short_id = str(session_meta.get("id", ""))[:8] or time.strftime("%H%M%S")
-        fresh = files.base_name(path).with_name(f"{files.base_name(path).name}.resumed-{short_id}")
-        return cls(fresh, session_meta, redactor, keep_jsonl=keep_jsonl, messages=messages)
+            return cls(path, session_meta, redactor, keep_jsonl=keep_jsonl, _append=True, messages=messages,
+                       meta_events=meta_events, resumed=resumed)
+        # Session ids start with the date (`20261123-201205-3fa2c1`): the unique tail names it
+        tail = str(session_meta.get("id", "")).rsplit("-", 1)[-1][:8] or time.strftime("%H%M%S")
+        fresh = files.unused_base(files.base_name(path).with_name(f"{files.base_name(path).name}.resumed-{tail}"))
+        return cls(fresh, session_meta, redactor, keep_jsonl=keep_jsonl, messages=messages, meta_events=meta_events,
+                   resumed=resumed)
+
+    def _write_seeded(self) -> None:
+        """The seeded messages, with the earlier process's meta events where they happened."""
+        events = sorted(self._meta, key=lambda event: event["message_count"])
+        position = 0
+        for index, record in enumerate([*self._records, None]):
+            while position < len(events) and events[position]["message_count"] <= index:
+                self._write({key: value for key, value in events[position].items() if key != "message_count"})
+                position += 1
+            if record is not None:
+                self._write(record)
 
     # --- while running -------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """swedeck's live file `.traj.jsonl` (SPEC §9.1): a header line, then one message or `meta`
-event per line. A torn last line (the process died mid-write) is skipped with a warning;
-anything else that is not a JSON object is an error naming the line.
+event per line. A torn last line (the process died mid-write) is skipped with a warning, and
+so is a damaged line anywhere else (a disk error, a hand edit): the rest of the file loads,
+and the warning names the line and what was wrong with it.
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ def read(source: Source) -> Trajectory:
         except ValueError as error:  # pydantic's ValidationError is a ValueError too
             if number - 1 == last:
                 info.warnings.append(f"line {number} is incomplete (the session was cut off mid-write); skipped")
-                continue
-            raise ValueError(f"line {number}: {_short(error)}") from None
+            else:  # one damaged line costs that line, not the file
+                info.warnings.append(f"line {number} is damaged ({_short(error)}); skipped")
+            continue
     apply_end(info, events)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
                       meta_events=events, processors=processors_of(events))
