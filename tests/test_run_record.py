@@ -250,3 +250,51 @@ def test_one_damaged_line_in_the_middle_costs_that_line_only(openai_server, tmp_
                              timeout=60)
     assert printed.returncode == 0, printed.stderr
     assert f"warning: line {damaged + 1} is damaged" in printed.stdout and "echo two" in printed.stdout
+
+
+# --- what the person said is part of the run ------------------------------------------------
+
+
+def test_rejections_interrupts_and_follow_up_tasks_show_in_their_steps(openai_server, tmp_path):
+    import subprocess
+
+    from conftest import swedeck_command
+    from support.driver import Driver, run_session
+    from swedeck.core import events as ev
+    from swedeck.core.replay.document import open_document
+    from swedeck.tui.replay.formatting import output_text
+
+    openai_server.script(Turn.bash_tool("echo one"), Turn.bash_tool("sleep 30"), Turn.bash_tool(SUBMIT),
+                         Turn.bash_tool(f"{SUBMIT} && echo second"))
+    config = make_config(tmp_path, model_config(openai_server), timeout=60)
+
+    def on_event(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.CommandStarted) and "sleep" in event.command:
+            driver.later(driver.session.interrupt)
+
+    driver = Driver(decisions=[ev.Decision("reject", comment="use printf instead"), *[ev.Decision("approve")] * 3],
+                    inputs=["hurry up please", "now do the second part", None], on_event=on_event)
+    result = run_session(config, "t", driver, timeout=60)
+    assert result.exit_status == "Submitted"
+    final = tmp_path / "session.traj.json"
+
+    printed = subprocess.run([*swedeck_command(), "replay", str(final), "--print", "--json"], capture_output=True,
+                             text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    steps = [json.loads(line) for line in printed.stdout.splitlines()]
+    said = {step["step"]: [(o["label"], o.get("task") or o["content"]) for o in step["observations"]] for step in steps}
+    assert any(label == "the person said" and "use printf instead" in text for label, text in said[1])
+    assert [label for label, _ in said[2]][-2:] == ["interrupted by the person", "the person said"]
+    assert said[2][-1][1] == "hurry up please"
+    assert ("follow-up task", "now do the second part") in said[3]
+
+    text = subprocess.run([*swedeck_command(), "replay", str(final), "--print"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "the person said:" in text and "use printf instead" in text and "interrupted by the person:" in text
+    assert "follow-up task:\n    now do the second part" in text
+
+    document = open_document(final)  # what the replay screen's output pane draws
+    assert "use printf instead" in output_text(document.step(1))
+    assert "── interrupted by the person ──" in output_text(document.step(2))
+    assert "hurry up please" in output_text(document.step(2))
+    assert "── follow-up task ──\nnow do the second part" in output_text(document.step(3))

@@ -18,9 +18,12 @@ from ..messages import Message, MessageType
 from .errors import TrajectoryError
 from .model import Step
 
-ANSWER_TYPES = (MessageType.OBSERVATION, MessageType.FINAL, MessageType.FORMAT_ERROR, MessageType.EXIT)
+ANSWER_TYPES = (MessageType.OBSERVATION, MessageType.FINAL, MessageType.FORMAT_ERROR, MessageType.EXIT,
+                MessageType.USER_MESSAGE, MessageType.INTERRUPT, MessageType.TASK)
 """What answers a query, as shown with its step: its observations, the submission, a format
-error, and how the run ended (mini-swe-agent's `exit` message, on the last step)."""
+error, how the run ended (mini-swe-agent's `exit` message, on the last step), and what the
+person said before the next query: a rejection with its comment, the note of an interrupt
+and the message typed after it, a human-mode command, a follow-up task."""
 
 BlockBuilder = Callable[[int, int], list[Message]]
 """Builds messages `start..end-1` of a trajectory (one block, in order)."""

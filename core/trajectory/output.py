@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..messages import Message
+from ..messages import Message, MessageType, task_text
 
 _WRAPPED = re.compile(r"\A\s*<returncode>(-?\d+)</returncode>\s*<output>\n?(.*?)</output>\s*\Z", re.DOTALL)
 
@@ -31,3 +31,25 @@ def command_output(message: Message) -> CommandOutput:
         code = extra.returncode if extra.returncode is not None else int(wrapped.group(1))
         return CommandOutput(wrapped.group(2), code)
     return CommandOutput(message.text, extra.returncode)
+
+
+def answer_label(message: Message) -> str:
+    """What a message that answers a query is, in words: `submitted`, `format error`, `the
+    person said`, `interrupted by the person`, `follow-up task`, `run ended: Submitted`."""
+    kind = message.message_type
+    if kind == MessageType.EXIT:
+        return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
+    return _LABELS.get(kind, kind.value.replace("_", " "))
+
+
+def answer_text(message: Message) -> str:
+    """What it says: a command's output, a follow-up task's own words (not the template around
+    them), or the message as it is."""
+    if message.message_type == MessageType.TASK:
+        return task_text(message)
+    return command_output(message).text
+
+
+_LABELS = {MessageType.FINAL: "submitted", MessageType.FORMAT_ERROR: "format error",
+           MessageType.USER_MESSAGE: "the person said", MessageType.INTERRUPT: "interrupted by the person",
+           MessageType.TASK: "follow-up task"}

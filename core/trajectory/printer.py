@@ -11,8 +11,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..actions import without_fences
+from ..messages import MessageType
 from ..text import excerpt, one_line, strip_control
 from .model import Step, Trajectory
+from .output import answer_label, answer_text
 
 THOUGHT_CHARS = 300
 OBSERVATION_LINES = 12
@@ -33,7 +35,9 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "actions": [action.model_dump(exclude_none=True) for action in step.actions],
         "observations": [
             {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
-             **({"returncode": other.extra.returncode} if other.extra.returncode is not None else {})}
+             "label": answer_label(other),
+             **({"returncode": other.extra.returncode} if other.extra.returncode is not None else {}),
+             **({"task": answer_text(other)} if other.message_type == MessageType.TASK else {})}
             for index, other in ((i, trajectory.messages[i]) for i in step.observation_indices)
         ],
         "usage": {**step.usage.model_dump(), "source": "estimated" if step.usage.estimated else "recorded"}
@@ -76,11 +80,12 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
             yield from (f"    {line}" for line in command[1:])
         for index in step.observation_indices:
             other = trajectory.messages[index]
-            label = other.message_type.value
+            label = answer_label(other) if other.message_type != MessageType.OBSERVATION else "observation"
             if other.extra.returncode is not None:
                 label += f" (exit {other.extra.returncode})"
+            text = answer_text(other) if other.message_type == MessageType.TASK else other.text
             yield f"  {label}:"
-            yield from (f"    {line}" for line in excerpt(strip_control(other.text), OBSERVATION_LINES, OBSERVATION_WIDTH))
+            yield from (f"    {line}" for line in excerpt(strip_control(text), OBSERVATION_LINES, OBSERVATION_WIDTH))
 
 
 def header(trajectory: Trajectory) -> str:

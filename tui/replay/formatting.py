@@ -7,9 +7,8 @@ from textual.content import Content
 
 from swedeck.core.context_window import resolve_context_window
 from swedeck.core.events import ContextStatus
-from swedeck.core.messages import Message, MessageType
 from swedeck.core.replay.document import StepView
-from swedeck.core.trajectory.output import command_output
+from swedeck.core.trajectory.output import answer_label, answer_text, command_output
 
 from ..widgets.text import visible
 
@@ -43,18 +42,14 @@ def output_text(view: StepView) -> str:
     chunks = []
     for message in view.observations:
         output = command_output(message)
-        status = f"exit {output.returncode}" if output.returncode is not None else _answer_label(message)
+        status = f"exit {output.returncode}" if output.returncode is not None else answer_label(message)
         if message.extra.duration_s is not None:
             status += f" · {message.extra.duration_s:.2f} s"
-        chunks.append(f"── {status} ──\n{output.text}")
+        chunks.append(f"── {status} ──\n{answer_text(message)}")
     return "\n".join(chunks) or "(no output)"
 
 
-def _answer_label(message: Message) -> str:
-    if message.message_type == MessageType.EXIT:
-        return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
-    return {MessageType.FINAL: "submitted", MessageType.FORMAT_ERROR: "format error"}.get(
-        message.message_type, message.message_type.value.replace("_", " "))
+
 
 
 def model_window(model_name: str | None) -> int | None:
