@@ -59,7 +59,22 @@ def _history_before(trajectory: Any, number: int) -> list[Message]:
         messages = trajectory.messages[: trajectory.steps[number - 1].prompt_end]
     else:
         messages = list(trajectory.messages)
-    return [message for message in messages if message.role != "exit"]
+    return without_requeried([message for message in messages if message.role != "exit"])
+
+
+def is_requeried(message: Message) -> bool:
+    return bool((message.extra.model_extra or {}).get("requeried"))
+
+
+def without_requeried(history: list[Message]) -> list[Message]:
+    """The history a query was sent, where SWE-agent requeried: its attempts are not in its
+    history, and the requery's prompt is the history plus the last attempt and what it was
+    told about it. So a requeried attempt is kept only right before the query after it."""
+    tail = len(history)
+    while tail and is_requeried(history[tail - 1]):
+        tail -= 1
+    last = next((i for i in range(len(history) - 1, tail - 1, -1) if history[i].role == "assistant"), len(history))
+    return [message for message in history[:tail] if not is_requeried(message)] + history[last:]
 
 
 def recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] | None:

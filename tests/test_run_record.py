@@ -298,3 +298,42 @@ def test_rejections_interrupts_and_follow_up_tasks_show_in_their_steps(openai_se
     assert "── interrupted by the person ──" in output_text(document.step(2))
     assert "hurry up please" in output_text(document.step(2))
     assert "── follow-up task ──\nnow do the second part" in output_text(document.step(3))
+
+
+# --- SWE-agent's requeried attempts -----------------------------------------------------------
+
+
+def test_a_sweagent_requeried_attempt_is_its_own_step_and_later_steps_keep_their_records():
+    from pathlib import Path
+
+    from swedeck.core.messages import MessageType
+    from swedeck.core.prompt_view import step_prompt
+    from swedeck.core.trajectory.loader import load_trajectory
+    from swedeck.core.trajectory.output import command_output
+
+    path = Path(__file__).parent / "fixtures" / "sweagent-requeried.traj"
+    raw = json.loads(path.read_text())
+    records = raw["trajectory"]
+    trajectory = load_trajectory(path)
+    assert len(trajectory.steps) == len(records) == 6  # as SWE-agent's own viewer shows them
+    for step, record in zip(trajectory.steps, records, strict=True):
+        assert step.commands == [record["action"].rstrip("\n")]
+        shown = trajectory.observations(step)
+        if record["observation"]:
+            outputs = [command_output(m).text for m in shown if m.message_type == MessageType.OBSERVATION]
+            assert outputs == [record["observation"]], step.index
+    attempt = trajectory.observations(trajectory.steps[2])
+    assert [m.message_type for m in attempt] == [MessageType.FORMAT_ERROR]
+    assert "NOT been applied" in attempt[0].text
+    submitted = [m for m in trajectory.messages if "diff --git" in m.text]
+    assert len(submitted) == 1
+
+    # What the model was sent: the requery carried the attempt and its error, later queries neither
+    def contents(messages):
+        return [(m["role"], m["content"]) for m in messages]
+
+    requery = step_prompt(trajectory, 4).request_messages()
+    assert contents(requery) == contents(records[3]["query"])
+    later = step_prompt(trajectory, 5).request_messages()
+    assert not any("NOT been applied" in str(m.get("content")) for m in later)
+    assert len(later) == len([m for m in raw["history"][:8]])

@@ -3,7 +3,9 @@ thought, action, observation, state) and `info`.
 
 SWE-agent's own viewers show `trajectory`: its records are the steps. `history` is what
 the model was sent, so messages come from it, one per entry, and are matched to the
-records in order: the k-th query of `history` is step k. Where `history` lacks what
+records by their action (`_aligned`): an attempt SWE-agent requeried (a refused edit, a
+blocked command) is a record with no query in `history`; it becomes a step of its own,
+marked `requeried`, before the query that replaced it. Where `history` lacks what
 `trajectory` has (older files often end before the last observation, the submitted diff,
 or before the last step), the record fills it in, marked `extra.from_trajectory`. Without
 `history` the messages are rebuilt from `trajectory` alone. A record's `observation` is the
@@ -113,22 +115,86 @@ def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[En
 
 
 def _matched(entries: list[Entry], records: list[Mapping[str, Any]]) -> list[Entry]:
-    """`history` with what only `trajectory` has: a missing observation, missing last steps."""
+    """`history` with what only `trajectory` has: a missing observation, missing last steps,
+    and the requeried attempts (below)."""
     queries = [i for i, (fields, extra, kind) in enumerate(entries)
                if counts_as_step(fields["role"], kind, bool(extra.get("is_demo")))]
+    pairs, attempts, used = _aligned(entries, queries, records)
     out = list(entries)
-    for number in reversed(range(min(len(queries), len(records)))):
-        start = queries[number]
+    for number in reversed(range(len(pairs))):
+        start, record = queries[number], records[pairs[number]]
         end = queries[number + 1] if number + 1 < len(queries) else len(entries)
         answers = [i for i in range(start + 1, end) if entries[i][2] == MessageType.OBSERVATION]
-        output = records[number].get("observation")
+        output = record.get("observation")
         if answers and isinstance(output, str):
             entries[answers[0]][1]["raw_output"] = output  # history has it wrapped in the next-step template
-        elif not answers and "observation" in records[number]:
-            out.insert(end, _observation(records[number], entries[start][0]))
-    for record in records[len(queries):]:
+        elif not answers and "observation" in record:
+            out.insert(end, _observation(record, entries[start][0]))
+        for index in reversed(attempts[number]):
+            out[start:start] = _requeried_entries(records, index)
+    for record in records[used:]:
         out += _record_entries(record)
     return out
+
+
+def _aligned(entries: list[Entry], queries: list[int],
+             records: list[Mapping[str, Any]]) -> tuple[list[int], list[list[int]], int]:
+    """Which record is each query's, by content: SWE-agent keeps an attempt it requeried (a
+    refused edit, a blocked or malformed command) in `trajectory` but not in `history`, so
+    the k-th query is not always the k-th record. A query's record is the next one with its
+    action; the records passed over are its requeried attempts. Returns each query's record,
+    each query's attempts, and how many records the queries used."""
+    pairs: list[int] = []
+    attempts: list[list[int]] = []
+    position = 0
+    for query in queries:
+        if position >= len(records):
+            break
+        action = _action_of(entries[query])
+        found = next((j for j in range(position, len(records))
+                      if action is not None and _record_action(records[j]) == action), None)
+        if found is None:  # nothing to match by: in order, as SWE-agent's viewer does
+            found = position
+        pairs.append(found)
+        attempts.append(list(range(position, found)))
+        position = found + 1
+    return pairs, attempts, position
+
+
+def _action_of(entry: Entry) -> str | None:
+    actions = entry[1].get("actions")
+    if actions:
+        return str(actions[0].command).rstrip("\n")
+    return None
+
+
+def _record_action(record: Mapping[str, Any]) -> str | None:
+    action = record.get("action")
+    return action.rstrip("\n") if isinstance(action, str) else None
+
+
+def _requeried_entries(records: list[Mapping[str, Any]], index: int) -> list[Entry]:
+    """A requeried attempt as a step of its own: the query, and what SWE-agent told the model
+    about it (the last message of the next record's `query`, when recorded; else the record's
+    observation). Both are marked `requeried`: they were never in the history, and only the
+    next query's prompt had them (`prompt_view.without_requeried`)."""
+    (query, extra, kind), *_ = _record_entries(records[index])
+    extra["requeried"] = True
+    said = _requery_message(records[index + 1]) if index + 1 < len(records) else None
+    text = said if said is not None else str(records[index].get("observation") or "")
+    return [(query, extra, kind),
+            ({"role": "user", "content": text}, {"from_trajectory": True, "requeried": True}, MessageType.FORMAT_ERROR)]
+
+
+def _requery_message(record: Mapping[str, Any]) -> str | None:
+    query = record.get("query")
+    if isinstance(query, list) and query and isinstance(query[-1], Mapping) and query[-1].get("role") == "user":
+        content = query[-1].get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "".join(str(part.get("text", "")) for part in content if isinstance(part, Mapping))
+    return None
 
 
 def _from_records(records: list[Mapping[str, Any]]) -> list[Entry]:
