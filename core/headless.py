@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from . import events as ev
-from .agent.exits import ExitStatus
+from .agent.exits import ExitStatus, exit_line
 from .config import SwedeckConfig
 from .errors import UsageError
 from .messages import Message, MessageType
@@ -100,10 +100,7 @@ class ProgressPrinter:
             case ev.Notice():
                 return f"  {event.level}: {strip_control(event.text)}"
             case ev.SessionEnded():
-                where = f"; trajectory: {event.trajectory_path}" if event.trajectory_path else ""
-                same = event.message.lower() in ("", event.exit_status.lower())
-                detail = "" if same else f" ({strip_control(event.message)})"
-                return f"swedeck: {event.exit_status}{detail}{where}"
+                return exit_line(event.exit_status, strip_control(event.message), event.trajectory_path)
         return None
 
 

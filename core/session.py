@@ -101,8 +101,8 @@ class SessionControl(Protocol):
     def interrupt(self) -> None:
         """Cancel the model stream or the running command (only that command)."""
 
-    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
-        """End the session with `status` once the current operation is cancelled."""
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
+        """End the session with `status` (and `message`) once the current operation is cancelled."""
 
     def context_status(self) -> ContextStatus:
         """The meter's figures now, the next prompt predicted with the active processors."""
@@ -134,6 +134,7 @@ class Session:
         self._agent: Agent | None = None
         self._quit = False
         self._quit_status = ExitStatus.USER_QUIT
+        self._quit_message = ""
         self.prompts = PromptBuilder(list(self.config.agent.history_processors))
         self.trajectory_path: str | None = None
         self._earlier_stats = ModelStats()
@@ -168,10 +169,11 @@ class Session:
         if self._agent:
             self._agent.interrupt()
 
-    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
-        """End the session; the first quit names how it is recorded (see `Control.request_quit`)."""
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
+        """End the session; the first quit names how it is recorded (see `Control.request_quit`),
+        with `message` (a UI crash says what it was)."""
         if not self._quit:
-            self._quit, self._quit_status = True, status
+            self._quit, self._quit_status, self._quit_message = True, status, message
         if self._agent:
             self._agent.quit(status)
 
@@ -241,6 +243,8 @@ class Session:
                                    trajectory_path=self.trajectory_path, task=self.task or last_task(history),
                                    restored_messages=len(history)))
             status, submission, message = self._agent.run(self.task)
+            if self._quit and status == self._quit_status and self._quit_message:
+                message = self._quit_message
         except UsageError as exc:
             status, message, code = ExitStatus.ENVIRONMENT_ERROR, str(exc), exc.exit_code
         except SwedeckError as exc:

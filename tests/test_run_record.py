@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from support.batch import conversation, run_batch, write_instances
+from support.batch import conversation, run_batch
 from support.driver import make_config
 from support.openai_server import Turn, model_config
 from support.reliability import SUBMIT
@@ -116,6 +116,7 @@ def test_credential_headers_printed_by_a_command_are_masked_in_the_record(openai
     assert "> Authorization: Bearer ***" in observation["content"]
     assert "> X-Api-Key: ***" in observation["content"] and "> Accept: */*" in observation["content"]
     assert "abc123-not-a-known-shape" not in result.stdout
+    assert result.stdout.strip().splitlines()[-1].startswith("swedeck: submitted; trajectory: ")  # words, not names
 
 
 # --- a resumed session's final file holds everything ------------------------------------------

@@ -10,8 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from conftest import MINI_FIXTURE
 from support.waiting import wait_until
 from swedeck.core import paths

@@ -514,6 +514,24 @@ async def test_a_crash_in_the_ui_exits_1_with_one_line_and_the_trajectory(openai
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("swedeck: the UI stopped on an error (ZeroDivisionError")
     assert str(session.trajectory_path) in err[-1]
+    assert session.finished.wait(WAIT)
+    info = json.loads((tmp_path / "session.traj.json").read_text())["info"]
+    assert info["exit_status"] == "UIError"  # what it was, not a quit by the person
+    assert "ZeroDivisionError" in info["message"]
+
+
+async def test_quitting_at_the_follow_up_prompt_keeps_the_run_submitted(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(f"{SUBMIT} && echo the-patch"))
+    async with running(session, pending) as (app, pilot):
+        await pilot.press("y")
+        await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: app.summary, WAIT)
+    assert session.finished.wait(WAIT)
+    info = json.loads((tmp_path / "session.traj.json").read_text())["info"]
+    assert info["exit_status"] == "Submitted" and info["submission"] == "the-patch\n"
+    assert app.exit_code == 0
+    assert app.summary.splitlines()[0].startswith("swedeck: submitted")
 
 
 async def test_at_80x24_the_step_count_and_the_keys_that_matter_are_on_screen(openai_server, tmp_path):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from swedeck.core.agent.exits import exit_line
+
 from .bindings import APP_BINDINGS, all_bindings
 from .messages import SessionFinished
 from .screens.help_screen import HelpScreen
@@ -50,10 +52,8 @@ class SwedeckApp(App[int]):
 
     def on_session_finished(self, message: SessionFinished) -> None:
         self.exit_code = message.exit_code
-        lines = [f"swedeck: {message.exit_status}" + (f" ({message.message})" if message.message else "")]
-        if message.trajectory_path:
-            lines.append(f"trajectory: {message.trajectory_path}")
-        self.summary = "\n".join(lines)
+        words = exit_line(message.exit_status, message.message)
+        self.summary = words + (f"\ntrajectory: {message.trajectory_path}" if message.trajectory_path else "")
 
     def action_request_quit(self) -> None:
         self.session_screen.request_quit()

@@ -9,6 +9,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from swedeck.core.agent.exits import ExitStatus, exit_line
 from swedeck.core.config import SwedeckConfig
 
 if TYPE_CHECKING:
@@ -37,14 +38,13 @@ def exit_when_stuck(session: SessionControl) -> None:
     session.finished.wait(FINISH_WAIT_S)
     time.sleep(EXIT_GRACE_S)
     try:
-        print(f"swedeck: Interrupted; trajectory: {session.trajectory_path}", file=sys.stderr, flush=True)
+        print(exit_line(ExitStatus.INTERRUPTED, "", session.trajectory_path), file=sys.stderr, flush=True)
     except OSError:  # the terminal is gone
         pass
     os._exit(130)
 
 
 def run_session_ui(session: SessionControl) -> int:
-    from swedeck.core.agent.exits import ExitStatus
     from swedeck.core.headless import ending_on_signals
 
     from .app import SwedeckApp
@@ -62,21 +62,26 @@ def run_session_ui(session: SessionControl) -> int:
         app.run()
     if signalled:
         session.finished.wait(FINISH_WAIT_S)
-        print(f"swedeck: Interrupted; trajectory: {session.trajectory_path}", file=sys.stderr)
+        print(exit_line(ExitStatus.INTERRUPTED, "", session.trajectory_path), file=sys.stderr)
         return 130
     return ui_ended(app, session)
+
+
+def crash_line(app: Any) -> str:
+    """`swedeck: the UI stopped on an error (ZeroDivisionError: division by zero)`."""
+    error = getattr(app, "_exception", None)
+    what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
+    return f"swedeck: the UI stopped on an error ({what})"
 
 
 def ui_ended(app: Any, session: SessionControl | None = None) -> int:
     """The exit code of a UI that has ended, with its summary, or, when the UI itself failed
     (Textual printed the traceback), one line that says so and where the trajectory is: 1."""
     if app.return_code:
-        if session is not None:
-            session.quit()  # the agent's thread ends too, and finishes the trajectory
+        line = crash_line(app)
+        if session is not None:  # the agent's thread ends too, and records the crash as what it was
+            session.quit(ExitStatus.UI_ERROR, line.removeprefix("swedeck: "))
         where = session.trajectory_path if session is not None else None
-        error = getattr(app, "_exception", None)
-        what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
-        line = f"swedeck: the UI stopped on an error ({what})"
         print(line + (f"; the session's trajectory: {where}" if where else ""), file=sys.stderr)
         return 1
     if getattr(app, "summary", None):

@@ -142,6 +142,9 @@ class Agent:
             return end.status, end.submission or self.submission, end.message
         except QuitRequested:
             status = self.control.quit_status
+            if status == ExitStatus.USER_QUIT and last_submission(self.history):
+                # quit at the follow-up prompt: the run was submitted, and stays so
+                return ExitStatus.SUBMITTED, self.submission, "submitted; no follow-up task"
             return status, self.submission, "quit by the user" if status == ExitStatus.USER_QUIT else "interrupted"
         except KeyboardInterrupt:
             return ExitStatus.INTERRUPTED, self.submission, "interrupted"

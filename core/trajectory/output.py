@@ -39,7 +39,7 @@ def answer_label(message: Message) -> str:
     kind = message.message_type
     if kind == MessageType.EXIT:
         return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
-    return _LABELS.get(kind, kind.value.replace("_", " "))
+    return str(_LABELS.get(kind, kind.value.replace("_", " ")))
 
 
 def answer_text(message: Message) -> str:

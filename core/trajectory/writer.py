@@ -120,7 +120,7 @@ class TrajectoryWriter:
             self._write(record)
 
     def _message_record(self, message: Message) -> dict[str, Any]:
-        record = self._redactor.record(message.to_record())
+        record: dict[str, Any] = self._redactor.record(message.to_record())
         if message.message_type == MessageType.FINAL and isinstance(message.content, str):
             record["content"] = self._redactor.exact(message.content)
         return record

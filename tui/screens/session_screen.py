@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from swedeck.core import events as ev
 from swedeck.core.agent.approvals import command_prefix
+from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.messages import MessageType, task_text
 
 from ..bindings import SESSION_BINDINGS
@@ -111,7 +112,12 @@ class SessionScreen(SessionState, Screen):
     def on_unmount(self) -> None:
         # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
         if not self.ended:
-            self.session.quit()
+            if getattr(self.app, "_exception", None) is not None:  # the UI crashed: record it as such
+                from ..launch import crash_line
+
+                self.session.quit(ExitStatus.UI_ERROR, crash_line(self.app).removeprefix("swedeck: "))
+            else:
+                self.session.quit()
 
     def on_resize(self, event: Any) -> None:
         self._apply_layout(event.size.width)
