@@ -36,7 +36,7 @@ def test_headless_run_prints_progress_and_submits(openai_server, tmp_path):
     assert "step 1 |" in out and "step 2 |" in out
     assert "$ printf" in out and "ared" in out
     assert "\x1b" not in out and "\x07" not in out
-    assert "Submitted" in out and str(tmp_path / "run.traj.json") in out
+    assert "swedeck: submitted; trajectory: " in out and str(tmp_path / "run.traj.json") in out
     saved = json.loads((tmp_path / "run.traj.json").read_text())
     assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == "patch\n"
     assert (tmp_path / "run.traj.json").stat().st_mode & 0o777 == 0o600
@@ -75,7 +75,7 @@ def test_step_limit_exits_3(openai_server, tmp_path):
     result = subprocess.run(headless_args(openai_server, tmp_path, "--step-limit", "1", "t"), capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 3, result.stdout + result.stderr
-    assert "LimitsExceeded" in result.stdout
+    assert "swedeck: stopped at a limit (step limit reached" in result.stdout
 
 
 def test_ctrl_c_interrupts_with_130(openai_server, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from support.batch import conversation, run_batch
+from support.batch import conversation, run_batch, write_instances
 from support.driver import make_config
 from support.openai_server import Turn, model_config
 from support.reliability import SUBMIT
@@ -338,3 +338,18 @@ def test_a_sweagent_requeried_attempt_is_its_own_step_and_later_steps_keep_their
     later = step_prompt(trajectory, 5).request_messages()
     assert not any("NOT been applied" in str(m.get("content")) for m in later)
     assert len(later) == len([m for m in raw["history"][:8]])
+
+
+def test_a_batch_killed_inside_an_atomic_write_leaves_no_temp_file_after_the_next_run(openai_server, tmp_path):
+    from support.batch import submits_its_own_patch
+
+    openai_server.respond(submits_its_own_patch)
+    out = tmp_path / "out"
+    out.mkdir()
+    for leftover in (".preds.json.x1y2z3.tmp", ".batch.json.a1b2c3.tmp"):  # what a kill mid-write leaves
+        (out / leftover).write_text("{")
+    instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["t-1"])))
+    code, _ = run_batch(make_config(tmp_path, model_config(openai_server)), instances, out)
+    assert code == 0
+    assert not list(out.glob(".*.tmp"))
+    assert json.loads((out / "preds.json").read_text())["t-1"]["model_patch"] == "patch for t-1\n"

@@ -278,7 +278,7 @@ async def test_pause_offers_retry_raise_or_quit(openai_server, tmp_path, reason,
         if key == "q":
             await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
             assert len(openai_server.requests) == 1
-            assert "LimitsExceeded" in app.summary
+            assert app.summary.startswith("swedeck: stopped at a limit")
         else:  # retried / raised: the session went on to the submission
             await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
             assert len(openai_server.requests) == 2
@@ -450,7 +450,7 @@ async def test_quit_asks_while_a_command_runs(openai_server, tmp_path):
         await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen))
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.is_running, WAIT)
-    assert screen.ended and "UserQuit" in app.summary
+    assert screen.ended and app.summary.startswith("swedeck: you quit")
     assert json.loads((tmp_path / "session.traj.json").read_text())["info"]["exit_status"] == "UserQuit"
 
 

@@ -51,7 +51,7 @@ WORDS = {
     ExitStatus.API_ERROR: "stopped: the model's API kept failing",
     ExitStatus.ENVIRONMENT_ERROR: "stopped: the environment failed",
     ExitStatus.INTERRUPTED: "interrupted",
-    ExitStatus.USER_QUIT: "quit before anything was submitted",
+    ExitStatus.USER_QUIT: "you quit",
     ExitStatus.REPLAY_EXHAUSTED: "the replayed trajectory has no more answers",
     ExitStatus.UI_ERROR: "the UI stopped on an error",
 }

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import UsageError
-from ..trajectory.files import final_path, write_atomically
+from ..trajectory.files import final_path, remove_orphan_temps, write_atomically
 
 PREDS = "preds.json"
 STATE = "batch.json"
@@ -100,6 +100,8 @@ class BatchOutput:
             os.close(fd)
             raise UsageError(f"-o {self.folder}: another swedeck batch is writing to this folder") from None
         self._lock_fd = fd
+        for name in (PREDS, STATE):  # a batch killed inside an atomic write left its temp file
+            remove_orphan_temps(self.folder / name)
         try:
             yield self
         finally:

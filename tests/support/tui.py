@@ -75,7 +75,7 @@ class ScriptedSession:
         if future is not None and self._waiting_kind is ev.ConfirmationRequested and not future.done():
             future.set_result(None)
 
-    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
         self.calls.append(("quit", None))
         self._quit.set()
 
