@@ -399,6 +399,10 @@ def load_config(
 
 
 def _describe(exc: ValidationError, merged: _Merged) -> str:
+    from .redact import Redactor, is_secret_name, secret_values
+
+    # An error shows what was given: never a secret's value (by name, by value, by shape)
+    redactor = Redactor(secret_values(merged.data))
     lines = ["invalid configuration:"]
     for error in exc.errors(include_url=False):
         loc = tuple(part for part in error["loc"])
@@ -410,8 +414,9 @@ def _describe(exc: ValidationError, merged: _Merged) -> str:
         else:
             message = error["msg"]
             message = message.removeprefix("Value error, ")
-            problem = f"{message[0].lower()}{message[1:]} (got {error.get('input')!r})"
-        lines.append(f"  {source}: {where}: {problem}")
+            given = "'***'" if any(is_secret_name(str(part)) for part in loc) else repr(error.get("input"))
+            problem = f"{message[0].lower()}{message[1:]} (got {given})"
+        lines.append(redactor.text(f"  {source}: {where}: {problem}"))
     return "\n".join(lines)
 
 

@@ -27,16 +27,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote
 
 MASK = "***"
 SHAPES = re.compile(
     r"-----BEGIN (?P<pem>[A-Z0-9 ]*PRIVATE KEY)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
-    r"|\b(?P<prefix>gh[pousr]_|github_pat_|sk-ant-|sk-(?:proj-)?|xox[bpoas]-|AKIA|ASIA)"
+    r"|(?:\b|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrt]))(?P<prefix>gh[pousr]_|github_pat_|sk-ant-|sk-(?:proj-)?|xox[bpoas]-|AKIA|ASIA)"
     r"(?P<body>(?<=AKIA)[0-9A-Z]{16}|(?<=ASIA)[0-9A-Z]{16}|(?<![AS]IA)[A-Za-z0-9_-]{16,})",
     re.DOTALL,
 )
 """Token formats masked by shape. A shape needs its prefix and at least 16 token characters
-after it (`sk-1` in prose stays as it is)."""
+after it (`sk-1` in prose stays as it is). It starts at a word boundary, or right after a
+URL escape (`%3Aghp_…` in an encoded URL an error message quotes) or a JSON/C escape
+(`\\nghp_…`)."""
 
 
 def mask_shapes(text: str) -> str:
@@ -131,7 +134,9 @@ class Redactor:
         self.add(values)
 
     def add(self, values: Iterable[str]) -> None:
-        self._values |= {value for value in values if value and len(value) >= _MIN_SECRET_LENGTH}
+        given = {value for value in values if value and len(value) >= _MIN_SECRET_LENGTH}
+        # as an error message quotes it inside a URL, too (`ghp%2Fx…`, `a%40b`)
+        self._values |= given | {quote(value, safe="") for value in given} | {quote(value) for value in given}
         if self._values:
             ordered = sorted(self._values, key=len, reverse=True)
             self._pattern = re.compile("|".join(re.escape(value) for value in ordered))

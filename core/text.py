@@ -17,6 +17,7 @@ so that what a file or a command tried to do is seen, not obeyed and not hidden.
 
 from __future__ import annotations
 
+import json
 import re
 
 _CSI = r"\x1b\[[0-?]*[ -/]*[@-~]"  # colours, cursor moves
@@ -27,10 +28,20 @@ COLOURS = re.compile(_CSI)
 """CSI sequences only: what the UI drops from command output (the rest it shows as symbols)."""
 ESCAPES = re.compile(f"{_CSI}|{_OSC}|{_TWO_BYTE}")
 """Complete escape sequences of every kind."""
-CONTROL = re.compile(f"{_CSI}|{_OSC}|{_TWO_BYTE}|[\\x00-\\x08\\x0b-\\x1f\\x7f\\x9b]")
+CONTROL = re.compile(f"{_CSI}|{_OSC}|{_TWO_BYTE}|[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]")
 """Escape sequences and every control character but tab and newline (a lone CR too), DEL
-and the 8-bit CSI. An unterminated sequence loses its ESC and so is harmless text."""
+and the 8-bit C1 controls (CSI U+009B, OSC U+009D, ...). An unterminated sequence loses its
+ESC and so is harmless text."""
+_JSON_RAW_CONTROLS = re.compile("[\\x7f-\\x9f]")
 _INCOMPLETE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
+
+
+def inert_json(record: object, **options: object) -> str:
+    """JSON for a terminal: as `json.dumps(ensure_ascii=False)`, with DEL and the 8-bit C1
+    controls written as `\\u` escapes too (JSON escapes only C0), so no value can reach the
+    reader's terminal as a control (U+009B is a CSI to many terminals)."""
+    text = json.dumps(record, ensure_ascii=False, **options)  # type: ignore[arg-type]
+    return _JSON_RAW_CONTROLS.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def strip_escapes(text: str) -> str:

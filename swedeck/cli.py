@@ -166,10 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if debug:
             traceback.print_exc()
+        from swedeck.core.text import strip_control
+
+        # an error names paths and values from the command line and from files: never a control to the terminal
         if isinstance(exc, SwedeckError):
-            print(f"swedeck: {exc}", file=sys.stderr)
+            print(strip_control(f"swedeck: {exc}"), file=sys.stderr)
             return exc.exit_code
-        print(f"swedeck: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(strip_control(f"swedeck: internal error: {type(exc).__name__}: {exc}"), file=sys.stderr)
         if not debug:
             print("(run with --debug or SWEDECK_DEBUG=1 for the traceback)", file=sys.stderr)
         return 1

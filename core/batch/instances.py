@@ -17,6 +17,11 @@ from ..errors import UsageError
 
 SHUFFLE_SEED = 42
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+RESERVED_IDS = {"preds.json", "batch.json", ".batch.lock", "report.json"}
+"""The batch's own files in its folder (`output.py`); an instance's folder must not be one."""
+MAX_ID_LENGTH = 200
+"""An instance's longest file name is its id plus 24 characters (`.<id>.traj.json.<random>.tmp`),
+and a file system holds names of 255 bytes."""
 DATASET_SHORTCUTS = {
     # The names mini-swe-agent's `--subset` takes, for the same datasets.
     "lite": "princeton-nlp/SWE-Bench_Lite",
@@ -55,6 +60,12 @@ def parse_instance(record: Any, position: int) -> Instance:
     if _ID_CHARS.search(instance_id) or instance_id in (".", ".."):
         raise UsageError(f"instance {position + 1}: id {instance_id!r} cannot name a folder "
                          "(letters, digits, '.', '_' and '-' only)")
+    if instance_id.startswith(".") or instance_id.lower() in RESERVED_IDS:
+        raise UsageError(f"instance {position + 1}: id {instance_id!r} would be one of the batch's own files "
+                         f"({', '.join(sorted(RESERVED_IDS))}, or a hidden name)")
+    if len(instance_id) > MAX_ID_LENGTH:
+        raise UsageError(f"instance {position + 1}: id {instance_id[:40]!r}… is {len(instance_id)} characters; "
+                         f"its files' names must fit a file system (at most {MAX_ID_LENGTH})")
     return Instance(instance_id=instance_id, task=task, image_name=_text(record.get("image_name")),
                     docker_image=_text(record.get("docker_image")), cwd=_text(record.get("cwd")),
                     fields={key: value for key, value in record.items() if isinstance(key, str)})

@@ -7,13 +7,12 @@ printed every `EVERY_S` seconds instead. `--json` prints one object per event.
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
-from ..text import strip_control
+from ..text import inert_json, strip_control
 from .instance_run import InstanceResult
 
 EVERY_S = 30.0
@@ -188,4 +187,4 @@ class JsonLines:
         pass
 
     def _write(self, record: dict[str, Any]) -> None:
-        print(json.dumps(record, ensure_ascii=False), file=self.out, flush=True)
+        print(inert_json(record), file=self.out, flush=True)

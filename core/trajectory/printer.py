@@ -6,13 +6,12 @@ observation must not be able to move the cursor or retitle the reader's terminal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from ..actions import without_fences
 from ..messages import MessageType
-from ..text import excerpt, one_line, strip_control
+from ..text import excerpt, inert_json, one_line, strip_control
 from .model import Step, Trajectory
 from .output import answer_label, answer_text
 
@@ -63,7 +62,7 @@ def thought(trajectory: Trajectory, step: Step) -> str:
 
 def json_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
     for step in steps:
-        yield json.dumps(step_record(trajectory, step), ensure_ascii=False)
+        yield inert_json(step_record(trajectory, step))
 
 
 def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
@@ -99,7 +98,7 @@ def header(trajectory: Trajectory) -> str:
         parts.append(f"${info.model_stats.instance_cost:.4f}")
     lines = [f"== {trajectory.path} ({', '.join(parts)})"]
     lines += [f"   warning: {warning}" for warning in info.warnings]
-    return "\n".join(lines)
+    return strip_control("\n".join(lines))  # a file's name and its model name are the file's words too
 
 
 def usage_note(step: Step) -> str:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from swedeck.core.config import load_config
 from swedeck.core.messages import content_text
 from swedeck.core.prompt_view import StepPrompt, step_prompt
-from swedeck.core.text import strip_control
+from swedeck.core.text import inert_json, strip_control
 from swedeck.core.trajectory.loader import load_trajectory
 
 
@@ -22,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _json(prompt: StepPrompt) -> str:
-    return json.dumps({
+    return inert_json({
         "step": prompt.step,
         "processors": prompt.processors,
         "processors_source": prompt.processors_source,
@@ -35,7 +34,7 @@ def _json(prompt: StepPrompt) -> str:
              "changed": line.changed, "message_type": line.message.message_type.value}
             for line in prompt.lines
         ],
-    }, ensure_ascii=False, indent=1)
+    }, indent=1)
 
 
 def _text(prompt: StepPrompt, path: str, format: str) -> str:

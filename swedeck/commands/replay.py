@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from swedeck.core.errors import UsageError
+from swedeck.core.text import strip_control
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             except TrajectoryError as error:
                 if len(paths) == 1:
                     raise
-                print(f"swedeck: {error}", file=sys.stderr)
+                print(strip_control(f"swedeck: {error}"), file=sys.stderr)
                 failed += 1
                 continue
             if number and not args.json:

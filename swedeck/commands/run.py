@@ -8,6 +8,7 @@ from pathlib import Path
 
 from swedeck.core.config import load_config, require_model
 from swedeck.core.errors import UsageError
+from swedeck.core.text import strip_control
 
 from . import config_flags, not_yet
 
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
         result = run_headless(config, task, as_json=args.json, resume=args.resume)
         if result.exit_code == 2:
-            print(f"swedeck: {result.message}", file=sys.stderr)
+            print(strip_control(f"swedeck: {result.message}"), file=sys.stderr)
         return result.exit_code
     require_model(config)  # said now, not in the UI after it opened
     try:

@@ -1,0 +1,104 @@
+"""Hostile input, second round (issue 26; SPEC §8, §9.4, §13): what a file, a name or a
+command tries to do to the reader's terminal, to the record's secrets, to a batch's folder,
+and to the person's approvals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import swedeck_command
+from swedeck.core.messages import MessageType, make_message
+from swedeck.core.redact import Redactor
+from swedeck.core.trajectory.writer import TrajectoryWriter
+
+TITLE = "\x1b]0;pwned\x07"
+CLIPBOARD = "\x1b]52;c;cHduZWQ=\x07"
+C1 = "\x9b31m\x9d0;c1-title\x9c"
+TERMINAL_CONTROLS = ("\x1b", "\x07", "\x9b", "\x9d", "\x9c", "\x90")
+
+
+def _hostile_file(folder: Path, name: str) -> Path:
+    writer = TrajectoryWriter(folder / name, {"id": f"h-{len(name)}", "model": f"m{TITLE}", "config": {}}, Redactor())
+    writer.add_message(make_message("system", "s", MessageType.SYSTEM))
+    writer.add_message(make_message("user", f"task {CLIPBOARD}", MessageType.TASK))
+    writer.add_message(make_message("assistant", f"I run it {C1}{TITLE}", MessageType.ACTION,
+                                    actions=[{"command": f"echo {C1}"}]))
+    writer.add_message(make_message("user", f"out {CLIPBOARD}{C1}", MessageType.OBSERVATION))
+    return writer.finish({"exit_status": "Submitted"})
+
+
+def test_replay_print_and_its_errors_never_reach_the_terminal_as_controls(tmp_path):
+    folder = tmp_path / f"runs{TITLE}"
+    folder.mkdir()
+    _hostile_file(folder, f"one{TITLE}")
+    (folder / f"broken{CLIPBOARD}.traj.json").write_text("{not json")
+    for extra in ([], ["--json"]):
+        result = subprocess.run([*swedeck_command(), "replay", str(folder), "--print", *extra], capture_output=True,
+                                timeout=60)
+        out, err = result.stdout.decode(), result.stderr.decode()
+        assert "I run it" in out and "cannot read trajectory" in err, (out, err)
+        for control in TERMINAL_CONTROLS:
+            assert control not in out and control not in err, (extra, repr(control))
+        if extra:
+            record = json.loads(out.splitlines()[0])
+            assert "\x9b31m" in record["content"]  # the file's words, kept: escaped in JSON, not dropped
+    single = subprocess.run([*swedeck_command(), "replay", str(folder / f"broken{CLIPBOARD}.traj.json"), "--print"],
+                            capture_output=True, timeout=60)
+    assert single.returncode == 1 and b"\x1b" not in single.stderr and b"\x07" not in single.stderr
+
+
+# --- secrets ----------------------------------------------------------------------------------
+
+
+def test_headless_json_masks_tokens_that_start_a_line(openai_server, tmp_path):
+    from support.openai_server import Turn
+    from support.reliability import SUBMIT, headless_args
+
+    token, aws = "ghp_" + "a1B2c3D4" * 5, "AKIA" + "QWERTYUIOPASDFGH"
+    openai_server.script(Turn.bash_tool(f"printf '%s\\n%s\\n' {token} {aws}"), Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server.url, tmp_path, "t", "--json"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert token not in result.stdout and aws[4:] not in result.stdout
+    assert "ghp_***" in result.stdout and "AKIA***" in result.stdout
+
+
+def test_a_secret_inside_an_encoded_url_is_masked():
+    from urllib.parse import quote
+
+    secret = "hunter2/with@odd:chars"
+    redactor = Redactor([secret])
+    quoted = f"pull access denied for https%3A%2F%2Fu%3A{quote(secret, safe='')}%40registry/x"
+    assert quote(secret, safe="") not in redactor.text(quoted)
+    token = "ghp_" + "Z9y8X7w6" * 5
+    assert token not in redactor.text(f"https%3A%2F%2Fu%3A{token}%40github.com")
+
+
+def test_config_errors_never_echo_a_secret(tmp_path):
+    token = "sk-" + "proj0123456789abcdefXYZ"
+    own = "my-own-secret-value-42"
+    for flag in (f"model.model_kwargs={{api_key: {own}, timeout: [{own}]}}", f"model.timeout_s={token}",
+                 f"model.model_kwargs.api_key={own}", f"model.retry={{attempts: {own}}}"):
+        extra = ["-c", f"model.model_kwargs={{api_key: {own}}}"] if "api_key" not in flag else []
+        result = subprocess.run([*swedeck_command(), "config", "show", *extra, "-c", flag, "-c", "model.retry.attempts=x"],
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, (flag, result.stdout, result.stderr)
+        assert "invalid configuration" in result.stderr
+        assert token not in result.stderr and own not in result.stderr, (flag, result.stderr)
+
+
+# --- batch ids ----------------------------------------------------------------------------------
+
+
+def test_batch_ids_that_would_be_its_own_files_or_too_long_are_refused_before_anything_runs(tmp_path):
+    for bad in ("preds.json", "batch.json", ".batch.lock", "REPORT.json", ".hidden", "x" * 300):
+        instances = tmp_path / "i.jsonl"
+        instances.write_text(json.dumps({"instance_id": bad, "problem_statement": "t"}) + "\n")
+        out = tmp_path / "out"
+        result = subprocess.run([*swedeck_command(), "batch", str(instances), "-o", str(out), "--env", "local",
+                                 "-m", "hosted_vllm/none"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2, (bad, result.stdout, result.stderr)
+        assert "instance 1: id" in result.stderr and "Traceback" not in result.stderr
+        assert not out.exists(), bad
