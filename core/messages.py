@@ -195,15 +195,15 @@ def task_text(message: Message) -> str:
     return str((message.extra.model_extra or {}).get("task") or message.text)
 
 
-def last_submission(messages: list[Message]) -> str:
-    """The current turn's submission, when its task was submitted ("" while it is open): a
-    session resumed after its submission is still Submitted with it."""
+def last_submission(messages: list[Message]) -> str | None:
+    """The current turn's submission when its task was submitted (perhaps ""), None while it
+    is open: a session resumed after its submission is still Submitted with it."""
     for message in reversed(messages):
         if message.message_type == MessageType.FINAL:
             return message.text
         if message.message_type == MessageType.TASK:
-            return ""
-    return ""
+            return None
+    return None
 
 
 def has_open_turn(messages: list[Message]) -> bool:

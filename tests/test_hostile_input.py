@@ -102,3 +102,31 @@ def test_batch_ids_that_would_be_its_own_files_or_too_long_are_refused_before_an
         assert result.returncode == 2, (bad, result.stdout, result.stderr)
         assert "instance 1: id" in result.stderr and "Traceback" not in result.stderr
         assert not out.exists(), bad
+
+
+# --- first-round leftovers ------------------------------------------------------------------------
+
+
+def test_a_timed_out_command_says_so_to_the_model_and_never_shows_a_none_exit_code(openai_server, tmp_path):
+    from support.openai_server import Turn
+    from support.reliability import SUBMIT, headless_args
+
+    openai_server.script(Turn.bash_tool("echo started; sleep 30"), Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server.url, tmp_path, "t", "-c", "environment.timeout=1"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sent = openai_server.requests[1]["messages"][-1]["content"]
+    assert "timed out" in sent and "started" in sent and "None" not in sent
+
+
+def test_resuming_a_submitted_session_headless_without_a_task_says_there_is_nothing_to_do(openai_server, tmp_path):
+    from support.openai_server import Turn
+    from support.reliability import SUBMIT, headless_args
+
+    openai_server.script(Turn.bash_tool(SUBMIT))
+    first = subprocess.run(headless_args(openai_server.url, tmp_path, "t"), capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    again = subprocess.run(headless_args(openai_server.url, tmp_path, "--resume", str(tmp_path / "run.traj.json"),
+                                         output=tmp_path / "again"), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "nothing left to do" in again.stdout and len(openai_server.requests) == 1

@@ -60,7 +60,7 @@ def test_escapes_from_the_model_and_commands_are_shown_not_obeyed_in_the_live_ui
         subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
 
 
-@pytest.mark.parametrize("how,env", [("SIGTERM", "local"), ("SIGHUP", "docker")])
+@pytest.mark.parametrize("how,env", [("SIGTERM", "local"), ("SIGHUP", "docker"), ("SIGINT", "local")])
 def test_a_signal_to_the_live_ui_ends_the_session_with_its_record(openai_server, tmp_path, how, env):
     from support.docker_env import TEST_IMAGE, docker_client
 
@@ -76,8 +76,8 @@ def test_a_signal_to_the_live_ui_ends_the_session_with_its_record(openai_server,
             assert client.containers.list(filters={"label": f"swedeck.session={session_id}"})
         if how == "SIGHUP":  # the person closes the terminal
             subprocess.run([*TMUX, "kill-session", "-t", name], check=True)
-        else:
-            os.kill(int((tmp_path / "pid").read_text()), signal.SIGTERM)
+        else:  # `kill`, or `kill -INT` (Ctrl+C in the UI is a key, but a signal may still come)
+            os.kill(int((tmp_path / "pid").read_text()), getattr(signal, how))
         wait_until(lambda: final.exists(), timeout=60)
         pid = int((tmp_path / "pid").read_text())
         wait_until(lambda: exited(pid), timeout=30, what="the UI's process to exit")  # not left behind

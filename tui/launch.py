@@ -58,7 +58,7 @@ def run_session_ui(session: SessionControl) -> int:
         app.exit()
         threading.Thread(target=exit_when_stuck, args=(session,), name="swedeck-exit-guard", daemon=True).start()
 
-    with ending_on_signals(end):
+    with ending_on_signals(end, ctrl_c=True):  # `kill -INT` too: Interrupted and 130, as SPEC §2 says
         app.run()
     if signalled:
         session.finished.wait(FINISH_WAIT_S)

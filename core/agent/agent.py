@@ -81,7 +81,7 @@ class Agent:
         self._started = time.monotonic()
         self._consecutive_format_errors = 0
         self.step = sum(1 for m in self.history if is_step(m))
-        self.submission = last_submission(self.history)
+        self.submission = last_submission(self.history) or ""
         self.warnings: list[str] = []
         """What the person must know of the run's result (a submission with a secret masked)."""
 
@@ -142,7 +142,7 @@ class Agent:
             return end.status, end.submission or self.submission, end.message
         except QuitRequested:
             status = self.control.quit_status
-            if status == ExitStatus.USER_QUIT and last_submission(self.history):
+            if status == ExitStatus.USER_QUIT and last_submission(self.history) is not None:
                 # quit at the follow-up prompt: the run was submitted, and stays so
                 return ExitStatus.SUBMITTED, self.submission, "submitted; no follow-up task"
             return status, self.submission, "quit by the user" if status == ExitStatus.USER_QUIT else "interrupted"
@@ -160,8 +160,11 @@ class Agent:
                                                                              reason)):
             self.transcript.add(reply)
         if task is None and not has_open_turn(self.history):
-            if not self.interactive and self.submission:  # resumed after its submission: nothing is left to do
-                raise SessionEnd(ExitStatus.SUBMITTED, submission=self.submission)
+            if not self.interactive and last_submission(self.history) is not None:  # resumed after its submission
+                self.emit(ev.Notice(text="nothing left to do: the session was already submitted; give a task "
+                                         "(-t TEXT) to go on with a follow-up", level="warning"))
+                raise SessionEnd(ExitStatus.SUBMITTED, "already submitted; nothing was run",
+                                 submission=self.submission)
             self.control.set_state(ev.AgentState.AWAITING_INPUT)
             kind = "follow_up" if self.turn else "task"
             task = self.person.ask_text(kind, "What should the agent do?" if kind == "task" else "Next task (empty to end)")
