@@ -476,7 +476,7 @@ def test_always_allow_takes_a_prefix_shows_it_and_never_carries_a_compound_along
 
     assert command_prefix("git status --short") == "git status"
     assert command_prefix("python -m pytest -q tests/") == "python -m pytest"
-    assert command_prefix("FOO=1 pytest -x") == "pytest"
+    assert command_prefix("FOO=1 pytest -x") == "FOO=1 pytest"  # the assignment is part of the rule
     assert command_prefix("git status && rm -rf x") is None and command_prefix("cat $(ls)") is None
     openai_server.script(Turn.bash_tool("git status"), Turn.bash_tool("git status --short"),
                          Turn.bash_tool("git status && echo sneaky > file"), Turn.bash_tool("echo edited-not"),

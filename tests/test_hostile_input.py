@@ -130,3 +130,44 @@ def test_resuming_a_submitted_session_headless_without_a_task_says_there_is_noth
                                          output=tmp_path / "again"), capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert "nothing left to do" in again.stdout and len(openai_server.requests) == 1
+
+
+# --- "always allow" -------------------------------------------------------------------------------
+
+SNEAKY = ["ls & touch sneaky1", "PATH=/tmp/evil:$PATH ls", "LD_PRELOAD=x.so ls", "BASH_ENV=x ls", "(ls; touch sneaky2)",
+          "ls $(touch sneaky3)", "ls `touch sneaky4`", "ls\ntouch sneaky5", "ls |& tee sneaky6", "{ ls; touch sneaky7; }",
+          "ls > sneaky8", "env ls", "ls 'unbalanced"]
+
+
+def test_always_allow_never_reaches_a_part_the_person_did_not_allow():
+    from swedeck.core.agent.approvals import Approvals, command_prefix
+
+    approvals = Approvals()
+    assert approvals.allow("ls -la") == "ls …"
+    for command in SNEAKY:
+        assert approvals.allowed_by(command) is None, command
+    assert approvals.allowed_by("ls -la src") == "always allowed: ls …"
+    approvals.allow("git status")
+    assert approvals.allowed_by("ls && git status --short") == \
+        "always allowed: ls (by ls …); git status --short (by git status …)"  # each part, and its rule
+    assert command_prefix("bash -c 'rm -rf x'") is None and command_prefix("xargs rm") is None
+    approvals.allow("PATH=/opt/bin:$PATH pytest")
+    assert approvals.allowed_by("PATH=/opt/bin:$PATH pytest -x") is not None
+    assert approvals.allowed_by("pytest -x") is None and approvals.allowed_by("PATH=/evil pytest") is None
+
+
+def test_after_always_allow_every_sneaky_command_still_asks_in_a_real_session(openai_server, tmp_path):
+    from support.driver import Driver, make_config, run_session
+    from support.openai_server import Turn, model_config
+    from support.reliability import SUBMIT
+    from swedeck.core import events as ev
+
+    openai_server.script(Turn.bash_tool("ls -la"), *[Turn.bash_tool(command) for command in SNEAKY[:5]],
+                         Turn.bash_tool("ls -la ."), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server))
+    config.agent.whitelist_actions = ["^echo COMPLETE_TASK"]
+    driver = Driver(decisions=[ev.Decision("always_allow"), *[ev.Decision("reject", comment="no")] * 5], inputs=[None])
+    assert run_session(config, "t", driver).exit_status == "Submitted"
+    assert [r.command for r in driver.of(ev.ConfirmationRequested)] == ["ls -la", *SNEAKY[:5]]
+    assert not list(tmp_path.glob("sneaky*"))
+    assert [d.reason for d in driver.of(ev.ActionDecided) if d.decision == "auto"][0] == "always allowed: ls …"

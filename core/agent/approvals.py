@@ -2,51 +2,99 @@
 what the person allowed for the rest of the session with `a`.
 
 Like Claude Code's permissions, `a` allows a command *prefix* (`git status`, `pytest`,
-`python -m pytest`), not only the exact string. A compound command (`&&`, `||`, `;`, `|`,
-newlines) runs without asking only when every part of it is allowed, and one with command
-substitution (`$(…)`, backticks) or redirection into a file always asks, so an allowed
-`git status` never carries `&& rm -rf ~` along.
+`python -m pytest`), not only the exact string. A command runs by such a rule only when
+every part of it is allowed: it is split, by a shell tokenizer, on `;`, `&`, `&&`, `||`, `|`,
+`|&` and newlines. A part that opens a subshell or a group (`(`, `{`), substitutes
+(`$(…)`, backticks, `<(…)`) or redirects into a file always asks. Environment assignments
+before a command are part of its rule (`PATH=… ls` is not `ls`), and commands that run other
+commands (`bash`, `env`, `sudo`, `xargs`, …) are only ever allowed exactly. So an allowed
+`ls` never carries `& touch FILE`, `PATH=evil:$PATH` or `LD_PRELOAD=x.so` along.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
 
 # Tools whose first word says little: their prefix keeps the subcommand.
 _TWO_WORDS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry",
               "conda", "make", "bun", "dotnet", "gh", "brew", "apt", "apt-get", "systemctl", "hatch", "tox"}
 _MODULE_RUNNERS = {"python", "python3"}
-_SPLIT = re.compile(r"&&|\|\||;|\||\n")
-_NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(")
+_RUNS_OTHERS = {"bash", "sh", "zsh", "dash", "ksh", "env", "sudo", "su", "doas", "xargs", "eval", "exec", "nohup",
+                "timeout", "time", "nice", "ionice", "setsid", "stdbuf", "strace", "watch", "command", "builtin",
+                "source", ".", "find", "parallel", "chroot", "unshare", "nsenter", "script", "flock"}
+"""Commands whose arguments are another command: a prefix rule for them would allow anything."""
+_SEPARATORS = {";", "&", "&&", "||", "|", "|&", ";;", ";&"}
+_NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(|<<")
+"""Substitution, process substitution, redirection into a file, here-documents: always ask."""
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One simple command of a compound one: its words, its assignments first."""
+
+    text: str
+    words: tuple[str, ...]
+
+
+def split_command(command: str) -> list[Part] | None:
+    """The simple commands of `command`, or None when it cannot be split safely (unbalanced
+    quotes, a subshell or a group)."""
+    parts: list[Part] = []
+    for line in command.split("\n"):
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        lexer.commenters = ""
+        words: list[str] = []
+        try:
+            tokens = list(lexer)
+        except ValueError:
+            return None
+        for token in [*tokens, ";"]:
+            if token in ("(", ")", "{", "}") or token.startswith(("(", ")")):
+                return None
+            if token in _SEPARATORS or set(token) <= set(";&|"):
+                if words:
+                    parts.append(Part(" ".join(words), tuple(words)))
+                words = []
+            else:
+                words.append(token)
+    return parts
+
+
+def _rule_of(words: tuple[str, ...]) -> str | None:
+    """The rule a simple command falls under: its assignments and its prefix words (`git
+    status`, `python -m pytest`, `FOO=1 pytest`); None for a command that runs others."""
+    assignments = []
+    rest = list(words)
+    while rest and _ASSIGNMENT.match(rest[0]):
+        assignments.append(rest.pop(0))
+    if not rest:
+        return None
+    name = rest[0].rsplit("/", 1)[-1] or rest[0]  # /usr/bin/env runs others as env does
+    if name in _RUNS_OTHERS:
+        return None
+    if name in _MODULE_RUNNERS and len(rest) >= 3 and rest[1] == "-m":
+        head = rest[:3]
+    elif name in _TWO_WORDS and len(rest) >= 2 and not rest[1].startswith("-"):
+        head = rest[:2]
+    else:
+        head = rest[:1]
+    return " ".join([*assignments, *head])
 
 
 def command_prefix(command: str) -> str | None:
-    """The prefix `a` allows for `command` (`git status`, `python -m pytest`, `ls`), or None
-    when the command is compound or substitutes or redirects (then only the exact string)."""
-    if _NEVER_BY_PREFIX.search(command) or len(_parts(command)) != 1:
+    """The rule `a` allows for `command` (`git status`, `python -m pytest`, `FOO=1 pytest`), or
+    None when the command is compound, substitutes, redirects or runs other commands (then
+    only the exact string is allowed)."""
+    if _NEVER_BY_PREFIX.search(command):
         return None
-    return _prefix_of(command)
-
-
-def _prefix_of(part: str) -> str | None:
-    try:
-        words = shlex.split(part)
-    except ValueError:
+    parts = split_command(command)
+    if parts is None or len(parts) != 1:
         return None
-    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):  # VAR=value before the command
-        words = words[1:]
-    if not words:
-        return None
-    if words[0] in _MODULE_RUNNERS and len(words) >= 3 and words[1] == "-m":
-        return " ".join(words[:3])
-    if words[0] in _TWO_WORDS and len(words) >= 2 and not words[1].startswith("-"):
-        return " ".join(words[:2])
-    return words[0]
-
-
-def _parts(command: str) -> list[str]:
-    return [part.strip() for part in _SPLIT.split(command) if part.strip()]
+    return _rule_of(parts[0].words)
 
 
 class Approvals:
@@ -66,15 +114,21 @@ class Approvals:
         return f"{prefix} …"
 
     def allowed_by(self, command: str) -> str | None:
-        """Why `command` runs without asking (`always allowed: git status …`), or None."""
+        """Why `command` runs without asking, part by part (`always allowed: git status …`, or
+        `always allowed: ls -la (by ls …); git status (by git status …)`), or None."""
         if command in self.exact:
             return "always allowed: this command"
         if not self.prefixes or _NEVER_BY_PREFIX.search(command):
             return None
+        parts = split_command(command)
+        if not parts:
+            return None
         matched = []
-        for part in _parts(command):
-            prefix = _prefix_of(part)
-            if prefix is None or prefix not in self.prefixes:
+        for part in parts:
+            rule = _rule_of(part.words)
+            if rule is None or rule not in self.prefixes:
                 return None
-            matched.append(prefix)
-        return "always allowed: " + ", ".join(f"{prefix} …" for prefix in dict.fromkeys(matched)) if matched else None
+            matched.append((part.text, rule))
+        if len(matched) == 1:
+            return f"always allowed: {matched[0][1]} …"
+        return "always allowed: " + "; ".join(f"{text} (by {rule} …)" for text, rule in matched)
