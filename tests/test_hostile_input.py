@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import swedeck_command
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.redact import Redactor
@@ -171,3 +173,37 @@ def test_after_always_allow_every_sneaky_command_still_asks_in_a_real_session(op
     assert [r.command for r in driver.of(ev.ConfirmationRequested)] == ["ls -la", *SNEAKY[:5]]
     assert not list(tmp_path.glob("sneaky*"))
     assert [d.reason for d in driver.of(ev.ActionDecided) if d.decision == "auto"][0] == "always allowed: ls …"
+
+
+# --- what the confirm prompt shows ------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_are_marked(openai_server, tmp_path):
+    from support.driver import make_config
+    from support.openai_server import Turn, model_config
+    from support.waiting import wait_for
+    from swedeck.core.session import Session
+    from swedeck.tui.app import SwedeckApp
+
+    hidden = "touch payload-ran" + "\n" * 150 + "ls # harmless\u202e txt.exe \u200b"
+    openai_server.script(Turn.bash_tool(hidden))
+    session = Session(make_config(tmp_path, model_config(openai_server)), "t")
+    app = SwedeckApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_screen.confirmation is not None, 15)
+        await pilot.pause()
+        screen = app.export_screenshot().replace("&#160;", " ")
+        assert "touch payload-ran" in screen  # the payload is in view while the person decides
+        assert "149 empty lines" in screen
+        assert "⟨U+202E⟩" in screen and "⟨U+200B⟩" in screen and "\u202e" not in screen
+        await pilot.press("n")
+        await pilot.press(*"no", "enter")
+        session.quit()
+    assert not (tmp_path / "payload-ran").exists()

@@ -279,7 +279,8 @@ class SessionScreen(SessionState, Screen):
         if block is not None:
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
             block.ask(f"({prefix} …)" if prefix else "(this exact command)")
-            block.scroll_visible()
+            # its first line in view: a long command's start is what could hide
+            self.transcript.scroll_to_widget(block, top=True, animate=False)
         self.transcript.focus()
 
     def _draw_input(self, event: ev.InputRequested) -> None:

@@ -6,7 +6,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from .text import literal
+from textual.content import Content
+
+from .text import literal, visible, whole_command
 
 STATE_LABELS = {
     "proposed": "…",
@@ -88,7 +90,13 @@ class CommandBlock(Static):
             label += f" · {self.reason}"
         self.set_classes(f"-{state}")
         self.set_class(state == "ran" and self.returncode not in (0, None), "-failed")
-        text = literal("$ ", "bold") + literal(self.command) + literal(f"\n[{label}]", "dim italic")
+        if state == "pending":  # the question first and the command whole below it: nothing scrolls away unseen
+            lines = self.command.count("\n") + 1
+            size = f" · {lines} lines, shown from the first" if lines > 1 else ""
+            text = (Content.styled(visible(f"[{label}{size}]\n"), "bold") + Content.styled("$ ", "bold")
+                    + Content(whole_command(self.command)))
+        else:
+            text = literal("$ ", "bold") + literal(self.command) + literal(f"\n[{label}]", "dim italic")
         self.update(text)
 
     def on_click(self) -> None:

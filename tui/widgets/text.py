@@ -15,11 +15,17 @@ from textual.content import Content
 
 from swedeck.core.text import COLOURS, collapse_progress
 
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        r"\u2066-\u2069\ufeff]")
+"""Control characters, and the characters that change what is seen without being seen:
+bidi overrides and isolates (a `Trojan Source` command reads one way and runs another), the
+direction marks, and the zero-width ones."""
+_BLANK_RUN = re.compile(r"(?:\n[ \t]*){3,}")
 
 
 def visible(text: str) -> str:
-    """`text` with every control character but tab and newline drawn as a symbol."""
+    """`text` with every control character but tab and newline drawn as a symbol, and every
+    invisible or direction-changing character as a mark (`⟨U+202E⟩`)."""
     return _INVISIBLE.sub(_picture, text) if _INVISIBLE.search(text) else text
 
 
@@ -27,7 +33,19 @@ def _picture(match: re.Match[str]) -> str:
     code = ord(match.group())
     if code < 0x20:
         return chr(0x2400 + code)  # Unicode's control pictures: ␛ for ESC, ␇ for BEL
-    return "␡" if code == 0x7F else f"\\x{code:02x}"
+    if code == 0x7F:
+        return "␡"
+    return f"\\x{code:02x}" if code <= 0x9F else f"⟨U+{code:04X}⟩"
+
+
+def whole_command(command: str) -> str:
+    """A command to approve, shown so nothing in it can hide: runs of empty lines (which
+    would push a payload out of view above a harmless last line) as one line that counts
+    them, and every invisible character marked (`visible`)."""
+    def blank_lines(match: re.Match[str]) -> str:
+        return f"\n⟨{match.group().count(chr(10)) - 1} empty lines⟩\n"
+
+    return visible(_BLANK_RUN.sub(blank_lines, command.rstrip("\n")))
 
 
 def literal(text: str, style: str = "") -> Content:
