@@ -131,6 +131,10 @@ class ModelConfig(_Section):
     `max_tokens` in `model_kwargs` wins."""
     format_error_template: str = "{{ error }}"
     timeout_s: float = Field(600, gt=0)
+    stall_timeout_s: float = Field(300, ge=0)
+    """A streamed answer that adds nothing (no text, reasoning or tool-call delta) for this long
+    is a cut stream, retried: empty deltas and `: ping` comments keep a connection open but
+    are no progress (0: never)."""
     retry: RetryConfig = RetryConfig()
     context_window: int | None = Field(None, gt=0)
     """Overrides the context-window map and litellm's model info."""

@@ -207,3 +207,31 @@ async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_ar
         await pilot.press(*"no", "enter")
         session.quit()
     assert not (tmp_path / "payload-ran").exists()
+
+
+# --- a silent stream -----------------------------------------------------------------------------
+
+
+def test_a_stream_that_only_pings_is_a_cut_stream_retried_and_shown(openai_server, tmp_path):
+    from support.openai_server import Turn
+    from support.reliability import SUBMIT, headless_args
+
+    openai_server.script(Turn(text="thinking about it", keepalive_s=60), Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server.url, tmp_path, "t", "-c", "model.stall_timeout_s=1"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no progress for 1 s" in result.stdout  # the retry says why
+    assert len(openai_server.requests) == 2
+
+
+def test_the_wall_time_limit_ends_a_session_while_the_model_streams(openai_server, tmp_path):
+    from support.openai_server import Turn
+    from support.reliability import headless_args
+
+    openai_server.script(Turn(text="thinking about it", keepalive_s=60))
+    result = subprocess.run(headless_args(openai_server.url, tmp_path, "t", "-c", "model.stall_timeout_s=0",
+                                          "-c", "agent.wall_time_limit_s=2"), capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 3, result.stdout + result.stderr
+    info = json.loads((tmp_path / "run.traj.json").read_text())["info"]
+    assert info["exit_status"] == "LimitsExceeded" and "wall time limit" in info["message"]

@@ -17,6 +17,7 @@ flags, cancel the model stream or the running command, and resolve pending futur
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -215,7 +216,7 @@ class Agent:
         self.emit(ev.QueryStarted(step=step))
         self.control.check_interrupt()
         try:
-            response = self.model.query(prompt.messages, step=step, emit=self.emit)
+            response = self._query(prompt.messages, step)
         except ReplayExhausted:
             raise SessionEnd(ExitStatus.REPLAY_EXHAUSTED, "the replayed trajectory has no more responses",
                              submission=self.submission) from None
@@ -247,6 +248,30 @@ class Agent:
         self.progress()
         commands.run_actions(self, response.actions, step)
         self.update_context()
+
+    def _query(self, messages: list[Message], step: int) -> Any:
+        """The model's answer; the wall-time limit stops it mid-answer (a silent stream too)."""
+        limit = self.config.agent.wall_time_limit_s
+        if not limit:
+            return self.model.query(messages, step=step, emit=self.emit)
+        up = threading.Event()
+
+        def reached() -> None:
+            up.set()
+            self.model.cancel()
+
+        timer = threading.Timer(max(0.0, limit - (time.monotonic() - self._started)), reached)
+        timer.daemon = True
+        timer.start()
+        try:
+            return self.model.query(messages, step=step, emit=self.emit)
+        except QueryCancelled:
+            if up.is_set():
+                self.emit(ev.QueryCancelled(step=step))
+                raise LimitReached(f"wall time limit reached while the model answered ({limit:.0f} s)") from None
+            raise
+        finally:
+            timer.cancel()
 
     def _stamp(self, message: Message, step: int, processors_hash: str | None, **extra: Any) -> Message:
         return message.with_extra(step=step, turn=self.turn, processors=processors_hash, mode=self.mode,

@@ -38,6 +38,12 @@ class Assembler:
     reasoning: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Any = None
+    _received: int = 0
+
+    @property
+    def received(self) -> int:
+        """How much of the answer has arrived: text, reasoning and tool-call fragments."""
+        return self._received
 
     def feed(self, chunk: Any) -> str:
         """Take one chunk; the content text it added (the stream guard looks at that)."""
@@ -80,6 +86,7 @@ class Assembler:
 
     def _send(self, kind: str, text: str, index: int = 0, name: str | None = None) -> None:
         # `text` is already valid: `feed` made it so before keeping it
+        self._received += len(text) + (1 if name else 0)
         if self.emit is not None:
             self.emit(StreamDelta(step=self.step, kind=kind, text=text, index=index, name=name))  # type: ignore[arg-type]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,7 +26,15 @@ from .cache_control import request_messages
 from .http_call import CANCEL, DEFAULT_MAX_TOKENS, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
 from .responses import Parts, build_response
-from .retry import NotACompletion, RemoteQueryError, StreamCut, backoff_s, classify, with_credential_hint
+from .retry import (
+    NotACompletion,
+    RemoteQueryError,
+    StreamCut,
+    StreamStalled,
+    backoff_s,
+    classify,
+    with_credential_hint,
+)
 from .stream_guard import StreamGuard
 from .stream_process import stream_process
 from .usage import compute_cost, estimate_usage, usage_from
@@ -99,8 +108,13 @@ class LitellmModel:
         guard = self._guard()
         fired = False
         call = self._start(self.request(messages, stream=True))
-        for item in _items(call):
+        stall = _Stall(self.config.stall_timeout_s, self.config.timeout_s)
+        for item in _items(call, stall):
+            stall.item()
+            before = assembler.received
             added = assembler.feed(item)
+            if assembler.received > before:
+                stall.progress()
             if guard is not None and guard.may_trip(added) and guard.tripped(assembler.tail(guard.window)):
                 fired = True
                 assembler.replace_text(guard.cut(assembler.text))
@@ -229,10 +243,49 @@ def _response_text(parts: Parts) -> str:
     return " ".join(text for text in (parts.reasoning, parts.content, calls) if text)
 
 
-def _items(call: Call) -> Iterator[Any]:
-    """What the call's thread produces, until its end; its error or a cancel is raised here."""
+class _Stall:
+    """When a stream last made progress; `limit_s` of none is a stalled stream (0: no limit).
+    The clock starts at the stream's first chunk: the wait for it (litellm's first import,
+    the provider's time to the first token) is the request's own `timeout_s`."""
+
+    def __init__(self, limit_s: float, first_s: float):
+        self.limit_s = limit_s
+        self._first_s = max(limit_s, first_s)
+        self._began = False
+        self._last = time.monotonic()
+
+    def item(self) -> None:
+        if not self._began:
+            self._began, self._last = True, time.monotonic()
+
+    def progress(self) -> None:
+        self._last = time.monotonic()
+
+    def wait_s(self) -> float | None:
+        """How long the next item may take, or None (no limit); raises when that is over."""
+        if not self.limit_s:
+            return None
+        limit = self.limit_s if self._began else self._first_s
+        left = self._last + limit - time.monotonic()
+        if left <= 0:
+            raise StreamStalled(limit)
+        return left
+
+
+def _items(call: Call, stall: _Stall | None = None) -> Iterator[Any]:
+    """What the call's thread produces, until its end; its error or a cancel is raised here,
+    and a stream that adds nothing for `stall`'s limit ends as `StreamStalled` (closed)."""
     while True:
-        kind, item = call.items.get()
+        try:
+            kind, item = call.items.get(timeout=stall.wait_s() if stall is not None else None)
+        except queue.Empty:
+            call.close()
+            assert stall is not None
+            stall.wait_s()  # raises with the limit that ran out
+            raise StreamStalled(stall.limit_s) from None
+        except StreamStalled:
+            call.close()
+            raise
         if kind == CANCEL:
             raise _Cancelled()
         if kind == ERROR:

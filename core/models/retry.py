@@ -61,6 +61,13 @@ class StreamCut(ConnectionError):
         super().__init__("the stream ended without a finish_reason (the connection was cut mid-answer)")
 
 
+class StreamStalled(ConnectionError):
+    """The stream stayed open but added nothing for `model.stall_timeout_s`: a cut stream."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the stream made no progress for {seconds:g} s (empty deltas or keep-alive pings only)")
+
+
 class NotACompletion(ConnectionError):
     """A 200 answer that is no completion (an HTML error page from a proxy): retried."""
 

@@ -92,10 +92,15 @@ class Worker:
 
     def run(self, call_id: int, kwargs: dict[str, Any], call: Call) -> None:
         streaming = bool(kwargs.get("stream"))
+        began = False
 
         def put(kind: str, item: Any) -> None:
+            nonlocal began
             if kind == CHUNK:
                 data = compact(item) if streaming else plain(item)
+                if data is None and not began:  # the stream has begun: the caller's stall clock starts
+                    data = {"choices": []}
+                began = True
                 if data is not None:
                     self.send({"id": call_id, "chunk": data})
             elif kind == END:

@@ -105,6 +105,9 @@ class Turn:
     hang_s: float = 0.0
     """Sleep this long before answering (longer than the client timeout = a hang)."""
     chunk_delay_s: float = 0.0
+    keepalive_s: float = 0.0
+    """After the first event, keep the stream open this long with nothing in it: `: ping`
+    comments and empty deltas every 0.1 s, as proxies and busy providers do."""
     model: str = "scripted-model"
 
     @classmethod
@@ -261,6 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if turn.chunk_delay_s and self.server.owner._stopping.wait(turn.chunk_delay_s):
                     return
+                if number == 1 and turn.keepalive_s and self._keep_alive(turn.keepalive_s, event):
+                    return
                 self._write_chunk(f"data: {json.dumps(event)}\n\n".encode())
             if turn.drop_after is not None:
                 self._drop()
@@ -272,6 +277,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client went away (cancelled): fine, and counted
             with self.server.owner._lock:
                 self.server.owner.client_disconnects += 1
+
+    def _keep_alive(self, seconds: float, like: dict[str, Any]) -> bool:
+        """Pings and empty deltas for `seconds`; True when the server is stopping."""
+        empty = {**like, "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": None}]}
+        empty.pop("usage", None)
+        end = time.monotonic() + seconds
+        ping = True
+        while time.monotonic() < end:
+            self._write_chunk(b": ping\n\n" if ping else f"data: {json.dumps(empty)}\n\n".encode())
+            ping = not ping
+            if self.server.owner._stopping.wait(0.1):
+                return True
+        return False
 
     def _stream_until_close(self, turn: Turn, events: list[dict[str, Any]]) -> None:
         """A body delimited by closing the connection: a clean end for HTTP, cut short for SSE."""
