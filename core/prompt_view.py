@@ -132,7 +132,11 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
         chain, source = ProcessorChain(configured), "configured"
     elif recorded is not None:
         runnable = recorded if trust_file else without_recorded_code(recorded, notes)
-        chain, source = ProcessorChain(runnable), "recorded"
+        try:
+            chain, source = ProcessorChain(runnable), "recorded"
+        except UsageError as error:  # the file's config, not the person's: say so, and show the history as it is
+            notes.append(f"the processors recorded for this step cannot be used ({error}); shown without them")
+            chain, source = ProcessorChain([]), "none"
     else:
         chain, source = ProcessorChain([]), "none"
     result = chain.apply(history)

@@ -44,13 +44,33 @@ def _load_encoder() -> Any:
     return _encoder
 
 
+CHUNK_CHARS = 1_000_000
+"""A longer text is counted a slice at a time: tiktoken's token list for a 200 MB message
+would take gigabytes; the slices' counts take a few megabytes."""
+
+
 def count_text(text: str) -> int:
     if not text:
         return 0
     encoder = _encoder if _encoder is not None else _load_encoder()
     if encoder is False:
         return max(1, len(text) // 4)
-    return len(encoder.encode_ordinary(text))
+    if len(text) <= CHUNK_CHARS:
+        return len(encoder.encode_ordinary(text))
+    return sum(len(encoder.encode_ordinary(piece)) for piece in _slices(text))
+
+
+def _slices(text: str) -> Any:
+    """`text` in slices of about `CHUNK_CHARS`, each cut after a whitespace where there is one
+    near its end (so no word is split and the sum stays the count of the whole)."""
+    start = 0
+    while start < len(text):
+        end = min(start + CHUNK_CHARS, len(text))
+        if end < len(text):
+            cut = max(text.rfind(" ", end - 4096, end), text.rfind("\n", end - 4096, end))
+            end = cut + 1 if cut > start else end
+        yield text[start:end]
+        start = end
 
 
 def count_message(message: Message) -> int:

@@ -235,3 +235,77 @@ def test_the_wall_time_limit_ends_a_session_while_the_model_streams(openai_serve
     assert result.returncode == 3, result.stdout + result.stderr
     info = json.loads((tmp_path / "run.traj.json").read_text())["info"]
     assert info["exit_status"] == "LimitsExceeded" and "wall time limit" in info["message"]
+
+
+# --- replay and prompt on big or odd files ---------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_search_with_a_huge_number_of_matches_runs_in_a_worker_and_marks_a_bounded_number(tmp_path):
+    from support.replay import add_step, start_writer
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.formatting import MAX_MARKS, highlighted
+
+    writer = start_writer(tmp_path / "big")
+    for step in range(1, 41):
+        add_step(writer, step, output="x " * 12_500)  # 500,000 matches of "x" in all
+    path = writer.finish({"exit_status": "Submitted"})
+    app = ReplayApp([path])
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen_stack[1]
+        await pilot.press("slash", "x", "enter")
+        await pilot.press("l")  # keys are handled while the search runs
+        await wait_for(pilot, lambda: not screen.searching, 60)
+        assert screen.matches == list(range(1, 41))
+        await pilot.press("n")
+        assert app.is_running
+    assert len(highlighted("x " * 12_500, "x").spans) == MAX_MARKS  # marked in one pass, and bounded
+
+
+def test_wrong_typed_meta_events_are_passed_over_with_a_warning(tmp_path):
+    from swedeck.core.prompt_view import step_prompt
+    from swedeck.core.replay.document import open_document
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    good = _hostile_file(tmp_path, "good")
+    document = json.loads(good.read_text())
+    variants = {"a string": "abc", "an object": {"a": 1},
+                "bad records": [{"event": "processors_change", "hash": "h", "processors": "oops", "message_count": 0},
+                                {"event": "mode_change", "message_count": "abc"}, 7, {"event": ["x"]}],
+                "a bad processor": [{"event": "processors_change", "hash": "h",
+                                     "processors": [{"type": "last_n_observations", "n": "x"}], "message_count": 0}]}
+    for name, meta in variants.items():
+        path = tmp_path / f"{name}.traj.json"
+        path.write_text(json.dumps({**document, "meta_events": meta}))
+        trajectory = load_trajectory(path)
+        assert len(trajectory.steps) == 1
+        open_document(path).step(1)
+        prompt = step_prompt(trajectory, 1)
+        assert prompt.lines, name
+        printed = subprocess.run([*swedeck_command(), "prompt", str(path), "--step", "1"], capture_output=True,
+                                 text=True, timeout=60)
+        assert printed.returncode == 0 and "Traceback" not in printed.stderr, (name, printed.stderr)
+    assert load_trajectory(tmp_path / "a string.traj.json").info.warnings == ["`meta_events` is str, not a list; ignored"]
+
+
+def test_prompt_counts_a_huge_single_line_message_in_bounded_memory(tmp_path):
+    import resource
+
+    writer = TrajectoryWriter(tmp_path / "huge", {"id": "huge", "config": {}}, Redactor())
+    writer.add_message(make_message("system", "s", MessageType.SYSTEM))
+    writer.add_message(make_message("user", "t", MessageType.TASK))
+    writer.add_message(make_message("assistant", "a", MessageType.ACTION, actions=[{"command": "cat big"}]))
+    writer.add_message(make_message("user", "word" * 15_000_000, MessageType.OBSERVATION))  # 60 MB, one line
+    writer.add_message(make_message("assistant", "b", MessageType.ACTION, actions=[{"command": "ls"}]))
+    path = writer.finish({"exit_status": "Submitted"})
+
+    def capped() -> None:  # tiktoken's token list for the whole line alone would take ~2 GB
+        resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+
+    result = subprocess.run([*swedeck_command(), "prompt", str(path), "--step", "2", "--json"], capture_output=True,
+                            text=True, timeout=300, preexec_fn=capped)
+    assert result.returncode == 0, result.stderr[-2000:]
+    counted = json.loads(result.stdout)["messages"][3]["tokens"]
+    assert 10_000_000 < counted < 20_000_000

@@ -23,6 +23,7 @@ from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, Usage, model_config
 from support.reliability import SUBMIT, headless_args
+from support.waiting import wait_for
 from swedeck.cli import main
 from swedeck.core import events as ev
 from swedeck.core.context_window import resolve_context_window
@@ -355,7 +356,7 @@ async def test_search_passes_over_a_damaged_message_and_the_step_shows_it(tmp_pa
     async with app.run_test(size=(120, 36)) as pilot:
         screen = app.screen_stack[1]
         screen.search("needle")
-        await pilot.pause()
+        await wait_for(pilot, lambda: not screen.searching, 10)  # the search runs in a worker
         assert screen.matches == [1, 3] and app.is_running
         screen.go(2)
         await pilot.pause()

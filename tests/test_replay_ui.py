@@ -107,6 +107,7 @@ async def test_search_moves_between_matches_and_highlights(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await pilot.press("slash", *"zerodivision", "enter")
+        await wait_for(pilot, lambda: not screen.searching, 10)  # the search runs in a worker
         assert screen.matches == [2, 4] and screen.step == 2
         await pilot.pause()
         view = screen.query_one("#output-text", TextView)

@@ -3,6 +3,8 @@ contains the text, case-insensitively."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..messages import Message
 from ..trajectory.errors import TrajectoryError
 from .document import ReplayDocument, StepView
@@ -20,19 +22,23 @@ def step_matches(view: StepView, query: str) -> bool:
     return bool(needle) and any(needle in text.casefold() for text in step_texts(view))
 
 
-def find_steps(document: ReplayDocument, query: str) -> list[int]:
-    """The steps that match; a damaged step is passed over (it shows its error when opened)."""
+def matching_steps(document: ReplayDocument, query: str) -> Iterator[int]:
+    """The steps that match, one at a time (the UI's search worker hands them on as it goes);
+    a damaged step is passed over (it shows its error when opened)."""
     if not query:
-        return []
-    found = []
+        return
     for number in range(1, document.step_count + 1):
         try:
             view = document.step(number)
         except TrajectoryError:
             continue
         if step_matches(view, query):
-            found.append(number)
-    return found
+            yield number
+
+
+def find_steps(document: ReplayDocument, query: str) -> list[int]:
+    """All the steps that match."""
+    return list(matching_steps(document, query))
 
 
 def next_match(matches: list[int], current: int, forward: bool = True) -> int | None:

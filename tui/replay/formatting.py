@@ -3,7 +3,7 @@ the meter's figures, search matches marked. Pure functions of a `StepView`, no w
 
 from __future__ import annotations
 
-from textual.content import Content
+from textual.content import Content, Span
 
 from swedeck.core.context_window import resolve_context_window
 from swedeck.core.events import ContextStatus
@@ -12,19 +12,25 @@ from swedeck.core.trajectory.output import answer_label, answer_text, command_ou
 
 from ..widgets.text import visible
 
+MAX_MARKS = 2_000
+"""Matches marked in one pane: a common word in a big output must not take the UI with it."""
+
 
 def highlighted(text: str, query: str) -> Content:
-    """Literal text with every match of the search marked (never parsed as markup, controls visible)."""
+    """Literal text with the first `MAX_MARKS` matches of the search marked (never parsed as
+    markup, controls visible), in one pass."""
     text = visible(text)
-    content = Content(text)
     if not query:
-        return content
+        return Content(text)
     lower, needle = text.casefold(), query.casefold()
+    if len(lower) != len(text) or not needle:
+        return Content(text)
+    spans = []
     start = lower.find(needle)
-    while start != -1 and len(lower) == len(text):
-        content = content.stylize("reverse bold", start, start + len(needle))
+    while start != -1 and len(spans) < MAX_MARKS:
+        spans.append(Span(start, start + len(needle), "reverse bold"))
         start = lower.find(needle, start + len(needle))
-    return content
+    return Content(text, spans)
 
 
 def model_text(view: StepView) -> str:

@@ -7,6 +7,7 @@ file is an error view naming the file and the reason; in a folder L/H still move
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,10 +20,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static
+from textual.worker import get_current_worker
 
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
-from swedeck.core.replay.search import find_steps, next_match
+from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 
@@ -50,6 +52,10 @@ class ForkRequest:
     step: int
 
 
+SEARCH_BATCH_S = 0.2
+"""How often a running search hands its matches to the screen."""
+
+
 class ReplayScreen(Screen[None]):
     CSS_PATH = "replay_screen.tcss"
     BINDINGS = REPLAY_BINDINGS
@@ -74,6 +80,9 @@ class ReplayScreen(Screen[None]):
         self.error: str | None = None
         self.query_text = ""
         self.matches: list[int] = []
+        self.searching = False
+        """A search worker is running: `matches` grows as it finds steps."""
+        self._searched_to_first = False
         self.curve: dict[int, int] = {}
         self._play_shown = 0
         self.view: StepView | None = None
@@ -202,7 +211,7 @@ class ReplayScreen(Screen[None]):
             if model:
                 parts.append(model)
         if self.query_text:
-            parts.append(f"/{self.query_text}: {len(self.matches)} steps")
+            parts.append(f"/{self.query_text}: {len(self.matches)} steps" + (" (searching…)" if self.searching else ""))
         if self.follow:
             parts.append("following")
         if self.playing:
@@ -334,14 +343,53 @@ class ReplayScreen(Screen[None]):
         self.app.push_screen(AskScreen("search thoughts, commands and output", self.query_text), answer)
 
     def search(self, text: str) -> None:
+        """Search in a worker (a big file, a common word): the UI stays live, matches arrive as
+        they are found, and a new search (or an empty one) cancels the one running."""
         self.query_text = text
-        self.matches = find_steps(self.document, text) if self.document else []
-        if self.matches and self.step not in self.matches:
-            self.go(next_match(self.matches, self.step) or self.step)
+        self.matches = []
+        self.searching = bool(text and self.document)
+        self._searched_to_first = False
+        self.show_step() if self.document and not self.error else self._header()
+        if self.searching:
+            self.run_search(self.path, text)
         else:
-            self.show_step() if self.document and not self.error else self._header()
-        if text and not self.matches:
-            self.notify(visible(f"no step matches {text!r}"), severity="warning", markup=False)
+            self.workers.cancel_group(self, "search")
+
+    class SearchFound(Message):
+        """Steps that match the search, from the worker; `done` with the last batch."""
+
+        def __init__(self, path: Path, query: str, steps: list[int], done: bool) -> None:
+            super().__init__()
+            self.path, self.query, self.steps, self.done = path, query, steps, done
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    def run_search(self, path: Path, query: str) -> None:
+        worker = get_current_worker()
+        document = open_document(path)  # its own reader, as the curve's: the UI's stays on its thread
+        batch: list[int] = []
+        last = time.monotonic()
+        for number in matching_steps(document, query):
+            if worker.is_cancelled:
+                return
+            batch.append(number)
+            if time.monotonic() - last >= SEARCH_BATCH_S:
+                self.post_message(self.SearchFound(path, query, batch, done=False))
+                batch, last = [], time.monotonic()
+        if not worker.is_cancelled:
+            self.post_message(self.SearchFound(path, query, batch, done=True))
+
+    def on_replay_screen_search_found(self, message: SearchFound) -> None:
+        if message.path != self.path or message.query != self.query_text:
+            return  # an older search's
+        self.matches.extend(message.steps)
+        if self.matches and not self._searched_to_first and self.step not in self.matches:
+            self._searched_to_first = True
+            self.go(next_match(self.matches, self.step) or self.step)
+        if message.done:
+            self.searching = False
+            if not self.matches:
+                self.notify(visible(f"no step matches {message.query!r}"), severity="warning", markup=False)
+        self._header()
 
     def action_next_match(self) -> None:
         target = next_match(self.matches, self.step)

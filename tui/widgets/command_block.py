@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
-
-from textual.content import Content
 
 from .text import literal, visible, whole_command
 

@@ -21,6 +21,8 @@ from textual.strip import Strip
 from .text import clean_output
 
 MATCH_STYLE = Style(reverse=True, bold=True)
+MAX_MARKS = 2_000
+"""Matches marked in one line: a common word in a huge line must not take the UI with it."""
 
 
 class TextView(ScrollView, can_focus=True):
@@ -65,7 +67,9 @@ class TextView(ScrollView, can_focus=True):
         if self.query_text:
             lower, needle = line.casefold(), self.query_text.casefold()
             start = lower.find(needle) if len(lower) == len(line) else -1
-            while start != -1:
+            marks = 0
+            while start != -1 and marks < MAX_MARKS:
+                marks += 1
                 end = start + len(needle)
                 segments += [Segment(line[position:start], style), Segment(line[start:end], style + MATCH_STYLE)]
                 position = end

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...messages import Message
 from ..lazy import MessageList, StepList
-from ..model import Trajectory, TrajectoryFormat
+from ..model import MetaEvent, Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, check_roles, counts_as_step, mapping
 from .common import info_of
 from .source import Source
@@ -38,10 +38,28 @@ def read(source: Source) -> Trajectory:
 
     starts = [number for number, record in enumerate(records) if _is_step(record)]
     messages = MessageList(len(records), starts, build, source.path)
-    events = [meta_event(record, int(record.get("message_count", 0)))
-              for record in as_mapping_list(document.get("meta_events") or [], "`meta_events`")]
+    events = _meta_events(document.get("meta_events"), info.warnings)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,
                       meta_events=events, processors=processors_of(events))
+
+
+def _meta_events(raw: Any, warnings: list[str]) -> list[MetaEvent]:
+    """The file's meta events; a wrong-typed one is passed over with a warning (it costs
+    what it recorded, a processor config or a mode switch, never the file)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        warnings.append(f"`meta_events` is {type(raw).__name__}, not a list; ignored")
+        return []
+    events = []
+    for number, record in enumerate(raw):
+        count = record.get("message_count", 0) if isinstance(record, Mapping) else None
+        if not isinstance(record, Mapping) or not isinstance(record.get("event", ""), str) \
+                or not isinstance(count, int) or isinstance(count, bool):
+            warnings.append(f"meta_events[{number}] is not a meta event (wrong types); ignored")
+            continue
+        events.append(meta_event(record, count))
+    return events
 
 
 def _is_step(record: Mapping[str, Any]) -> bool:

@@ -73,8 +73,10 @@ def processors_of(events: list[MetaEvent]) -> dict[str, Any]:
     """Processor config hash -> config, from every event that recorded one (§11.2)."""
     found: dict[str, Any] = {}
     for event in events:
-        if isinstance(event.data.get("hash"), str) and "processors" in event.data:
-            found[event.data["hash"]] = event.data["processors"]
+        processors = event.data.get("processors")
+        if isinstance(event.data.get("hash"), str) and isinstance(processors, list) \
+                and all(isinstance(item, Mapping) for item in processors):
+            found[event.data["hash"]] = processors
     return found
 
 
