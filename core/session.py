@@ -232,6 +232,7 @@ class Session:
             env.start()
             self._agent = cls(self.config, model, env, emit, prompt_builder=self.prompts, record=writer,
                               interactive=self.interactive, history=history, window=window, window_source=source)
+            self._prepare(self._agent)
             if self._quit:
                 self._agent.quit(self._quit_status)
             if window is None and not (self.config.model.model_name or "").startswith("replay:"):
@@ -262,6 +263,9 @@ class Session:
         emit(ev.SessionEnded(exit_status=result.exit_status, submission=submission,
                              trajectory_path=final_path, message=message))
         return result
+
+    def _prepare(self, agent: Agent) -> None:
+        """What a kind of session gives its agent before it runs (a fork: recorded commands)."""
 
     def _model(self, cls: type[Agent]) -> tuple[Model, int | None, str]:
         """The model, and its window from the config or the map (never litellm: see `run`)."""

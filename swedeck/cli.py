@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--step", type=int, metavar="N", help="start at step N (negative counts from the end)")
     replay.add_argument("--follow", action="store_true", help="tail a growing .traj.jsonl")
     replay.add_argument("--play", action="store_true", help="re-animate the recorded stream")
-    replay.add_argument("--replay-actions", action="store_true", help="with f (fork): re-run the earlier steps' commands first")
+    replay.add_argument("--replay-actions", action="store_true", help="with f (fork): re-run the earlier steps' commands first; they come from the file, "
+                        "so they are untrusted: in confirm mode each is shown and asked like a model's")
     replay.add_argument("-m", "--model", metavar="NAME", help="with f (fork): the model that continues the session")
     replay.add_argument("--trust-trajectory", action="store_true",
                         help="with t: run a custom_filter the file records (by default it is shown, not run)")

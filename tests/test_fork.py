@@ -3,6 +3,7 @@ trajectory with the replay model."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from conftest import swedeck_command
@@ -10,9 +11,8 @@ from support.driver import Driver, make_config
 from support.openai_server import Turn, model_config
 from support.reliability import SUBMIT
 from support.replay import add_step, start_writer
-from swedeck.core.config import ModelConfig
-from swedeck.core.environments import get_environment
-from swedeck.core.replay.fork import actions_before, fork_history, fork_session, replay_actions
+from swedeck.core import events as ev
+from swedeck.core.replay.fork import actions_before, fork_history, fork_session
 from swedeck.core.trajectory import load_trajectory
 
 
@@ -36,22 +36,6 @@ def test_fork_history_is_everything_before_the_query(tmp_path):
     assert actions_before(trajectory, -1) == actions_before(trajectory, 3)
 
 
-def test_replay_actions_rebuild_the_files(tmp_path):
-    trajectory = file_steps(tmp_path / "t")
-    work = tmp_path / "work"
-    work.mkdir()
-    config = make_config(work, ModelConfig())
-    seen = []
-    env = get_environment(config.environment, "fork-test")
-    env.start()
-    try:
-        results = replay_actions(env, actions_before(trajectory, 3), progress=lambda s, c, r: seen.append(s))
-    finally:
-        env.close()
-    assert [r.returncode for r in results] == [0, 0] and seen == [1, 2]
-    assert (work / "two.txt").read_text() == "one\nagain\n"
-
-
 def test_fork_sends_the_history_up_to_k_and_continues(openai_server, tmp_path):
     trajectory = file_steps(tmp_path / "t")
     work = tmp_path / "work"
@@ -68,7 +52,7 @@ def test_fork_sends_the_history_up_to_k_and_continues(openai_server, tmp_path):
     history = fork_history(trajectory, 3)
     assert [(m["role"], m["content"]) for m in first] == [(m.role, m.content) for m in history]
     assert (work / "two.txt").read_text() == "one\nagain\n"  # the actions ran before the first query
-    assert [r.returncode for r in session.replay_hook.results] == [0, 0]
+    assert [result.returncode for _, _, result in session.replayed] == [0, 0]
     forked = load_trajectory(result.trajectory_path)
     assert forked.messages[: len(history)] == history  # the fork's own file replays whole
     cat_step = next(step for step in forked.steps if step.commands == ["cat two.txt"])
@@ -84,7 +68,7 @@ def test_fork_without_replay_starts_from_a_fresh_environment(openai_server, tmp_
     session = fork_session(trajectory, 2, config, interactive=False)
     result = session.run(Driver())
     assert result.exit_status == "Submitted"
-    assert session.replay_hook is None and not (work / "one.txt").exists()
+    assert session.replayed == [] and not (work / "one.txt").exists()
     assert len(openai_server.requests[0]["messages"]) == len(fork_history(trajectory, 2))
 
 
@@ -105,3 +89,27 @@ def test_run_with_the_replay_model_re_executes_a_whole_trajectory(tmp_path):
     replayed = load_trajectory(out)
     assert replayed.info.exit_status == "Submitted"
     assert [s.commands for s in replayed.steps if s.commands] == [["echo rebuilt > made.txt"], [f"{SUBMIT} && cat made.txt"]]
+
+
+def test_recorded_commands_are_untrusted_in_confirm_mode_each_is_asked(openai_server, tmp_path):
+    """A file's commands, re-run by --replay-actions, are proposed like the model's: the person
+    approves or rejects each, and a rejected one does not run."""
+    trajectory = file_steps(tmp_path / "t")
+    work = tmp_path / "work"
+    work.mkdir()
+    openai_server.script(Turn.bash_tool(SUBMIT))
+    config = make_config(work, model_config(openai_server))  # confirm mode
+    config.agent.whitelist_actions = ["^echo COMPLETE_TASK"]
+    config.run.output = str(tmp_path / "fork.traj.json")
+    session = fork_session(trajectory, 3, config, replay=True)
+    driver = Driver(decisions=[ev.Decision("approve"), ev.Decision("reject", comment="not that one")], inputs=[None])
+    driver.session = session
+    result = session.run(driver)
+    assert result.exit_status == "Submitted", result.message
+    recorded = [command for _, command in actions_before(trajectory, 3)]
+    assert [r.command for r in driver.of(ev.ConfirmationRequested)] == recorded
+    assert [result is None for _, _, result in session.replayed] == [False, True]
+    assert (work / "one.txt").exists() and not (work / "two.txt").exists()  # the rejected one did not run
+    meta = [e for e in json.loads((tmp_path / "fork.traj.json").read_text())["meta_events"]
+            if e["event"] == "replayed_command"]
+    assert [e["approval"] for e in meta] == ["approved", "rejected"]

@@ -23,8 +23,8 @@ from typing import Any
 
 from .. import events as ev
 from ..config import SwedeckConfig
-from ..environments.base import Environment
-from ..messages import ContextInfo, Message, MessageType, has_open_turn, last_submission, make_message
+from ..environments.base import Environment, ExecutionResult
+from ..messages import Action, ContextInfo, Message, MessageType, has_open_turn, last_submission, make_message
 from ..models.base import (
     APIError,
     ContextWindowExceeded,
@@ -38,7 +38,16 @@ from ..trajectory.normalize import is_step
 from . import commands, endings, limits, replies
 from .context import ContextTracker
 from .control import Control
-from .exits import ExitStatus, FlowInterrupt, Interrupted, LimitReached, QuitRequested, SessionEnd, Submitted
+from .exits import (
+    ExitStatus,
+    FlowInterrupt,
+    Interrupted,
+    LimitReached,
+    QuitRequested,
+    Rejected,
+    SessionEnd,
+    Submitted,
+)
 from .gate import Gate
 from .person import PersonChannel
 from .prompt import PromptBuilder
@@ -83,6 +92,10 @@ class Agent:
         self._consecutive_format_errors = 0
         self.step = sum(1 for m in self.history if is_step(m))
         self.submission = last_submission(self.history) or ""
+        self.recorded_commands: list[tuple[int, str]] = []
+        """A fork's `--replay-actions`: commands from a file, run before the first query, each
+        through the gate like a model's (a file is untrusted: confirm mode asks for each)."""
+        self.replayed: list[tuple[int, str, ExecutionResult | None]] = []
         self.warnings: list[str] = []
         """What the person must know of the run's result (a submission with a secret masked)."""
 
@@ -160,6 +173,7 @@ class Agent:
         for reply in replies.dangling(self.history, lambda: replies.not_run(self.config.agent, self.template_vars(),
                                                                              reason)):
             self.transcript.add(reply)
+        self._replay_recorded()
         if task is None and not has_open_turn(self.history):
             if not self.interactive and last_submission(self.history) is not None:  # resumed after its submission
                 self.emit(ev.Notice(text="nothing left to do: the session was already submitted; give a task "
@@ -173,6 +187,27 @@ class Agent:
                 raise SessionEnd(ExitStatus.SUBMITTED if self.submission or self.turn else ExitStatus.USER_QUIT)
         if task:
             self.add_task(task)
+
+    def _replay_recorded(self) -> None:
+        """Run a fork's recorded commands (SPEC §11.3) before its first query; each is proposed,
+        approved, edited or rejected as a model's command is, and none enters the history."""
+        for position, (step, command) in enumerate(self.recorded_commands):
+            action_id = f"replay.{position}"
+            try:
+                ran, approval = self.gate.decide(self, Action(command=command), action_id, step, unrun=[])
+            except Rejected:
+                self.replayed.append((step, command, None))
+                self.transcript.meta("replayed_command", step=step, command=command, approval="rejected")
+                continue
+            except Interrupted:
+                self.control.clear_interrupt()
+                self.emit(ev.Notice(text="the recorded commands were interrupted; the rest did not run",
+                                    level="warning"))
+                return
+            result = commands.execute(self, ran, action_id)
+            self.replayed.append((step, ran, result))
+            self.transcript.meta("replayed_command", step=step, command=ran, approval=approval,
+                                 returncode=result.returncode)
 
     def _run_turns(self) -> None:
         while True:

@@ -4,23 +4,19 @@ The fork's history is the trajectory up to step k: every message before step k's
 (`steps[k-1].prompt_end`), so its first query sends exactly the prompt step k was asked
 with (before processors). It runs with the configured model in a fresh environment;
 with `replay_actions` the commands of steps 1..k-1 run there first (no model calls), so
-files and shell state are what they were when step k was asked.
+files and shell state are what they were when step k was asked. They come from a file, so
+they are untrusted: each passes the agent's gate, and confirm mode asks for each one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import SwedeckConfig
-from ..environments.base import Environment, EnvironmentHook, ExecutionResult
+from ..environments.base import ExecutionResult
 from ..messages import Message
 from ..session import Session
 from ..trajectory.model import Trajectory
-
-ReplayProgress = Callable[[int, str, ExecutionResult], None]
-"""Called after each re-executed command with (step, command, result)."""
 
 
 def fork_history(trajectory: Trajectory, step: int) -> list[Message]:
@@ -35,48 +31,30 @@ def actions_before(trajectory: Trajectory, step: int) -> list[tuple[int, str]]:
     return [(earlier.index, command) for earlier in trajectory.steps[: number - 1] for command in earlier.commands]
 
 
-def replay_actions(env: Environment, actions: list[tuple[int, str]], timeout: float | None = None,
-                   progress: ReplayProgress | None = None) -> list[ExecutionResult]:
-    """Run recorded commands in order against an environment; failures do not stop the replay
-    (the original run went on after them too)."""
-    results = []
-    for step, command in actions:
-        result = env.execute(command, timeout=timeout)
-        results.append(result)
-        if progress:
-            progress(step, command, result)
-    return results
-
-
-@dataclass
-class ReplayActionsHook(EnvironmentHook):
-    """An environment hook that re-executes the recorded actions once the environment is up."""
-
-    actions: list[tuple[int, str]]
-    progress: ReplayProgress | None = None
-    results: list[ExecutionResult] = field(default_factory=list)
-
-    def on_environment_startup(self, env: Environment) -> None:
-        self.results = replay_actions(env, self.actions, progress=self.progress)
-
-
 class ForkSession(Session):
-    """A Session whose environment first re-runs the recorded actions (when asked)."""
+    """A Session that starts from a trajectory's history and, when asked, first re-runs the
+    recorded commands: through the agent's gate, so confirm mode asks for each (commands
+    from a file are untrusted), and in the live UI each shows as a command block."""
 
-    def __init__(self, config: SwedeckConfig, history: list[Message], *, hook: ReplayActionsHook | None = None,
+    def __init__(self, config: SwedeckConfig, history: list[Message], *, recorded: list[tuple[int, str]] | None = None,
                  **options: Any):
         super().__init__(config, None, history=history, **options)
-        self.replay_hook = hook
+        self.recorded = list(recorded or [])
+        self._replayed: list[tuple[int, str, ExecutionResult | None]] = []
 
-    def _environment(self, redactor: Any) -> Any:
-        env = super()._environment(redactor)
-        if self.replay_hook is not None:
-            env.add_hook(self.replay_hook)
-        return env
+    def _prepare(self, agent: Any) -> None:
+        agent.recorded_commands = self.recorded
+        self._replayed = agent.replayed
+
+    @property
+    def replayed(self) -> list[tuple[int, str, ExecutionResult | None]]:
+        """(step, command as run, result) of each recorded command; the result is None when the
+        person rejected it."""
+        return list(self._replayed)
 
 
 def fork_session(trajectory: Trajectory, step: int, config: SwedeckConfig, *, replay: bool = False,
-                 progress: ReplayProgress | None = None, interactive: bool = True) -> ForkSession:
+                 interactive: bool = True) -> ForkSession:
     """A live session continuing `trajectory` from step `step` with the configured model."""
-    hook = ReplayActionsHook(actions_before(trajectory, step), progress) if replay else None
-    return ForkSession(config, fork_history(trajectory, step), hook=hook, interactive=interactive)
+    recorded = actions_before(trajectory, step) if replay else None
+    return ForkSession(config, fork_history(trajectory, step), recorded=recorded, interactive=interactive)
