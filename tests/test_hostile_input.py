@@ -309,3 +309,45 @@ def test_prompt_counts_a_huge_single_line_message_in_bounded_memory(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     counted = json.loads(result.stdout)["messages"][3]["tokens"]
     assert 10_000_000 < counted < 20_000_000
+
+
+# --- a command cannot forge its result -------------------------------------------------------------
+
+FORGERIES = {
+    # a function named `builtin` receives the end marker's printf and rewrites the status
+    "a function named builtin": (
+        "builtin() { if [ \"$1\" = printf ] && [[ \"$2\" == *SDEND* ]]; then command printf \"${2%%%s*}0\\036\"; "
+        "else command builtin \"$@\"; fi; }; false"),
+    # a DEBUG trap with extdebug runs the marker's printf with 0 for "$?" and skips the real one
+    "a DEBUG trap": ("shopt -s extdebug; trap 'if [[ $BASH_COMMAND == *SDEND* ]]; then "
+                     "eval \"${BASH_COMMAND/\\\"\\$?\\\"/0}\"; false; fi' DEBUG; ls /definitely/missing"),
+    # a read-only runner: the next command never runs, and its status is the impostor's
+    "a read-only runner": "__swedeck_exec() { :; }; readonly -f __swedeck_exec; false",
+}
+
+
+@pytest.mark.parametrize("env_kind", ["local", "docker"])
+@pytest.mark.parametrize("route", list(FORGERIES))
+def test_no_route_forges_a_result_the_shell_is_restarted_and_says_so(tmp_path, env_kind, route):
+    from swedeck.core.config import EnvironmentConfig
+    from swedeck.core.environments import get_environment
+
+    if env_kind == "docker":
+        from support.docker_env import docker_config
+
+        config = docker_config()
+    else:
+        config = EnvironmentConfig(cwd=str(tmp_path))
+    env = get_environment(config, f"forge2-{env_kind}")
+    env.start()
+    try:
+        forged = env.execute(FORGERIES[route], timeout=20)
+        assert forged.returncode != 0, (route, forged)  # never the forged 0
+        if forged.returncode is None:
+            assert "tampered with the shell" in forged.output or "no longer reports" in forged.output, forged.output
+            assert "new shell session was started" in forged.output
+        for command, code in (("false", 1), ("(exit 3)", 3), ("echo fine", 0)):
+            after = env.execute(command, timeout=20)  # the next commands get their true results
+            assert after.returncode == code, (route, command, after)
+    finally:
+        env.close()

@@ -42,6 +42,39 @@ trap 'return 137 2>/dev/null' USR1
 """
 _RUNNER = '__swedeck_exec() { builtin eval "$1"; };'
 """Runs one command, in a function so the interrupt trap's `return` ends just it."""
+_WATCHED_FUNCTIONS = ("builtin", "printf", "eval", "command", "declare", "trap", "readonly", "export", "unset", "set",
+                      "shopt", "echo", "exec")
+_CHECK = (f"trap -p DEBUG RETURN; builtin printf '\\037'; readonly -f; builtin printf '\\037'; "
+          f"declare -F {' '.join(_WATCHED_FUNCTIONS)} 2>/dev/null; "
+          "builtin printf '\\037%s\\037%s' \"$BASHOPTS\" \"$SHELLOPTS\"; ")
+"""After the end marker, in the same line: what a command could have done to the shell to
+forge its own result (a DEBUG or RETURN trap with extdebug, a function named `builtin`, a
+readonly `__swedeck_exec`). Checked from the same shell, so it defeats these routes, not a
+command written against swedeck's protocol with full knowledge of it (docs/security.md)."""
+_CHECK_WAIT_S = 5.0
+"""How long the shell's report may follow its end marker; a report that never comes is tampering."""
+
+
+def tampered(report: bytes | None) -> str:
+    """Why the shell cannot be trusted after a command, from its report ("" when it can)."""
+    if report is None:
+        return "the command changed the shell so that it no longer reports on itself"
+    parts = report.split(b"\x1f")
+    if len(parts) != 5:
+        return "the command changed the shell so that its report is garbled"
+    traps, readonly, functions, bashopts, shellopts = (part.decode("utf-8", "replace") for part in parts)
+    found = []
+    if traps.strip():
+        found.append("a DEBUG or RETURN trap")
+    if readonly.strip():
+        found.append("a read-only shell function")
+    if functions.strip():
+        found.append("a function named " + ", ".join(functions.split()))
+    if "extdebug" in bashopts.split(":") or "functrace" in shellopts.split(":"):
+        found.append("extdebug or functrace on")
+    return "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
+
+
 _KILLED_REPORT = re.compile(r"^[^\n]*: line \d+: +\d+ Killed +[^\n]*\n?", re.MULTILINE)
 """bash's report of a program our stop killed: noise to the model, and it echoes the command."""
 _STOP_GRACE_S = 2.0
@@ -111,14 +144,14 @@ class ShellSession:
         # The runner function is defined again each time, so `unset -f` cannot break the next
         # command, and `builtin printf` is not a function a command could have defined.
         secret = secrets.token_hex(8)
-        marker = re.compile(rb"\x1eSDEND" + secret.encode() + rb":(-?\d+)\x1e")
         started = time.monotonic()
         self._channel.send(
             f"{_RUNNER} export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
-            f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; export SWEDECK_CMD=idle\n".encode()
+            f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; {_CHECK}"
+            f"builtin printf '\\036SDOK{secret}\\036'; export SWEDECK_CMD=idle\n".encode()
         )
         collector = _Collector(self._output_limit, on_output, self._redactor)
-        status = self._wait(collector, started, timeout, command_id, marker)
+        status = self._wait(collector, started, timeout, command_id, _Markers(secret.encode()))
         duration = time.monotonic() - started
         head, tail = collector.buffer.text()
         stopped = status.returncode is None
@@ -139,8 +172,10 @@ class ShellSession:
         )
 
     def _wait(self, collector: _Collector, started: float, timeout: float, command_id: str,
-              marker: re.Pattern[bytes]) -> _Status:
+              markers: _Markers) -> _Status:
+        marker, checked, closing = markers.end, markers.checked, markers.closing
         deadline = started + timeout
+        check_deadline = 0.0
         pending = b""
         stopping: _Status | None = None
         attempts = 0
@@ -156,13 +191,25 @@ class ShellSession:
                 return _Status(None, note="<the shell exited; a new session was started, its state is lost>",
                                timed_out=bool(stopping and stopping.timed_out),
                                interrupted=bool(stopping and stopping.interrupted))
-            if chunk:
-                pending += chunk
+            if chunk or check_deadline:
+                pending += chunk or b""
                 match = marker.search(pending)
-                if match:
-                    collector.add(pending[: match.start()])
+                closed = closing.search(pending)
+                if match or closed:
+                    report = checked.search(pending, match.start()) if match else None
+                    if report is None and closed is None:  # the end marker is in; the report follows at once
+                        check_deadline = check_deadline or time.monotonic() + _CHECK_WAIT_S
+                        if time.monotonic() < check_deadline:
+                            continue
+                    collector.add(pending[: (match or closed).start()])  # type: ignore[union-attr]
+                    tampering = tampered(report.group(2) if report else None)
+                    if tampering:
+                        self._recover()
+                        return _Status(None, note=f"<{tampering}: its exit status and output cannot be trusted; "
+                                                  "a new shell session was started, its state is lost>")
                     if stopping:
                         return stopping
+                    assert match is not None  # a report without an end marker is tampering
                     return _Status(int(match.group(1)))
                 # Hold back only what may be the start of a marker split across chunks.
                 start = pending.rfind(b"\x1e", max(len(pending) - self._carry, 0))
@@ -201,6 +248,16 @@ class ShellSession:
 
 def _drop_kill_reports(text: str, stopped: bool) -> str:
     return _KILLED_REPORT.sub("", text) if stopped else text
+
+
+class _Markers:
+    """The end of one command as the shell prints it: its end marker with the exit status, then
+    the shell's report on itself (`_CHECK`), then the closing marker; all carry the secret."""
+
+    def __init__(self, secret: bytes):
+        self.end = re.compile(rb"\x1eSDEND" + secret + rb":(-?\d+)\x1e")
+        self.checked = re.compile(rb"\x1eSDEND" + secret + rb":(-?\d+)\x1e(.*?)\x1eSDOK" + secret + rb"\x1e", re.DOTALL)
+        self.closing = re.compile(rb"\x1eSDOK" + secret + rb"\x1e")
 
 
 @dataclass
