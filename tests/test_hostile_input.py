@@ -351,3 +351,36 @@ def test_no_route_forges_a_result_the_shell_is_restarted_and_says_so(tmp_path, e
             assert after.returncode == code, (route, command, after)
     finally:
         env.close()
+
+
+# --- watch and follow under load --------------------------------------------------------------------
+
+
+def test_following_a_file_that_grows_without_a_newline_takes_bounded_memory(tmp_path):
+    import tracemalloc
+
+    from swedeck.core.trajectory.index import TrajectoryIndex
+
+    writer = TrajectoryWriter(tmp_path / "grow", {"id": "grow", "config": {}}, Redactor())
+    writer.add_message(make_message("user", "t", MessageType.TASK))
+    writer.close()
+    index = TrajectoryIndex(writer.path)
+    assert len(index) == 1
+    piece = b"x" * (10 << 20)
+    tracemalloc.start()
+    try:
+        with open(writer.path, "ab") as handle:
+            handle.write(b'{"role": "user", "content": "')
+            for _ in range(12):  # 120 MB of one unfinished line, looked at after every 10 MB
+                handle.write(piece)
+                handle.flush()
+                assert index.refresh() == 0 and index.torn_tail
+            _, peak = tracemalloc.get_traced_memory()
+            handle.write(b'", "extra": {"message_type": "observation"}}\n')
+            handle.write((json.dumps(make_message("user", "after", MessageType.OBSERVATION).to_record()) + "\n").encode())
+        assert peak < 40 << 20, f"{peak >> 20} MB while the line grew"
+        assert index.refresh() == 2 and not index.torn_tail
+        assert index.message(2).text == "after"
+        assert index._messages[1][1] > 120 << 20  # the long line, indexed at its true length
+    finally:
+        tracemalloc.stop()

@@ -24,9 +24,9 @@ class RoleIndex(TrajectoryIndex):
         super()._reset(identity)
         self.steps = []
 
-    def _add_line(self, offset: int, line: bytes) -> None:
+    def _add_line(self, offset: int, line: bytes, length: int | None = None) -> None:
         before = len(self._messages)
-        super()._add_line(offset, line)
+        super()._add_line(offset, line, length)
         if len(self._messages) > before:
             # swedeck writes `role` first (Message field order); anything else is parsed to find out
             match = _ROLE.match(line)

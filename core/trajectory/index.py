@@ -20,6 +20,10 @@ from .parse import loads
 from .readers.swedeck_jsonl import is_header, meta_event
 
 _CHUNK = 1 << 20
+_WHOLE_LINE = 32 << 20
+"""A completed line up to this size is read whole to be indexed; a longer one by its head and
+tail (what says what it is: its role first, its `extra` last), so memory stays bounded."""
+_EDGE = 64 << 10
 _META_LINE = re.compile(rb'^\s*\{\s*"role"\s*:\s*"meta"')
 _CACHE_SIZE = 256
 
@@ -28,6 +32,7 @@ class TrajectoryIndex:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._scanned = 0  # bytes up to the end of the last complete line
+        self._looked = 0  # bytes searched for a newline: an unfinished line is never read twice
         self._identity: tuple[int, int] | None = None
         self._lines = 0
         self._messages: list[tuple[int, int]] = []  # (offset, length) of each message line
@@ -51,20 +56,45 @@ class TrajectoryIndex:
             self._reset(identity)
         before = len(self._messages)
         with open(self.path, "rb") as handle:
-            handle.seek(self._scanned)
-            carry = b""
-            offset = self._scanned
+            handle.seek(self._looked)
+            # A line is kept only while it lies in the chunk at hand; a line that spans chunks
+            # (or a file growing with no newline) is read back once it ends, never carried.
             while chunk := handle.read(_CHUNK):
-                data = carry + chunk
-                start = 0
-                while (end := data.find(b"\n", start)) != -1:
-                    self._add_line(offset + start, data[start:end])
+                base, start = self._looked, 0
+                while (end := chunk.find(b"\n", start)) != -1:
+                    line_start = self._scanned
+                    if line_start >= base:
+                        self._add_line(line_start, chunk[line_start - base:end])
+                    else:
+                        self._add_line(line_start, self._line_bytes(handle, line_start, base + end), base + end - line_start)
+                    self._scanned = base + end + 1
                     start = end + 1
-                offset += start
-                carry = data[start:]
-            self._scanned = offset
-            self.torn_tail = bool(carry.strip())
+                self._looked = base + len(chunk)
+            self.torn_tail = self._looked > self._scanned and self._tail_is_text(handle)
         return len(self._messages) - before
+
+    def _line_bytes(self, handle: Any, start: int, end: int) -> bytes:
+        """The line `start..end` from the file (the handle is left where it was)."""
+        here = handle.tell()
+        try:
+            if end - start <= _WHOLE_LINE:
+                handle.seek(start)
+                return bytes(handle.read(end - start))
+            handle.seek(start)
+            head = handle.read(_EDGE)
+            handle.seek(end - _EDGE)
+            return bytes(head + b" " + handle.read(_EDGE))
+        finally:
+            handle.seek(here)
+
+    def _tail_is_text(self, handle: Any) -> bool:
+        """Whether the unfinished last line has anything but whitespace (looked at, bounded)."""
+        here = handle.tell()
+        try:
+            handle.seek(max(self._scanned, self._looked - _EDGE))
+            return bool(handle.read(_EDGE).strip())
+        finally:
+            handle.seek(here)
 
     def message(self, index: int) -> Message:
         if index < 0:
@@ -86,10 +116,13 @@ class TrajectoryIndex:
         return [meta_event(self._read(offset, length), count) for offset, length, count in self._meta]
 
     def _reset(self, identity: tuple[int, int]) -> None:
-        self._identity, self._scanned, self._lines = identity, 0, 0
+        self._identity, self._scanned, self._looked, self._lines = identity, 0, 0, 0
         self._messages, self._meta, self._cache, self.header = [], [], {}, {}
 
-    def _add_line(self, offset: int, line: bytes) -> None:
+    def _add_line(self, offset: int, line: bytes, length: int | None = None) -> None:
+        """Index one line at `offset`: `line` is its bytes (or, for a huge line, its head and
+        tail) and `length` its length in the file when that differs."""
+        length = len(line) if length is None else length
         self._lines += 1
         if self._lines == 1:
             try:
@@ -98,9 +131,9 @@ class TrajectoryIndex:
                 header = None
             self.header = header if isinstance(header, dict) else {}
         elif _META_LINE.match(line):
-            self._meta.append((offset, len(line), len(self._messages)))
+            self._meta.append((offset, length, len(self._messages)))
         elif line.strip():
-            self._messages.append((offset, len(line)))
+            self._messages.append((offset, length))
 
     def _read(self, offset: int, length: int) -> Any:
         with open(self.path, "rb") as handle:
