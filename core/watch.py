@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -117,7 +117,7 @@ class DirectoryWatcher:
 
     def __init__(self, root: str | Path, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
                  clock: Callable[[], float] = time.time):
-        self.root = Path(root)
+        self.root = Path(root).absolute()  # as a file watcher reports paths
         self.stale_after_s = stale_after_s
         self._clock = clock
         self._live: dict[Path, _LiveFile] = {}
@@ -126,17 +126,33 @@ class DirectoryWatcher:
         self.batch: BatchState | None = None
         """The batch whose output this folder is, if it is one."""
         self._batch_signature: tuple[float, int] | None = None
+        self._found: dict[str, Path] | None = None
+        """Session key -> its file, as of the last scan."""
 
-    def scan(self) -> WatchUpdate:
-        files = self._files()
+    def scan(self, changed: Iterable[str | Path] | None = None) -> WatchUpdate:
+        """Look again. `changed`: the paths a file watcher reported since the last scan (only
+        those are looked at, and the live files, whose rows age into `stale`); None walks the
+        whole folder."""
+        keys = self._changed_keys(changed) if changed is not None and self._found is not None else None
+        if keys is None:
+            self._found = self._files()
+            keys = set(self._found)
+            previous: dict[str, WatchRow] = {}
+        else:
+            keys |= {key for key, path in self._found.items() if path.name.endswith(LIVE_SUFFIX)}
+            previous = {key: row for key, row in self.rows.items() if key in self._found}
+        files = self._found
         now = self._clock()
-        new_rows: dict[str, WatchRow] = {}
-        finals = {key: path for key, path in files.items() if not path.name.endswith(LIVE_SUFFIX)}
-        for key, path in files.items():
-            if key in finals and path is not finals[key]:
+        new_rows = dict(previous)
+        for key in keys:
+            path = files.get(key)
+            if path is None:
+                new_rows.pop(key, None)
                 continue
-            new_rows[key] = self._final_row(key, path) if key in finals else self._live_row(key, path, now)
+            live = path.name.endswith(LIVE_SUFFIX)
+            new_rows[key] = self._live_row(key, path, now) if live else self._final_row(key, path)
         self._add_batch_rows(new_rows)
+        new_rows = dict(sorted(new_rows.items()))
         for gone in set(self._live) - {p for p in files.values()}:
             del self._live[gone]
         for gone in set(self._final) - {p for p in files.values()}:
@@ -168,6 +184,29 @@ class DirectoryWatcher:
                                      error=instance.error or instance.exit_status)
             elif instance.state in ("queued", "running"):  # running: its file is not written yet
                 rows[key] = WatchRow(key, instance_id, path, "queued" if instance.state == "queued" else "running")
+
+    def _changed_keys(self, changed: Iterable[str | Path]) -> set[str] | None:
+        """The session keys whose files changed, with `_found` brought up to date; None when a
+        change is not one trajectory file (a folder came or went): then the whole folder is
+        walked again."""
+        assert self._found is not None
+        keys: set[str] = set()
+        for raw in changed:
+            path = Path(raw)
+            if path.name == STATE and path.parent == self.root:
+                continue  # batch.json: read by signature on every scan
+            if not path.name.endswith(TRAJECTORY_SUFFIXES) or path.name.startswith(".") or path.is_dir():
+                if path.name.startswith(".") and not path.is_dir():
+                    continue  # a writer's temp file
+                return None
+            key = str(base_name(path))
+            keys.add(key)
+            current = _session_file(Path(key))
+            if current is None:
+                self._found.pop(key, None)
+            else:
+                self._found[key] = current
+        return keys
 
     def _files(self) -> dict[str, Path]:
         """Session key -> its file; the final file wins over the live one."""
@@ -237,6 +276,15 @@ class DirectoryWatcher:
                            last_action=tally.last_action, exit_status=trajectory.info.exit_status or "unknown")
         self._final[path] = _FinalFile(signature, row)
         return row
+
+
+def _session_file(base: Path) -> Path | None:
+    """The file a session is shown by: a final file if there is one, else its live file."""
+    for suffix in (".traj.json", ".traj", LIVE_SUFFIX):
+        candidate = base.with_name(base.name + suffix)
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def status_text(row: WatchRow) -> str:

@@ -121,3 +121,32 @@ def test_watch_a_missing_folder_is_a_usage_error(tmp_path, capsys):
 
     assert main(["watch", str(tmp_path / "nope")]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_told_what_changed_it_looks_at_those_files_and_the_live_ones_only(tmp_path):
+    """The UI's file watcher reports paths; a scan given them never walks the folder again."""
+    for number in range(30):
+        write_trajectory(tmp_path / "old" / f"done-{number:02d}", 1)
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    watcher = DirectoryWatcher(tmp_path, stale_after_s=60)
+    watcher.scan()
+    assert len(watcher.rows) == 31
+    walked = []
+    watcher._files = lambda: walked.append(1) or {}  # a walk now would empty the table
+
+    new = write_trajectory(tmp_path / "old" / "new", 2)
+    update = watcher.scan({str(new)})
+    assert [row.name for row in update.changed] == [os.path.join("old", "new.traj.json")] and not walked
+    add_step(writer, 2)  # the live file grows: no notice needed, live files are looked at every time
+    update = watcher.scan(set())
+    assert [(row.name, row.steps) for row in update.changed] == [("live.traj.jsonl", 2)]
+    final = writer.finish({"exit_status": "Submitted"})  # the .jsonl goes, the .json comes
+    update = watcher.scan({str(final), str(tmp_path / "live.traj.jsonl")})
+    assert by_name(watcher)["live.traj.json"].status == "finished" and "live.traj.jsonl" not in by_name(watcher)
+    new.unlink()
+    update = watcher.scan({str(new)})
+    assert update.removed == [str(tmp_path / "old" / "new")] and len(watcher.rows) == 31 and not walked
+    (tmp_path / "fresh-folder").mkdir()
+    watcher.scan({str(tmp_path / "fresh-folder")})  # a folder came: the whole tree is walked again
+    assert walked

@@ -113,3 +113,21 @@ async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(o
         runner.join(60)
     assert not runner.is_alive()
     assert json.loads((out / "w-1" / "w-1.traj.json").read_text())["info"]["exit_status"] == "Interrupted"
+
+
+async def test_the_table_follows_file_system_notices_and_q_leaves_at_once(tmp_path):
+    write_trajectory(tmp_path / "first", 1)
+    app = WatchApp(DirectoryWatcher(tmp_path), interval_s=30)  # no polling that could stand in for the notices
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.scans >= 1)
+        assert screen.notices
+        from swedeck.tui.watch.watch_screen import DataTable
+
+        table = screen.query_one(DataTable)
+        write_trajectory(tmp_path / "sub" / "second", 3)
+        await wait_for(pilot, lambda: table.row_count == 2, 10)
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, 5)
+    workers = [worker for worker in app.workers if worker.group == "scan"]
+    assert all(worker.is_finished for worker in workers)

@@ -1,12 +1,17 @@
 """`swedeck watch DIR` (SPEC §11.4): a live table of the trajectories under a folder.
 
-The folder is scanned in a thread worker (only new bytes are read, see core.watch); the
-UI thread gets the changed rows and updates those cells in place, never rebuilding the
-table. Enter follows the selected trajectory in the replay view. A batch's folder
+The folder is walked once; then a thread worker waits on the file system's own change
+notices (watchfiles: inotify on Linux) and looks only at the files that changed, and at the
+live ones once a second (their rows age into `stale`), so 10,000 idle files cost nothing
+and `q` is answered at once. Where notices are not available it scans every second. Only
+new bytes are read (core.watch); the UI thread gets the changed rows and updates those
+cells in place, never rebuilding the table. Enter follows the selected trajectory in the replay view. A batch's folder
 (`swedeck batch`) shows every instance, queued ones too, and the batch's totals.
 """
 
 from __future__ import annotations
+
+import threading
 
 from rich.text import Text
 from textual import work
@@ -49,6 +54,9 @@ class WatchScreen(Screen[None]):
         self.watcher = watcher
         self.interval_s = interval_s
         self.scans = 0
+        self.notices = False
+        """The folder is followed by the file system's change notices (else by polling)."""
+        self._stop = threading.Event()
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"watching {self.watcher.root}"), id="watch-header", markup=False)
@@ -59,13 +67,33 @@ class WatchScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.scan()
-        self.set_interval(self.interval_s, self.scan)
+        self.follow_folder()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
-    def scan(self) -> None:
-        update = self.watcher.scan()
-        self.app.call_from_thread(self.apply, update)
+    def follow_folder(self) -> None:
+        self._post(self.watcher.scan())
+        try:
+            from watchfiles import watch
+        except ImportError:
+            watch = None
+        if watch is not None:
+            try:
+                self.notices = True
+                for changes in watch(self.watcher.root, stop_event=self._stop, yield_on_timeout=True,
+                                     rust_timeout=int(self.interval_s * 1000), debounce=100, raise_interrupt=False):
+                    self._post(self.watcher.scan({path for _, path in changes}))
+                return
+            except (OSError, RuntimeError):  # no notices here (an inotify limit, a network mount): poll
+                self.notices = False
+        while not self._stop.wait(self.interval_s):
+            self._post(self.watcher.scan())
+
+    def _post(self, update: WatchUpdate) -> None:
+        if not self._stop.is_set():
+            self.app.call_from_thread(self.apply, update)
 
     def apply(self, update: WatchUpdate) -> None:
         table = self.query_one(DataTable)
@@ -108,4 +136,5 @@ class WatchScreen(Screen[None]):
         self.action_follow()
 
     def action_quit_watch(self) -> None:
+        self._stop.set()  # the worker leaves its wait at once
         self.app.exit()
