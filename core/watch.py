@@ -134,14 +134,14 @@ class DirectoryWatcher:
         those are looked at, and the live files, whose rows age into `stale`); None walks the
         whole folder."""
         keys = self._changed_keys(changed) if changed is not None and self._found is not None else None
-        if keys is None:
-            self._found = self._files()
-            keys = set(self._found)
+        if keys is None or self._found is None:
+            files = self._found = self._files()
+            keys = set(files)
             previous: dict[str, WatchRow] = {}
         else:
-            keys |= {key for key, path in self._found.items() if path.name.endswith(LIVE_SUFFIX)}
-            previous = {key: row for key, row in self.rows.items() if key in self._found}
-        files = self._found
+            files = self._found
+            keys |= {key for key, path in files.items() if path.name.endswith(LIVE_SUFFIX)}
+            previous = {key: row for key, row in self.rows.items() if key in files}
         now = self._clock()
         new_rows = dict(previous)
         for key in keys:
@@ -157,10 +157,10 @@ class DirectoryWatcher:
             del self._live[gone]
         for gone in set(self._final) - {p for p in files.values()}:
             del self._final[gone]
-        changed = [row for key, row in new_rows.items() if self.rows.get(key) != row]
+        rows_changed = [row for key, row in new_rows.items() if self.rows.get(key) != row]
         removed = [key for key in self.rows if key not in new_rows]
         self.rows = new_rows
-        return WatchUpdate(changed=changed, removed=removed)
+        return WatchUpdate(changed=rows_changed, removed=removed)
 
     def _add_batch_rows(self, rows: dict[str, WatchRow]) -> None:
         """Rows for the batch's instances without a trajectory, in the batch's order."""

@@ -384,3 +384,40 @@ def test_following_a_file_that_grows_without_a_newline_takes_bounded_memory(tmp_
         assert index._messages[1][1] > 120 << 20  # the long line, indexed at its true length
     finally:
         tracemalloc.stop()
+
+
+# --- containment ---------------------------------------------------------------------------------------
+
+
+def _running(argv: list[str]) -> bool:
+    wanted = "\0".join(argv).encode() + b"\0"
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "cmdline").read_bytes() == wanted:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def test_a_killed_swedeck_leaves_no_shell_and_no_command_behind(openai_server, tmp_path):
+    import os
+    import signal
+
+    from support.openai_server import Turn
+    from support.reliability import headless_args
+    from support.waiting import running_below, wait_until
+
+    escaped, foreground = ["sleep", "3131"], ["sleep", "3132"]
+    openai_server.script(Turn.bash_tool("( export SWEDECK_CMD=idle; setsid sleep 3131 & ); sleep 3132"))
+    process = subprocess.Popen(headless_args(openai_server.url, tmp_path, "t", "-c", "environment.timeout=600"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: running_below(process.pid, foreground), timeout=60, what="the command to run")
+        wait_until(lambda: _running(escaped), timeout=10, what="the escaped program to run")
+    finally:
+        os.kill(process.pid, signal.SIGKILL)  # no handler runs: only the kernel can tell the shell
+        process.wait(timeout=10)
+    wait_until(lambda: not _running(escaped) and not _running(foreground), timeout=15,
+               what="the session's programs to end with swedeck")

@@ -168,8 +168,17 @@ STILL_RUNNING = ("p=$(cat {pidfile}); for i in $(seq 50); do s=$(cat /proc/$p/st
                  "case \"$s\" in ''|*') Z '*) echo gone; exit 0;; esac; sleep 0.1; done; echo alive")
 
 
+ESCAPES = [
+    ESCAPE,
+    "( export SWEDECK_CMD=idle; setsid sleep 300 & echo $! > {pidfile} ); sleep 60",  # claims to be nobody's
+    "SWEDECK_CMD=other setsid sleep 300 & echo $! > {pidfile}; sleep 60",  # claims another command's tag
+    "readonly SWEDECK_CMD; ( setsid env -i sleep 300 & echo $! > {pidfile} ); sleep 60",  # keeps its tag for ever
+]
+
+
 @pytest.mark.parametrize("env_kind", ["local", "docker"])
-def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tmp_path, env_kind):
+@pytest.mark.parametrize("escape", ESCAPES, ids=["env-i", "tag-idle", "tag-other", "readonly-tag"])
+def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tmp_path, env_kind, escape):
     from swedeck.core.config import EnvironmentConfig
     from swedeck.core.environments import get_environment
 
@@ -182,9 +191,14 @@ def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tm
     env = get_environment(config, f"escape-{env_kind}")
     env.start()
     try:
-        result = env.execute(ESCAPE.format(pidfile=pidfile), timeout=3)
+        # an earlier command's program (the command itself goes on a tick, as any real one does)
+        earlier = env.execute("sleep 301 & echo $!; sleep 0.05", timeout=10)
+        result = env.execute(escape.format(pidfile=pidfile), timeout=3)
         assert result.timed_out
         check = env.execute(f"bash -c {bash_quote(STILL_RUNNING.format(pidfile=pidfile))}", timeout=20)
         assert check.output.strip() == "gone", check.output
+        if not escape.startswith("readonly"):  # a read-only tag makes every later program this one's
+            spared = env.execute(f"kill -0 {earlier.output.strip()} && echo spared", timeout=10)
+            assert spared.output.strip() == "spared"  # an earlier command's program keeps running
     finally:
         env.close()

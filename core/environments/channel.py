@@ -13,8 +13,10 @@ EOF_CHUNK = b""
 
 class Channel(Protocol):
     orphans_are_ours: bool
-    """True where nothing but the session runs beside PID 1 (a container): an untagged orphan
-    started while a command ran is that command's, and its stop kills it too."""
+    """True where nothing but the session runs beside PID 1 (a container): any process started
+    while a command ran is that command's, and its stop kills it too."""
+    tree_root: int | None
+    """The subreaper above the shell (local: the watchdog that adopts the session's orphans)."""
 
     def send(self, data: bytes) -> None: ...
     def recv(self, timeout: float) -> bytes | None:

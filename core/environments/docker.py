@@ -26,6 +26,7 @@ _KEEP_RUNNING = ["/bin/sh", "-c", "while :; do sleep 3600; done"]
 
 class DockerChannel:
     orphans_are_ours = True
+    tree_root: int | None = None
 
     def __init__(self, client: Any, container: Any):
         self._client = client

@@ -1,33 +1,32 @@
 """The script that stops one command of a swedeck session.
 
-Builtins only (it also runs inside busybox images). Victims: every process tagged with
-SWEDECK_CMD=<id> (the command's exec'd programs, even after setsid/reparenting), and
-every untagged descendant of the session shell (forked subshells of the command carry the
-shell's start-up environment). Programs of earlier commands (another tag) are spared, so
+Builtins only (it also runs inside busybox images). Commands run one at a time, so what
+started while this one ran is this one's, whatever it calls itself: the kernel's start time
+is the one mark a command cannot change. Victims:
+- every process tagged `SWEDECK_CMD=<id>` (the command's programs);
+- every process of the session started since the command began, whatever its tag (a
+  command that exports `SWEDECK_CMD=idle`, makes the variable read-only, or `setsid`s away
+  is still found): in the session's tree locally (the tree's root is a child subreaper, so
+  double-forked orphans stay in it), in the whole container in Docker (nothing else runs
+  there but PID 1 and the shell);
+- every untagged process in the tree (forked subshells carry the shell's own environment).
+Programs an earlier command left running (another tag, started before) are spared, so
 `sleep 100 &` started before keeps running.
 
-A program that drops the tag (`env -i`) and leaves the tree (a double fork, `setsid -f`) is
-still found: on Linux the local shell is a child subreaper (`local.py`), so such orphans
-stay its descendants; in a container, where orphans go to PID 1 and nothing but the session
-runs, the third argument N names "untagged orphans started in the last N seconds" as victims.
-
-Run as `bash -c KILL_TREE swedeck-kill SHELL_PID COMMAND_ID [ORPHANS_SINCE_S]` beside the session.
+Run as `bash -c KILL_TREE swedeck-kill SHELL_PID COMMAND_ID SINCE_TICKS SCOPE [ROOT_PID]`:
+SINCE_TICKS is when the command began, in the clock ticks since boot that /proc/PID/stat
+counts start times in (-1: unknown), SCOPE `tree` or `container`, ROOT_PID the subreaper
+above the shell (locally), whose other descendants are the session's too.
 """
 
-KILL_TREE = r"""shell=$1 id=$2 since=${3:-}
+KILL_TREE = r"""shell=$1 id=$2 newest=${3:--1} scope=${4:-tree} root=${5:-$1}
 kill -USR1 "$shell" 2>/dev/null
-newest=-1
-if [[ -n $since ]] && read -r uptime _ < /proc/uptime; then
-    # Start times in /proc/PID/stat are clock ticks (USER_HZ, 100 on Linux) since boot.
-    uptime=${uptime%.*}
-    newest=$(( (uptime - since) * 100 )); (( newest < 0 )) && newest=0
-fi
 for round in 1 2 3 4 5 6 7 8; do
     declare -A parent=() tag=() start=()
     victims=()
     for dir in /proc/[0-9]*; do
         pid=${dir#/proc/}
-        [[ $pid == "$shell" || $pid == "$$" ]] && continue
+        [[ $pid == "$shell" || $pid == "$root" || $pid == "$$" ]] && continue
         read -r stat < "$dir/stat" 2>/dev/null || continue
         rest=${stat##*) }
         set -- $rest
@@ -41,13 +40,13 @@ for round in 1 2 3 4 5 6 7 8; do
     done
     for pid in "${!parent[@]}"; do
         if [[ ${tag[$pid]} == "$id" ]]; then victims+=("$pid"); continue; fi
-        [[ -n ${tag[$pid]} ]] && continue
-        if [[ ${parent[$pid]} == 1 && $newest -ge 0 && ${start[$pid]} -ge $newest ]]; then
-            victims+=("$pid"); continue
-        fi
+        recent=0
+        [[ $newest -ge 0 && ${start[$pid]} -ge $newest ]] && recent=1
+        if [[ $scope == container && $recent == 1 && $pid != 1 ]]; then victims+=("$pid"); continue; fi
+        [[ -n ${tag[$pid]} && $recent == 0 ]] && continue
         up=${parent[$pid]} depth=0
         while [[ -n $up && $up != 0 && $up != 1 && $depth -lt 64 ]]; do
-            if [[ $up == "$shell" ]]; then victims+=("$pid"); break; fi
+            if [[ $up == "$shell" || $up == "$root" ]]; then victims+=("$pid"); break; fi
             up=${parent[$up]} depth=$((depth + 1))
         done
     done

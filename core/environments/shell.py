@@ -46,10 +46,11 @@ _WATCHED_FUNCTIONS = ("builtin", "printf", "eval", "command", "declare", "trap",
                       "shopt", "echo", "exec")
 _CHECK = (f"trap -p DEBUG RETURN; builtin printf '\\037'; readonly -f; builtin printf '\\037'; "
           f"declare -F {' '.join(_WATCHED_FUNCTIONS)} 2>/dev/null; "
-          "builtin printf '\\037%s\\037%s' \"$BASHOPTS\" \"$SHELLOPTS\"; ")
+          "builtin printf '\\037%s\\037%s\\037' \"$BASHOPTS\" \"$SHELLOPTS\"; declare -p SWEDECK_CMD 2>/dev/null; ")
 """After the end marker, in the same line: what a command could have done to the shell to
 forge its own result (a DEBUG or RETURN trap with extdebug, a function named `builtin`, a
-readonly `__swedeck_exec`). Checked from the same shell, so it defeats these routes, not a
+readonly `__swedeck_exec`, a read-only `SWEDECK_CMD` that would tag later commands' programs
+as its own). Checked from the same shell, so it defeats these routes, not a
 command written against swedeck's protocol with full knowledge of it (docs/security.md)."""
 _CHECK_WAIT_S = 5.0
 """How long the shell's report may follow its end marker; a report that never comes is tampering."""
@@ -60,9 +61,9 @@ def tampered(report: bytes | None) -> str:
     if report is None:
         return "the command changed the shell so that it no longer reports on itself"
     parts = report.split(b"\x1f")
-    if len(parts) != 5:
+    if len(parts) != 6:
         return "the command changed the shell so that its report is garbled"
-    traps, readonly, functions, bashopts, shellopts = (part.decode("utf-8", "replace") for part in parts)
+    traps, readonly, functions, bashopts, shellopts, tag = (part.decode("utf-8", "replace") for part in parts)
     found = []
     if traps.strip():
         found.append("a DEBUG or RETURN trap")
@@ -72,6 +73,8 @@ def tampered(report: bytes | None) -> str:
         found.append("a function named " + ", ".join(functions.split()))
     if "extdebug" in bashopts.split(":") or "functrace" in shellopts.split(":"):
         found.append("extdebug or functrace on")
+    if "r" in tag.split(" ", 2)[1:2][0] if tag.startswith("declare -") else False:
+        found.append("SWEDECK_CMD made read-only")
     return "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
 
 
@@ -102,6 +105,9 @@ class ShellSession:
         """Tags the command's processes (`SWEDECK_CMD`, visible to the command) for the stop."""
         self._carry = 48  # longer than any marker, so one split across chunks is still found
         self._counter = 0
+        self._since_ticks = -1
+        self._after_stop = False
+        """When the running command began (`boot_ticks`): what started since is its own."""
         self._interrupt = threading.Event()
         self._channel: Channel | None = None
         self.shell_pid = 0
@@ -145,6 +151,7 @@ class ShellSession:
         # command, and `builtin printf` is not a function a command could have defined.
         secret = secrets.token_hex(8)
         started = time.monotonic()
+        self._since_ticks = boot_ticks()
         self._channel.send(
             f"{_RUNNER} export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
             f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; {_CHECK}"
@@ -154,7 +161,9 @@ class ShellSession:
         status = self._wait(collector, started, timeout, command_id, _Markers(secret.encode()))
         duration = time.monotonic() - started
         head, tail = collector.buffer.text()
-        stopped = status.returncode is None
+        # bash reports a stopped command's background jobs as killed at its next command too
+        stopped = status.returncode is None or self._after_stop
+        self._after_stop = status.returncode is None
         text = _drop_kill_reports(clean(head), stopped)
         tail_text = None if tail is None else _drop_kill_reports(clean(tail), stopped)
         dropped_lines = 0
@@ -206,7 +215,9 @@ class ShellSession:
                     if tampering:
                         self._recover()
                         return _Status(None, note=f"<{tampering}: its exit status and output cannot be trusted; "
-                                                  "a new shell session was started, its state is lost>")
+                                                  "a new shell session was started, its state is lost>",
+                                       timed_out=bool(stopping and stopping.timed_out),
+                                       interrupted=bool(stopping and stopping.interrupted))
                     if stopping:
                         return stopping
                     assert match is not None  # a report without an end marker is tampering
@@ -233,9 +244,10 @@ class ShellSession:
 
     def _stop(self, command_id: str, running_s: float) -> None:
         assert self._channel is not None
-        argv = ["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id]
-        if self._channel.orphans_are_ours:
-            argv.append(str(int(running_s) + 2))  # whole seconds, and /proc/uptime is read a moment later
+        argv = ["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id, str(self._since_ticks),
+                "container" if self._channel.orphans_are_ours else "tree"]
+        if self._channel.tree_root:
+            argv.append(str(self._channel.tree_root))
         try:
             self._channel.run_helper(argv, timeout=20)
         except Exception:  # noqa: BLE001 - the next attempt or the restart handles it
@@ -244,6 +256,18 @@ class ShellSession:
     def _recover(self) -> None:
         self.close()
         self.start()
+
+
+def boot_ticks() -> int:
+    """Now, in the clock ticks since boot (USER_HZ, 100 on Linux) that /proc/PID/stat gives start
+    times in; -1 where there is no /proc. A program started in the same 10 ms tick as the
+    command counts as the command's. A container shares the kernel,
+    so its processes' start times count from the same boot."""
+    try:
+        with open("/proc/uptime", encoding="ascii") as handle:
+            return int(float(handle.read().split()[0]) * 100)
+    except (OSError, ValueError, IndexError):
+        return -1
 
 
 def _drop_kill_reports(text: str, stopped: bool) -> str:
