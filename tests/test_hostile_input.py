@@ -421,3 +421,27 @@ def test_a_killed_swedeck_leaves_no_shell_and_no_command_behind(openai_server, t
         process.wait(timeout=10)
     wait_until(lambda: not _running(escaped) and not _running(foreground), timeout=15,
                what="the session's programs to end with swedeck")
+
+
+def test_in_a_real_terminal_replay_print_and_its_errors_leave_the_title_alone(tmp_path):
+    import shlex
+    import uuid
+
+    from support.terminal import TMUX, exit_code, wait_for_text
+
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    _hostile_file(folder, "one")
+    (folder / f"broken{TITLE}.traj.json").write_text("{not json")
+    session, done = f"swedeck-title-{uuid.uuid4().hex[:6]}", tmp_path / "exit-code"
+    replay = " ".join(shlex.quote(part) for part in [*swedeck_command(), "replay", str(folder), "--print"])
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "160", "-y", "48",
+                    f"printf '\\033]0;clean-title\\007'; {replay}; echo $? > {done}; sleep 60"], check=True)
+    try:
+        wait_for_text(session, "I run it", timeout=30)
+        exit_code(done, timeout=30)
+        title = subprocess.run([*TMUX, "display-message", "-p", "-t", session, "#{pane_title}"], capture_output=True,
+                               text=True).stdout.strip()
+        assert title == "clean-title", title  # no OSC 0 from a file's name, its model or its words reached it
+    finally:
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
