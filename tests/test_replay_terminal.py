@@ -124,3 +124,16 @@ def test_terminal_escapes_in_a_trajectory_are_shown_not_obeyed(tmp_path):
         assert exit_code(done) == "0"
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+def test_the_tmux_tests_pass_the_same_from_a_terminal_that_sets_columns_and_lines(tmp_path):
+    """A terminal exports its size; the panes the tests start must not inherit it (issue 32)."""
+    import os
+    import sys
+
+    env = {**os.environ, "COLUMNS": "40", "LINES": "10"}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+                             f"{__file__}::test_replay_in_tmux",
+                             f"{__file__}::test_an_older_sweagent_file_shows_its_last_observation_in_tmux"],
+                            env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:]

@@ -21,7 +21,11 @@ TMUX = ["tmux", "-L", f"swedeck-tests-{os.getpid()}"]
 def _start_server() -> None:
     if shutil.which("tmux") is None:
         return
-    subprocess.run([*TMUX, "start-server", ";", "set-option", "-g", "exit-empty", "off"], capture_output=True)
+    # The panes inherit the server's environment: from a terminal (or under pytest) COLUMNS and
+    # LINES are set, and Textual would take them over the pane's real size.
+    clean = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+    subprocess.run([*TMUX, "start-server", ";", "set-option", "-g", "exit-empty", "off"], capture_output=True,
+                   env=clean)
     socket = subprocess.run([*TMUX, "display-message", "-p", "#{socket_path}"], capture_output=True,
                             text=True).stdout.strip()
 
