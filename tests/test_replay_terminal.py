@@ -137,3 +137,11 @@ def test_the_tmux_tests_pass_the_same_from_a_terminal_that_sets_columns_and_line
                              f"{__file__}::test_an_older_sweagent_file_shows_its_last_observation_in_tmux"],
                             env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_replay_of_a_missing_path_is_one_line_and_exit_2_without_a_terminal(tmp_path):
+    result = subprocess.run([*swedeck_command(), "replay", str(tmp_path / "no-such.traj.json")], capture_output=True,
+                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"swedeck: {tmp_path / 'no-such.traj.json'}: no such file or folder"
+    assert result.stdout == ""

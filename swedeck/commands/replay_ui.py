@@ -25,6 +25,9 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     from swedeck.tui.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
 
+    path = Path(args.path)
+    if not args.follow and not path.exists() and not path.is_symlink():  # one line and 2, as every subcommand
+        raise UsageError(f"{path}: no such file or folder")
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
     app = ReplayApp(replay_paths(Path(args.path)), ui=config.ui, theme=args.theme, start_step=args.step, follow=args.follow,
