@@ -101,6 +101,14 @@ class ModeChanged(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessorsChanged(Event):
+    """The active history processors changed (the person's panel, or the agent fitting the
+    window): what the meter names, one label per enabled processor."""
+
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ProgressUpdated(Event):
     step: int
     step_limit: int

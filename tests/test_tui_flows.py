@@ -301,6 +301,8 @@ async def test_context_exceeded_offers_the_change_that_fits(openai_server, tmp_p
         await wait_for(pilot, lambda: asked(app, "follow_up"), WAIT)
         assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 1)]
         assert len(openai_server.requests) == 4
+        meter = str(app.session_screen.query_one(ContextMeter).render())
+        assert "processors: none" not in meter and "last_n_observations" in meter  # the meter names it
 
 
 PARTIAL = "half an answer that breaks"

@@ -348,6 +348,8 @@ class Agent:
         self.prompts.set_processors(processors)
         self.transcript.meta("processors_change", processors=self.prompts.describe(),
                              hash=self.prompts.processors_hash)
+        self.emit(ev.ProcessorsChanged(labels=tuple(
+            p.label() for p in self.prompts.processors if getattr(p, "enabled", True) and p.type != "default")))
         self.update_context()
 
     def template_vars(self) -> dict[str, Any]:

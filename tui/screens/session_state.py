@@ -75,6 +75,9 @@ class SessionState(DOMNode):
         self.state = event.state
         self.header(state=event.state.value)
 
+    def _rule_processors(self, event: ev.ProcessorsChanged) -> None:
+        self.processor_labels = list(event.labels)
+
     def _rule_mode(self, event: ev.ModeChanged) -> None:
         self.header(mode=event.mode)
         request = self.input_request
@@ -142,6 +145,7 @@ RULES: dict[type, Any] = {
     ev.SessionStarted: SessionState._rule_started,
     ev.StateChanged: SessionState._rule_state,
     ev.ModeChanged: SessionState._rule_mode,
+    ev.ProcessorsChanged: SessionState._rule_processors,
     ev.ProgressUpdated: SessionState._rule_progress,
     ev.ContextUpdated: SessionState._rule_context,
     ev.QueryRetrying: SessionState._rule_retrying,
