@@ -44,7 +44,7 @@ class ProgressPrinter:
         self.cost = 0.0
         self.left: float | None = None
         self.every_s = PROGRESS_EVERY_S if every_s is None else every_s
-        self._query_started = self._last_progress = 0.0
+        self._query_started = self._last_progress = self._first_delta = 0.0
         self._streamed_chars = 0
 
     def __call__(self, event: ev.Event) -> None:
@@ -65,16 +65,21 @@ class ProgressPrinter:
                 self.left = event.status.left_percent
             case ev.QueryStarted():
                 self._query_started = self._last_progress = time.monotonic()
+                self._first_delta = 0.0
                 self._streamed_chars = 0
             case ev.StreamDelta():
                 self._streamed_chars += len(event.text)
                 now = time.monotonic()
+                if not self._first_delta:  # the wait before it (litellm's first import, the provider) is no stream
+                    self._first_delta = now
                 if now - self._last_progress >= self.every_s:
                     self._last_progress = now
-                    elapsed = now - self._query_started
+                    streaming = now - self._first_delta
                     tokens = self._streamed_chars / CHARS_PER_TOKEN
-                    return (f"  … streaming step {event.step}: ≈{tokens:,.0f} tokens, "
-                            f"{tokens / max(elapsed, 1e-6):,.0f} tok/s, {elapsed:.0f} s")
+                    rate = f"{tokens / streaming:,.0f} tok/s" if streaming >= 0.5 else "starting"
+                    return (f"  … streaming step {event.step}: ≈{tokens:,.0f} tokens, {rate}, "
+                            f"{now - self._query_started:.0f} s (first token after "
+                            f"{self._first_delta - self._query_started:.1f} s)")
             case ev.MessageAdded() if event.message.message_type == MessageType.FORMAT_ERROR:
                 first = strip_control(event.message.text).strip().splitlines()[:1]
                 return f"  format error (sent back to the model): {first[0][:200] if first else ''}"

@@ -196,3 +196,29 @@ def test_a_terminating_signal_ends_the_session_with_its_record(openai_server, tm
         session_id = saved["info"]["session"]["id"]
         left = client.containers.list(all=True, filters={"label": f"swedeck.session={session_id}"})
         assert left == []
+
+
+def test_headless_says_when_the_stream_guard_cut_an_answer(openai_server, tmp_path):
+    # A repeating answer the guard cuts (no command left in it: a format error), then a submission
+    openai_server.script(Turn(text="<x>a</x>" * 400, chunks=40), Turn.bash_tool(SUBMIT))
+    result = subprocess.run(headless_args(openai_server, tmp_path, "t", "-c", "model.stream_guard_enabled=true",
+                                          "-c", "model.stream_guard_tag_threshold=20"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "stream guard: the answer repeated itself" in result.stdout, result.stdout
+
+
+def test_the_streaming_rate_counts_from_the_first_token(monkeypatch):
+    """The wait before it (litellm's first import, the provider's time to first token) is not
+    streaming: 30 s of waiting then 400 tokens in 3 s is ~130 tok/s, not ~12 (or 0)."""
+    from swedeck.core import events as ev
+    from swedeck.core.headless import ProgressPrinter
+
+    clock = iter([100.0, 130.0, 133.0])
+    monkeypatch.setattr("swedeck.core.headless.time.monotonic", lambda: next(clock))
+    printer = ProgressPrinter(open(os.devnull, "w"), every_s=1)
+    printer.render(ev.QueryStarted(step=1))
+    first = printer.render(ev.StreamDelta(step=1, kind="text", text="x" * 400))
+    assert first is not None and "starting" in first and "first token after 30.0 s" in first
+    later = printer.render(ev.StreamDelta(step=1, kind="text", text="x" * 1200))
+    assert later is not None and "≈400 tokens, 133 tok/s, 33 s" in later, later

@@ -315,7 +315,8 @@ class Agent:
     def _format_error(self, exc: FormatError, step: int, processors_hash: str | None) -> None:
         self._consecutive_format_errors += 1
         message = self._stamp(exc.message, step, processors_hash)
-        self.emit(ev.QueryFinished(step=step, message=message, usage=exc.usage, cost=exc.cost))
+        self.emit(ev.QueryFinished(step=step, message=message, usage=exc.usage, cost=exc.cost,
+                                   stream_guard_fired=bool(message.extra.stream_guard)))
         self.transcript.add(message)
         self.progress()
         for reply in replies.format_error(self.config.agent, self.template_vars(), message, exc.error, step):
