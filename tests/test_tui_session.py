@@ -42,6 +42,11 @@ async def test_demo_session_fixes_the_bug_through_the_ui(tmp_path):
         outputs = [record.output for record in screen.query_one(ObservationPane).records.values()]
         assert any("all tests passed" in output for output in outputs)
         assert "return a + b" in (repo / "calc.py").read_text()
-        await pilot.press("enter", "enter")  # Enter opens the line; empty: no follow-up, the session ends
+        from swedeck.tui.widgets.note import Note
+
+        assert any("no more answers" in note._text for note in screen.query(Note))  # said before it is asked
+        model = str(screen.query_one("#model").render())
+        assert model == "replay: demo.traj.json"  # a name, not a path
+        await pilot.press("enter", *"and now document it", "enter")  # a follow-up the replay cannot answer
         await wait_for(pilot, lambda: screen.ended, 20)
-        assert app.exit_code == 0 and app.summary.startswith("swedeck: submitted")
+        assert app.exit_code == 0 and app.summary.startswith("swedeck: submitted")  # not ReplayExhausted

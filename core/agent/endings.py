@@ -22,9 +22,16 @@ def next_turn_or_end(agent: Agent) -> None:
     """After a submission: a follow-up task (with `confirm_exit`), or the end."""
     if not (agent.interactive and agent.config.agent.confirm_exit):
         raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
+    replay_done = getattr(agent.model, "remaining", None) == 0  # a replayed run (the demo) has no more answers
+    if replay_done:
+        agent.emit(ev.Notice(text="This replay has no more answers: a follow-up task would not be run "
+                                  "(swedeck demo --model NAME runs one with a real model)."))
     agent.control.set_state(ev.AgentState.AWAITING_INPUT, "submitted")
     task = agent.person.ask_text("follow_up", "The agent submitted. Give a follow-up task, or leave empty to end.")
-    if not task:
+    if not task or replay_done:
+        if task:
+            agent.emit(ev.Notice(text="the replayed trajectory has no more answers: the follow-up was not run",
+                                 level="warning"))
         raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
     agent.add_task(task)
 

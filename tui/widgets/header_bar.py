@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -12,6 +13,14 @@ from textual.widgets import Label
 from swedeck.core.text import one_line
 
 from .text import literal
+
+
+def model_label(name: str) -> str:
+    """The model as the header names it: a replayed file by its name (`replay: demo.traj.json`),
+    not its whole path; any other model as configured."""
+    if name.startswith("replay:"):
+        return "replay: " + Path(name.removeprefix("replay:")).name
+    return name
 
 
 @dataclass(frozen=True)
@@ -67,7 +76,7 @@ class HeaderBar(Vertical):
         badge.set_classes(f"-{info.mode}")
         self.query_one("#title", Label).update(literal(one_line(info.title, 200)))
         self.query_one("#state", Label).update(literal(info.state))
-        self.query_one("#model", Label).update(literal(info.model or "(no model)"))
+        self.query_one("#model", Label).update(literal(model_label(info.model) or "(no model)"))
         environment = self.query_one("#environment", Label)
         environment.update(literal(f"⚠ host: {info.environment}" if info.host else info.environment))
         environment.set_class(info.host, "-host")
