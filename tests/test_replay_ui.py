@@ -335,3 +335,29 @@ async def test_an_older_sweagent_file_shows_each_observation_and_its_thought_onc
             assert record["observation"].strip().splitlines()[0] in text_of(screen, "#output-text")
             await pilot.press("l")
         assert "step 5/5" in text_of(screen, "#replay-header")
+
+
+async def test_t_and_what_if_know_the_window_the_meter_shows_and_say_what_if(tmp_path):
+    """A file that recorded no window: the meter takes the model's from the map, and so do `t`
+    and what-if; what-if's candidates are labelled what-if, not configured (issue 32)."""
+    from swedeck.core.messages import Action, MessageType, make_message
+    from swedeck.core.trajectory.writer import TrajectoryWriter
+
+    writer = TrajectoryWriter(tmp_path / "nowindow", {"id": "w", "model": "openai/gpt-4o", "config": {}})
+    writer.add_message(make_message("system", "s", MessageType.SYSTEM))
+    writer.add_message(make_message("user", "t", MessageType.TASK))
+    writer.add_message(make_message("assistant", "run ls", MessageType.ACTION, actions=(Action(command="ls"),)))
+    writer.add_message(make_message("user", "a\nb", MessageType.OBSERVATION))
+    path = writer.finish({"exit_status": "Submitted"})
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.view is not None)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
+        summary = str(app.screen.query_one("#prompt-summary").render())
+        assert "of 128,000" in summary and "unknown window" not in summary, summary
+        await pilot.press("escape", "p")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        figures = str(app.screen.query_one("#what-if-figures").render())
+        assert "of 128,000" in figures and "(what-if)" in figures and "configured" not in figures, figures

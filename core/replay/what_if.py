@@ -65,7 +65,12 @@ def processors_or_none(processors: list[Any]) -> list[Any]:
 
 
 def what_if_prompt(trajectory: Trajectory, step: int, processors: list[Any], window: int | None = None) -> StepPrompt:
-    return step_prompt(trajectory, step, processors_or_none(processors), window)
+    """The step's prompt with the candidate processors (labelled `what-if`, not `configured`)."""
+    candidates = processors_or_none(processors)
+    prompt = step_prompt(trajectory, step, candidates, window)
+    if prompt.processors_source == "configured":
+        prompt.processors_source = "what-if"
+    return prompt
 
 
 def total_saved(points: list[WhatIfPoint]) -> int:

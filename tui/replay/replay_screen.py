@@ -424,13 +424,17 @@ class ReplayScreen(Screen[None]):
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
-            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors,
+            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors, self._window(),
                                                           trust_file=self.trust_file)))
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
-            self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors))
+            self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors, self._window()))
+
+    def _window(self) -> int | None:
+        """The window the meter shows for this step: recorded with it, else the model's from the map."""
+        return (self.view.window if self.view is not None else None) or self.window
 
     def action_fork(self) -> None:
         if self.document is None or self.error or not self.step:

@@ -33,10 +33,12 @@ class WhatIfScreen(ModalScreen[None]):
                 *[Binding(str(n), f"toggle({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
                 Binding("plus", "bump(1)", "n+1", show=False), Binding("minus", "bump(-1)", "n-1", show=False)]
 
-    def __init__(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]]) -> None:
+    def __init__(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
+                 window: int | None = None) -> None:
         super().__init__()
         self.trajectory = trajectory
         self.step = step
+        self.window = window
         self.processors = starting_processors(trajectory, step, processors)
         self.curve: list[int] = []
         self.run_saved: int | None = None
@@ -62,7 +64,7 @@ class WhatIfScreen(ModalScreen[None]):
             box = "[x]" if processor["enabled"] else "[ ]"
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
-        self.prompt = what_if_prompt(self.trajectory, self.step, self.processors)
+        self.prompt = what_if_prompt(self.trajectory, self.step, self.processors, self.window)
         self.query_one("#what-if-figures", Static).update(literal(f"step {self.step}: {prompt_summary(self.prompt)}"))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
         self.compute_curve(list(self.processors))
