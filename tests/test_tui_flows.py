@@ -194,6 +194,17 @@ async def test_human_mode_runs_typed_commands(openai_server, tmp_path):
         assert (tmp_path / "human.txt").read_text() == "typed\n"
         assert any(m.content == "echo typed > human.txt" for m in session.history)
         assert openai_server.requests == []  # human mode never asks the model
+        await wait_for(pilot, lambda: asked(app, "human_command"), WAIT)
+        await pilot.press(*"echo second", "enter")
+        await wait_for(pilot, lambda: record(app, "echo second"), WAIT)
+        await wait_for(pilot, lambda: asked(app, "human_command"), WAIT)
+        line = app.session_screen.query_one(InputLine)
+        await pilot.press(*"dra", "up")  # the input line's history: ↑ the last line sent, ↑ the one before
+        assert line.value == "echo second"
+        await pilot.press("up", "up")
+        assert line.value == "echo typed > human.txt"
+        await pilot.press("down", "down")
+        assert line.value == "dra"  # past the newest: what was being typed
 
 
 async def test_escape_interrupts_and_a_follow_up_message_can_be_given(openai_server, tmp_path):

@@ -7,6 +7,7 @@ single-key bindings (y, n, e, a) reach the screen.
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.reactive import var
 from textual.widgets import Input
 
@@ -21,6 +22,9 @@ PLACEHOLDERS = {
 
 
 class InputLine(Input):
+    BINDINGS = [Binding("up", "history(-1)", "Earlier line", show=False, id="input_history_back"),
+                Binding("down", "history(1)", "Later line", show=False, id="input_history_forward")]
+
     purpose: var[str | None] = var(None, always_update=True)
     """What Enter does with the line (None: the line is off). Bound to the screen's
     `line_purpose`: each change readies the line afresh, empty."""
@@ -33,12 +37,33 @@ class InputLine(Input):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(placeholder="", disabled=True, select_on_focus=False, **kwargs)
+        self.history: list[str] = []
+        """Every line sent this session (tasks, comments, messages, commands), oldest first."""
+        self._browsing: int | None = None
+        self._draft = ""
 
     def watch_purpose(self, purpose: str | None) -> None:
         self.disabled = purpose is None
         self.placeholder = PLACEHOLDERS.get(purpose, "") if purpose else ""
         self.set_classes(f"-{purpose}" if purpose else "")
         self.value = ""
+        self._browsing = None
+
+    async def action_submit(self) -> None:
+        text = self.value
+        if text.strip() and (not self.history or self.history[-1] != text):
+            self.history.append(text)
+        self._browsing = None
+        await super().action_submit()
+
+    def action_history(self, step: int) -> None:
+        """↑/↓: through the lines sent before, as a shell does; past the newest, the draft again."""
+        if not self.history:
+            return
+        if self._browsing is None:
+            self._browsing, self._draft = len(self.history), self.value
+        self._browsing = max(0, min(len(self.history), self._browsing + step))
+        self.fill(self._draft if self._browsing == len(self.history) else self.history[self._browsing])
 
     def fill(self, value: str) -> None:
         """Start the line with `value`, the cursor at its end (an edit starts from the command)."""
