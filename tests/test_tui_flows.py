@@ -227,6 +227,16 @@ async def test_ctrl_c_interrupts(openai_server, tmp_path):
         assert app.is_running and record(app, "sleep 100") is None
 
 
+async def test_ctrl_c_copies_a_selection_instead_of_interrupting(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, agent__mode="human")
+    async with running(session, lambda app: asked(app, "human_command")) as (app, pilot):
+        await pilot.press(*"echo to copy", "shift+home")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.clipboard == "echo to copy"
+        assert asked(app, "human_command") and app.session_screen.query_one(InputLine).value == "echo to copy"
+
+
 async def test_follow_up_task_after_submission(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(f"{SUBMIT} && echo first", text="Done."),
                    Turn.bash_tool(f"{SUBMIT} && echo second"), agent__mode="yolo")

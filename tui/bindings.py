@@ -37,8 +37,8 @@ SESSION_BINDINGS: list[Binding] = [
             tooltip="Show exactly what the model gets next"),
     Binding("i,enter", "focus_input", "Type", id="focus_input",
             tooltip="Type in the input line (a task, a follow-up, a command) when it waits for you"),
-    Binding("ctrl+c", "interrupt", "Interrupt", id="interrupt_ctrl_c", show=False, priority=True,
-            tooltip="Interrupt the model or the running command"),
+    Binding("ctrl+c", "copy_or_interrupt", "Copy / interrupt", id="interrupt_ctrl_c", show=False, priority=True,
+            tooltip="Copy the selected text; with nothing selected, interrupt the model or the running command"),
     Binding("s", "toggle_split", "Split", id="toggle_split", show=False,
             tooltip="Side by side / stacked panes"),
 ]

@@ -368,6 +368,19 @@ class SessionScreen(SessionState, Screen):
         self.session.set_mode("yolo")
         self.header(mode=self.session.mode)
 
+    def action_copy_or_interrupt(self) -> None:
+        """Ctrl+C, as in the terminal agents: a selection (the mouse's, or the input line's) is
+        copied; with nothing selected it interrupts, as Esc does."""
+        selected = self.get_selected_text()
+        if not selected and self.input_line.has_focus and not self.input_line.selection.is_empty:
+            start, end = sorted(self.input_line.selection)
+            selected = self.input_line.value[start:end]
+        if selected:
+            self.app.copy_to_clipboard(selected)
+            self.notify(f"copied {len(selected):,} characters", timeout=2)
+            return
+        self.action_interrupt()
+
     def action_interrupt(self) -> None:
         """Esc closes the innermost thing first: the processors panel, a comment or an edit,
         the input line (its question stays asked), and only then interrupts the agent."""
