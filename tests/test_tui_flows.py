@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Switch
+from textual.widgets import Input, Label, Switch
 
 from support.driver import make_config
 from support.openai_server import Turn, Usage, model_config
@@ -382,6 +382,29 @@ async def test_processors_panel_toggles_and_the_prediction_updates(openai_server
         switch.value = False
         await wait_for(pilot, lambda: meter.status.next_estimate != with_processor)
         assert session.processors == [] and meter.status.next_estimate > with_processor
+
+
+async def test_the_processors_panel_is_driven_by_keys_and_a_typed_value_replaces_the_old(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
+    async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
+        app.session_screen.query_one(Transcript).focus()
+        await pilot.press("p")
+        panel = app.session_screen.query_one("#processors")
+        row = panel.query_one(".processor-last_n_observations")
+        switch, field = row.query_one(Switch), row.query_one(Input)
+        for _ in range(40):  # ↓ walks the panel's controls, as Tab does
+            if app.focused is switch:
+                break
+            await pilot.press("down")
+        assert app.focused is switch
+        await pilot.press("space")  # on
+        await pilot.press("down")
+        assert app.focused is field
+        await pilot.press("1", "enter")  # the old value is selected on focus: typing replaces it
+        await wait_for(pilot, lambda: session.processors)
+        assert [(p.type, p.n) for p in session.processors] == [("last_n_observations", 1)]
+        label = row.query(Label).first()
+        assert label.size.width >= len("last_n_observations")  # the names are not cut
 
 
 async def test_processor_parameters_are_validated(openai_server, tmp_path):

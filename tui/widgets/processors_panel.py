@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticUndefined
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import var
@@ -47,7 +48,7 @@ class ProcessorRow(Vertical):
     ProcessorRow Horizontal { height: auto; }
     ProcessorRow .name { padding: 1 1 0 1; text-style: bold; }
     ProcessorRow .param { height: auto; }
-    ProcessorRow .param Label { width: 16; padding: 1 0 0 1; color: $text-muted; }
+    ProcessorRow .param Label { width: 1fr; padding: 0 1; color: $text-muted; }
     ProcessorRow .param Input { width: 1fr; }
     ProcessorRow Input.-invalid { border: tall $error; }
     ProcessorRow .error { color: $error; padding: 0 1; display: none; }
@@ -70,9 +71,10 @@ class ProcessorRow(Vertical):
                 value = getattr(self.current, name)
             else:
                 value = starting_value(info)
-            with Horizontal(classes="param"):
+            with Vertical(classes="param"):  # the name on its own line: never cut
                 yield Label(literal(name))
-                yield Input(show_value(value), name=name, classes="param-input")
+                # focusing a value selects it: typing replaces it (`1`, not `15`)
+                yield Input(show_value(value), name=name, classes="param-input", select_on_focus=True)
         yield Static(classes="error", markup=False)
 
     @property
@@ -104,8 +106,11 @@ class ProcessorRow(Vertical):
 
 
 class ProcessorsPanel(VerticalScroll):
+    BINDINGS = [Binding("up", "app.focus_previous", "Previous", show=False, id="processors_previous"),
+                Binding("down", "app.focus_next", "Next", show=False, id="processors_next")]
+    """↑/↓ move between the switches and values, as Tab and Shift+Tab do."""
     DEFAULT_CSS = """
-    ProcessorsPanel { dock: right; width: 44; background: $surface; border-left: solid $primary; display: none; }
+    ProcessorsPanel { dock: right; width: 48; background: $surface; border-left: solid $primary; display: none; }
     ProcessorsPanel.-open { display: block; }
     ProcessorsPanel .title { padding: 0 1; text-style: bold; color: $primary; }
     ProcessorsPanel .hint { padding: 0 1; color: $text-muted; }
@@ -126,7 +131,8 @@ class ProcessorsPanel(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Label("History processors", classes="title")
-        yield Static(literal("Switch on/off, edit values (Enter applies). The meter's next ≈ updates at once."),
+        yield Static(literal("↑/↓ move, Space switches, type a value and Enter applies; p closes. "
+                             "The meter's next ≈ updates at once."),
                      classes="hint")
         configured_types = [getattr(p, "type", "") for p in self.configured]
         for processor in self.configured:
