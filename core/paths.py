@@ -37,10 +37,6 @@ def shipped_configs_dir() -> Path:
     return Path(str(resources.files("swedeck.configs")))
 
 
-def shipped_themes_dir() -> Path:
-    return Path(str(resources.files("swedeck.themes")))
-
-
 def shipped_config(name: str) -> Path | None:
     """A shipped config by name (`default`, `swebench`, `demo`), or None."""
     path = shipped_configs_dir() / f"{name}.yaml"

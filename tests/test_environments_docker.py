@@ -158,3 +158,16 @@ def test_unreachable_engine_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(SwedeckError, match="no Docker engine answers"):
         env.start()
     env.close()
+
+
+def test_a_helper_beside_the_session_is_bounded_by_its_timeout():
+    """The stop's helper runs in the container; a helper that hangs must not hang the stop."""
+    env = get_environment(docker_config(), unique_session("helper"))
+    env.start()
+    try:
+        code, _ = env._session._channel.run_helper(["sleep", "30"], timeout=1)
+        assert code != 0  # ended by its timeout (busybox: 143, coreutils: 124), not after 30 s
+        code, output = env._session._channel.run_helper(["echo", "fine"], timeout=5)
+        assert (code, output.strip()) == (0, b"fine")
+    finally:
+        env.close()

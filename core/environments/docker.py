@@ -67,7 +67,8 @@ class DockerChannel:
         return self._alive
 
     def run_helper(self, argv: list[str], timeout: float) -> tuple[int, bytes]:
-        code, output = self._container.exec_run(argv, stdin=False)
+        # `timeout` bounds the helper inside the container (busybox and coreutils both have it)
+        code, output = self._container.exec_run(["timeout", str(max(1, int(timeout))), *argv], stdin=False)
         return code, output or b""
 
     def close(self) -> None:

@@ -48,7 +48,3 @@ def litellm() -> Any:
 def preload_litellm() -> None:
     """Import litellm now (call from a background thread so the first query does not wait)."""
     litellm()
-
-
-def is_loaded() -> bool:
-    return _module is not None

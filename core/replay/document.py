@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Protocol
 
 from ..messages import Action, Message
-from ..tokens import count_message
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
@@ -36,7 +35,7 @@ class StepView:
     prompt_end: int
     prompt_tokens: int | None
     """Prompt tokens of this query as the file records them (None: not recorded; see
-    `estimated_prompt_tokens`)."""
+    the token curve's estimate)."""
     estimated: bool
     """The recorded figure is itself an estimate (the provider sent no usage during the run)."""
     cached_tokens: int
@@ -69,11 +68,6 @@ def _view(messages: Sequence[Message], step: Step) -> StepView:
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
                     window=context.window if context else None, cost=step.cost)
-
-
-def estimated_prompt_tokens(history: list[Message]) -> int:
-    """The prompt of a query estimated from the history before it (no processors)."""
-    return sum(count_message(message) for message in history if message.role != "exit") + 3
 
 
 class LoadedDocument:

@@ -125,15 +125,6 @@ def actions_of(message: Message) -> tuple[Action, ...]:
     return text_actions(message.text)
 
 
-def infer_types(messages: list[Message], submission: str | None = None) -> list[Message]:
-    """Messages with `message_type` and `actions` filled in from the conversation's shape."""
-    inference = TypeInference.of([message.role for message in messages], submission)
-    out: list[Message] = []
-    for start, end in inference.blocks(len(messages)):
-        out += inference.block(messages[start:end], start)
-    return out
-
-
 class TypeInference:
     """`message_type` from a conversation's shape, one block at a time.
 

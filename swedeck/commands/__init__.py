@@ -4,12 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from swedeck.core.errors import SwedeckError
-
-
-def not_yet(command: str, issue: int) -> int:
-    raise SwedeckError(f"`swedeck {command}` is not available yet: it arrives with issue #{issue}")
-
 
 def config_flags(args: argparse.Namespace) -> dict[str, object]:
     """Command-line flags that set config fields (`--step-limit` etc.), highest precedence."""

@@ -10,7 +10,7 @@ from swedeck.core.config import load_config, require_model
 from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
 
-from . import config_flags, not_yet
+from . import config_flags
 
 
 def read_task(args: argparse.Namespace) -> str | None:
@@ -41,8 +41,6 @@ def run(args: argparse.Namespace) -> int:
             print(strip_control(f"swedeck: {result.message}"), file=sys.stderr)
         return result.exit_code
     require_model(config)  # said now, not in the UI after it opened
-    try:
-        from swedeck.tui.launch import run_ui
-    except ImportError:
-        return not_yet("run (the UI)", 7)
+    from swedeck.tui.launch import run_ui  # a broken install says what is missing, as any import error
+
     return run_ui(config, task, resume=args.resume)

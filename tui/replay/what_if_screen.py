@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Sparkline, Static
+from textual.worker import get_current_worker
 
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
@@ -71,8 +72,14 @@ class WhatIfScreen(ModalScreen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:
-        points = list(what_if_curve(self.trajectory, processors))
-        self.app.call_from_thread(self._show_curve, [point.saved for point in points], total_saved(points))
+        worker = get_current_worker()
+        points = []
+        for point in what_if_curve(self.trajectory, processors):
+            if worker.is_cancelled:  # a newer choice of processors superseded this one: its result must not win
+                return
+            points.append(point)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_curve, [point.saved for point in points], total_saved(points))
 
     def _show_curve(self, saved: list[int], total: int) -> None:
         self.curve = saved
