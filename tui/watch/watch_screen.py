@@ -74,17 +74,20 @@ class WatchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
     def follow_folder(self) -> None:
-        self._post(self.watcher.scan())
         try:
             from watchfiles import watch
         except ImportError:
             watch = None
+        self.notices = watch is not None
+        self._post(self.watcher.scan())
         if watch is not None:
             try:
-                self.notices = True
+                walked = False
                 for changes in watch(self.watcher.root, stop_event=self._stop, yield_on_timeout=True,
                                      rust_timeout=int(self.interval_s * 1000), debounce=100, raise_interrupt=False):
-                    self._post(self.watcher.scan({path for _, path in changes}))
+                    # once more whole, now that notices flow: nothing made before they did is missed
+                    self._post(self.watcher.scan({path for _, path in changes} if walked else None))
+                    walked = True
                 return
             except (OSError, RuntimeError):  # no notices here (an inotify limit, a network mount): poll
                 self.notices = False
