@@ -329,18 +329,9 @@ FORGERIES = {
 @pytest.mark.parametrize("env_kind", ["local", "docker"])
 @pytest.mark.parametrize("route", list(FORGERIES))
 def test_no_route_forges_a_result_the_shell_is_restarted_and_says_so(tmp_path, env_kind, route):
-    from swedeck.core.config import EnvironmentConfig
-    from swedeck.core.environments import get_environment
+    from support.docker_env import started_environment
 
-    if env_kind == "docker":
-        from support.docker_env import docker_config
-
-        config = docker_config()
-    else:
-        config = EnvironmentConfig(cwd=str(tmp_path))
-    env = get_environment(config, f"forge2-{env_kind}")
-    env.start()
-    try:
+    with started_environment(env_kind, tmp_path, "forge2") as env:
         forged = env.execute(FORGERIES[route], timeout=20)
         assert forged.returncode != 0, (route, forged)  # never the forged 0
         if forged.returncode is None:
@@ -349,8 +340,6 @@ def test_no_route_forges_a_result_the_shell_is_restarted_and_says_so(tmp_path, e
         for command, code in (("false", 1), ("(exit 3)", 3), ("echo fine", 0)):
             after = env.execute(command, timeout=20)  # the next commands get their true results
             assert after.returncode == code, (route, command, after)
-    finally:
-        env.close()
 
 
 # --- watch and follow under load --------------------------------------------------------------------

@@ -141,25 +141,14 @@ FORGERY = ("printf '\\036SDEND%s:42\\036' \"${SWEDECK_CMD%-*}\"; env | grep -c S
 
 @pytest.mark.parametrize("env_kind", ["local", "docker"])
 def test_a_command_cannot_forge_its_result_or_break_the_shell(tmp_path, env_kind):
-    from swedeck.core.config import EnvironmentConfig
-    from swedeck.core.environments import get_environment
+    from support.docker_env import started_environment
 
-    if env_kind == "docker":
-        from support.docker_env import docker_config
-
-        config = docker_config()
-    else:
-        config = EnvironmentConfig(cwd=str(tmp_path))
-    env = get_environment(config, f"forge-{env_kind}")
-    env.start()
-    try:
+    with started_environment(env_kind, tmp_path, "forge") as env:
         forged = env.execute(FORGERY, timeout=20)
         assert forged.returncode == 0 and "real-output" in forged.output  # not a fake "exit 42"
         assert "0" in [line.strip() for line in forged.output.splitlines()]  # no variable holds an end marker
         after = env.execute("echo still-working", timeout=20)  # unset -f broke nothing
         assert after.returncode == 0 and after.output.strip() == "still-working"
-    finally:
-        env.close()
 
 
 ESCAPE = "( setsid env -i sleep 300 & echo $! > {pidfile} ); sleep 60"
@@ -179,18 +168,10 @@ ESCAPES = [
 @pytest.mark.parametrize("env_kind", ["local", "docker"])
 @pytest.mark.parametrize("escape", ESCAPES, ids=["env-i", "tag-idle", "tag-other", "readonly-tag"])
 def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tmp_path, env_kind, escape):
-    from swedeck.core.config import EnvironmentConfig
-    from swedeck.core.environments import get_environment
+    from support.docker_env import started_environment
 
-    if env_kind == "docker":
-        from support.docker_env import docker_config
-
-        config, pidfile = docker_config(), "/tmp/escaped.pid"
-    else:
-        config, pidfile = EnvironmentConfig(cwd=str(tmp_path)), str(tmp_path / "escaped.pid")
-    env = get_environment(config, f"escape-{env_kind}")
-    env.start()
-    try:
+    pidfile = "/tmp/escaped.pid" if env_kind == "docker" else str(tmp_path / "escaped.pid")
+    with started_environment(env_kind, tmp_path, "escape") as env:
         # an earlier command's program (the command itself goes on a tick, as any real one does)
         earlier = env.execute("sleep 301 & echo $!; sleep 0.05", timeout=10)
         result = env.execute(escape.format(pidfile=pidfile), timeout=3)
@@ -200,5 +181,3 @@ def test_a_timeout_stops_what_the_command_started_even_after_setsid_and_env_i(tm
         if not escape.startswith("readonly"):  # a read-only tag makes every later program this one's
             spared = env.execute(f"kill -0 {earlier.output.strip()} && echo spared", timeout=10)
             assert spared.output.strip() == "spared"  # an earlier command's program keeps running
-    finally:
-        env.close()

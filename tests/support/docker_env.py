@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextlib import contextmanager
 
 import pytest
 
@@ -36,3 +37,17 @@ def docker_config(**overrides) -> EnvironmentConfig:
 
 def unique_session(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@contextmanager
+def started_environment(kind: str, tmp_path, name: str):
+    """A started local (in `tmp_path`) or Docker environment, closed after the block."""
+    from swedeck.core.environments import get_environment
+
+    config = docker_config() if kind == "docker" else EnvironmentConfig(cwd=str(tmp_path))
+    env = get_environment(config, f"{name}-{kind}")
+    env.start()
+    try:
+        yield env
+    finally:
+        env.close()
