@@ -52,7 +52,8 @@ class HeaderBar(Vertical):
     HeaderBar #state { padding: 0 1; color: $accent; text-style: bold; }
     HeaderBar #model, HeaderBar #environment, HeaderBar #step, HeaderBar #cost { padding: 0 1; color: $text-muted; }
     HeaderBar #environment.-host { color: $warning; }
-    HeaderBar #model { width: 1fr; }
+    HeaderBar #model { width: auto; max-width: 40%; }
+    HeaderBar #environment { width: 1fr; }
     """
 
     info: reactive[HeaderInfo] = reactive(HeaderInfo, always_update=True)
