@@ -20,6 +20,7 @@ from .agent.exits import ExitStatus, exit_line
 from .config import SwedeckConfig
 from .errors import UsageError
 from .messages import Message, MessageType
+from .redact import each_text
 from .session import Session, SessionResult, build_redactor
 from .text import excerpt, inert_json, strip_control
 
@@ -122,17 +123,7 @@ class JsonPrinter:
                                                      for f in dataclasses.fields(event)}}
         # masked value by value: in the JSON text a token after a newline follows `\n`, and
         # the shapes' word boundary would not see it
-        print(inert_json(_each_text(record, self.redact)), file=self.out, flush=True)
-
-
-def _each_text(value: Any, change: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {key: _each_text(item, change) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_each_text(item, change) for item in value]
-    return value
+        print(inert_json(each_text(record, self.redact)), file=self.out, flush=True)
 
 
 def _jsonable(value: Any) -> Any:

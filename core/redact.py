@@ -25,7 +25,7 @@ and the run says so (SPEC §9.4, docs/security.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -173,10 +173,15 @@ class Redactor:
         return self._scrub(redact_mapping(data))
 
     def _scrub(self, data: Any) -> Any:
-        if isinstance(data, str):
-            return self.text(data)
-        if isinstance(data, Mapping):
-            return {key: self._scrub(value) for key, value in data.items()}
-        if isinstance(data, list):
-            return [self._scrub(item) for item in data]
-        return data
+        return each_text(data, self.text)
+
+
+def each_text(data: Any, change: Callable[[str], str]) -> Any:
+    """A copy of nested mappings and lists with `change` applied to every text value."""
+    if isinstance(data, str):
+        return change(data)
+    if isinstance(data, Mapping):
+        return {key: each_text(value, change) for key, value in data.items()}
+    if isinstance(data, list):
+        return [each_text(item, change) for item in data]
+    return data

@@ -246,7 +246,8 @@ async def test_a_search_with_a_huge_number_of_matches_runs_in_a_worker_and_marks
     from support.replay import add_step, start_writer
     from support.waiting import wait_for
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.formatting import MAX_MARKS, highlighted
+    from swedeck.tui.replay.formatting import highlighted
+    from swedeck.tui.widgets.text import MAX_MARKS
 
     writer = start_writer(tmp_path / "big")
     for step in range(1, 41):

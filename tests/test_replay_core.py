@@ -12,7 +12,7 @@ from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE
 from support.replay import add_step, start_writer, write_trajectory
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay import LiveDocument, LoadedDocument, open_document
-from swedeck.core.replay.search import find_steps, next_match
+from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.replay.what_if import what_if_curve, what_if_prompt
 from swedeck.core.trajectory import TrajectoryError, load_trajectory
@@ -98,9 +98,9 @@ def test_search_finds_steps_in_thoughts_commands_and_output(tmp_path):
     add_step(writer, 3, output="ZeroDivisionError: division by zero")
     path = writer.finish({"exit_status": "Submitted"})
     document = open_document(path)
-    assert find_steps(document, "calculator") == [1]
-    assert find_steps(document, "DIVI") == [2, 3]
-    assert find_steps(document, "absent") == [] and find_steps(document, "") == []
+    assert list(matching_steps(document, "calculator")) == [1]
+    assert list(matching_steps(document, "DIVI")) == [2, 3]
+    assert list(matching_steps(document, "absent")) == [] and list(matching_steps(document, "")) == []
     assert next_match([2, 3], 3) == 2 and next_match([2, 3], 2, forward=False) == 3
     assert next_match([], 1) is None
 

@@ -384,13 +384,17 @@ async def test_processors_panel_toggles_and_the_prediction_updates(openai_server
         assert session.processors == [] and meter.status.next_estimate > with_processor
 
 
+async def processors_row(app: SwedeckApp, pilot: Pilot, processor: str = "last_n_observations"):
+    """Open the processors panel with `p` (from the transcript) and give `processor`'s row."""
+    app.session_screen.query_one(Transcript).focus()
+    await pilot.press("p")
+    return app.session_screen.query_one("#processors").query_one(f".processor-{processor}")
+
+
 async def test_the_processors_panel_is_driven_by_keys_and_a_typed_value_replaces_the_old(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
     async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
-        app.session_screen.query_one(Transcript).focus()
-        await pilot.press("p")
-        panel = app.session_screen.query_one("#processors")
-        row = panel.query_one(".processor-last_n_observations")
+        row = await processors_row(app, pilot)
         switch, field = row.query_one(Switch), row.query_one(Input)
         for _ in range(40):  # ↓ walks the panel's controls, as Tab does
             if app.focused is switch:
@@ -410,9 +414,7 @@ async def test_the_processors_panel_is_driven_by_keys_and_a_typed_value_replaces
 async def test_processor_parameters_are_validated(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
     async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
-        app.session_screen.query_one(Transcript).focus()
-        await pilot.press("p")
-        row = app.session_screen.query_one(".processor-last_n_observations")
+        row = await processors_row(app, pilot)
         field = row.query_one(Input)
         field.value = "not a number"
         row.query_one(Switch).value = True

@@ -67,20 +67,22 @@ def run_session_ui(session: SessionControl) -> int:
     return ui_ended(app, session)
 
 
-def crash_line(app: Any) -> str:
-    """`swedeck: the UI stopped on an error (ZeroDivisionError: division by zero)`."""
+def crash_message(app: Any) -> str:
+    """`the UI stopped on an error (ZeroDivisionError: division by zero)`: the exit line's words
+    and the message the session records."""
     error = getattr(app, "_exception", None)
     what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
-    return f"swedeck: the UI stopped on an error ({what})"
+    return f"the UI stopped on an error ({what})"
 
 
 def ui_ended(app: Any, session: SessionControl | None = None) -> int:
     """The exit code of a UI that has ended, with its summary, or, when the UI itself failed
     (Textual printed the traceback), one line that says so and where the trajectory is: 1."""
     if app.return_code:
-        line = crash_line(app)
+        message = crash_message(app)
         if session is not None:  # the agent's thread ends too, and records the crash as what it was
-            session.quit(ExitStatus.UI_ERROR, line.removeprefix("swedeck: "))
+            session.quit(ExitStatus.UI_ERROR, message)
+        line = f"swedeck: {message}"
         where = session.trajectory_path if session is not None else None
         print(line + (f"; the session's trajectory: {where}" if where else ""), file=sys.stderr)
         return 1

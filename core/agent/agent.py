@@ -34,6 +34,7 @@ from ..models.base import (
     QueryCancelled,
     ReplayExhausted,
 )
+from ..processors.base import active_labels
 from ..trajectory.normalize import is_step
 from . import commands, endings, limits, replies
 from .context import ContextTracker
@@ -349,8 +350,7 @@ class Agent:
         self.prompts.set_processors(processors)
         self.transcript.meta("processors_change", processors=self.prompts.describe(),
                              hash=self.prompts.processors_hash)
-        self.emit(ev.ProcessorsChanged(labels=tuple(
-            p.label() for p in self.prompts.processors if getattr(p, "enabled", True) and p.type != "default")))
+        self.emit(ev.ProcessorsChanged(labels=tuple(active_labels(self.prompts.processors))))
         self.update_context()
 
     def template_vars(self) -> dict[str, Any]:

@@ -73,7 +73,8 @@ def tampered(report: bytes | None) -> str:
         found.append("a function named " + ", ".join(functions.split()))
     if "extdebug" in bashopts.split(":") or "functrace" in shellopts.split(":"):
         found.append("extdebug or functrace on")
-    if "r" in tag.split(" ", 2)[1:2][0] if tag.startswith("declare -") else False:
+    flags = tag.split(" ", 2)[1] if tag.startswith("declare -") else ""  # `declare -rx SWEDECK_CMD=…`
+    if "r" in flags:
         found.append("SWEDECK_CMD made read-only")
     return "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
 
@@ -106,8 +107,9 @@ class ShellSession:
         self._carry = 48  # longer than any marker, so one split across chunks is still found
         self._counter = 0
         self._since_ticks = -1
-        self._after_stop = False
         """When the running command began (`boot_ticks`): what started since is its own."""
+        self._after_stop = False
+        """The last command was stopped: bash reports its jobs as killed at the next one."""
         self._interrupt = threading.Event()
         self._channel: Channel | None = None
         self.shell_pid = 0
@@ -239,10 +241,10 @@ class ShellSession:
                     stopping.note = "<the command could not be stopped; a new shell session was started, its state is lost>"
                     return stopping
                 attempts += 1
-                self._stop(command_id, time.monotonic() - started)
+                self._stop(command_id)
                 stop_deadline = time.monotonic() + _STOP_GRACE_S
 
-    def _stop(self, command_id: str, running_s: float) -> None:
+    def _stop(self, command_id: str) -> None:
         assert self._channel is not None
         argv = ["bash", "-c", KILL_TREE, "swedeck-kill", str(self.shell_pid), command_id, str(self._since_ticks),
                 "container" if self._channel.orphans_are_ours else "tree"]
@@ -261,8 +263,8 @@ class ShellSession:
 def boot_ticks() -> int:
     """Now, in the clock ticks since boot (USER_HZ, 100 on Linux) that /proc/PID/stat gives start
     times in; -1 where there is no /proc. A program started in the same 10 ms tick as the
-    command counts as the command's. A container shares the kernel,
-    so its processes' start times count from the same boot."""
+    command counts as the command's. A container shares the kernel, so its processes' start
+    times count from the same boot."""
     try:
         with open("/proc/uptime", encoding="ascii") as handle:
             return int(float(handle.read().split()[0]) * 100)

@@ -66,6 +66,11 @@ class Processor(BaseModel):
         raise NotImplementedError
 
 
+def active_labels(processors: list[Any]) -> list[str]:
+    """What the meter names: the label of every enabled processor but `default`."""
+    return [p.label() for p in processors if getattr(p, "enabled", True) and p.type != "default"]
+
+
 def label(type_name: str, settings: dict[str, Any]) -> str:
     """`last_n_observations(n=5, polling=1)`: a processor as the meter and the fit offer name it."""
     inner = ", ".join(f"{key}={value}" for key, value in settings.items()

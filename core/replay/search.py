@@ -36,10 +36,6 @@ def matching_steps(document: ReplayDocument, query: str) -> Iterator[int]:
             yield number
 
 
-def find_steps(document: ReplayDocument, query: str) -> list[int]:
-    """All the steps that match."""
-    return list(matching_steps(document, query))
-
 
 def next_match(matches: list[int], current: int, forward: bool = True) -> int | None:
     """The match after (or before) `current`, wrapping around."""

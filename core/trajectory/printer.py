@@ -79,7 +79,7 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
             yield from (f"    {line}" for line in command[1:])
         for index in step.observation_indices:
             other = trajectory.messages[index]
-            label = answer_label(other) if other.message_type != MessageType.OBSERVATION else "observation"
+            label = answer_label(other)
             if other.extra.returncode is not None:
                 label += f" (exit {other.extra.returncode})"
             text = answer_text(other) if other.message_type == MessageType.TASK else other.text

@@ -10,10 +10,7 @@ from swedeck.core.events import ContextStatus
 from swedeck.core.replay.document import StepView
 from swedeck.core.trajectory.output import answer_label, answer_text, command_output
 
-from ..widgets.text import visible
-
-MAX_MARKS = 2_000
-"""Matches marked in one pane: a common word in a big output must not take the UI with it."""
+from ..widgets.text import MAX_MARKS, visible
 
 
 def highlighted(text: str, query: str) -> Content:

@@ -26,6 +26,7 @@ from swedeck.core import events as ev
 from swedeck.core.agent.approvals import command_prefix
 from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.messages import MessageType, task_text
+from swedeck.core.processors.base import active_labels
 
 from ..bindings import SESSION_BINDINGS
 from ..controller import OutputChunk, SessionController, resolve
@@ -87,7 +88,7 @@ class SessionScreen(SessionState, Screen):
             host=config.environment.environment_class == "local", mode=session.mode,
             step_limit=config.agent.step_limit, cost_limit=config.agent.cost_limit,
         ))
-        self.set_reactive(SessionState.processor_labels, _processor_labels(session.processors))
+        self.set_reactive(SessionState.processor_labels, active_labels(session.processors))
 
     # --- layout -------------------------------------------------------------------------
 
@@ -113,9 +114,9 @@ class SessionScreen(SessionState, Screen):
         # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
         if not self.ended:
             if getattr(self.app, "_exception", None) is not None:  # the UI crashed: record it as such
-                from ..launch import crash_line
+                from ..launch import crash_message
 
-                self.session.quit(ExitStatus.UI_ERROR, crash_line(self.app).removeprefix("swedeck: "))
+                self.session.quit(ExitStatus.UI_ERROR, crash_message(self.app))
             else:
                 self.session.quit()
 
@@ -416,7 +417,7 @@ class SessionScreen(SessionState, Screen):
         except Exception as exc:  # noqa: BLE001 - a processor the core refuses: say why, keep the old ones
             self.notify(f"{exc}", title="Processors not changed", severity="error", markup=False)
             return
-        self.processor_labels = _processor_labels(self.session.processors)
+        self.processor_labels = active_labels(self.session.processors)
         try:
             self.context = self.session.context_status()  # at once, before the agent's own update arrives
         except Exception as exc:  # noqa: BLE001 - reported to the person
@@ -450,10 +451,6 @@ class SessionScreen(SessionState, Screen):
         self.session.quit()
         # The agent notices a quit within a fraction of a second; never hang the terminal.
         self.set_timer(5, lambda: self.app.exit(self.result.exit_code if self.result else 0))  # type: ignore[arg-type]
-
-
-def _processor_labels(processors: list[Any]) -> list[str]:
-    return [p.label() for p in processors if getattr(p, "enabled", True) and p.type != "default"]
 
 
 def _registry() -> dict[str, type]:

@@ -20,6 +20,9 @@ _INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\
 """Control characters, and the characters that change what is seen without being seen:
 bidi overrides and isolates (a `Trojan Source` command reads one way and runs another), the
 direction marks, and the zero-width ones."""
+MAX_MARKS = 2_000
+"""Search matches marked in one pane (or one line of it): a common word in a big output must
+not take the UI with it."""
 _BLANK_RUN = re.compile(r"(?:\n[ \t]*){3,}")
 
 

@@ -18,11 +18,9 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from .text import clean_output
+from .text import MAX_MARKS, clean_output
 
 MATCH_STYLE = Style(reverse=True, bold=True)
-MAX_MARKS = 2_000
-"""Matches marked in one line: a common word in a huge line must not take the UI with it."""
 
 
 class TextView(ScrollView, can_focus=True):
