@@ -27,6 +27,9 @@ class MessageType(str, Enum):
     INTERRUPT = "interrupt"
     FINAL = "final"
     EXIT = "exit"
+    COMPACTION = "compaction"
+    """The history before it was replaced by its content, a summary (Claude Code's compact,
+    Codex's `compacted`, OpenHands' condensation): the next query's prompt starts here."""
 
 
 Role = Literal["system", "user", "assistant", "tool", "exit"]

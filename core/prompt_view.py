@@ -12,6 +12,8 @@ from .messages import Message
 from .models.cache_control import request_messages
 from .processors.chain import ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
+from .trajectory.compaction import compacted
+from .trajectory.fidelity import fidelity_of
 
 
 @dataclass
@@ -39,6 +41,8 @@ class StepPrompt:
     errors: list[str] = field(default_factory=list)
     cache_mode: str | None = None
     """The recorded model's `set_cache_control`: the mark the model layer adds when it sends."""
+    provenance: str = "recorded"
+    """How the history is known: `recorded`, `reconstructed` or `unknown` (SPEC §9.3)."""
 
     def request_messages(self) -> list[dict[str, Any]]:
         """The messages exactly as the request carried them (API form, cache marks included)."""
@@ -54,12 +58,27 @@ def resolve_step_number(trajectory: Any, step: int) -> int:
     return number
 
 
-def _history_before(trajectory: Any, number: int) -> list[Message]:
+def history_before(trajectory: Any, number: int) -> list[Message]:
+    """The messages query `number` (1-based; len+1 = the next query) was sent, before
+    processors: the request as the file recorded it where it did, else rebuilt from the
+    conversation, with every compaction before it applied."""
+    recorded = getattr(trajectory, "recorded_prompts", {}).get(number)
+    if recorded is not None:
+        return list(recorded)
     if number <= len(trajectory.steps):
         messages = trajectory.messages[: trajectory.steps[number - 1].prompt_end]
     else:
         messages = list(trajectory.messages)
-    return without_requeried([message for message in messages if message.role != "exit"])
+    return without_requeried([message for message in compacted(messages) if message.role != "exit"])
+
+
+def provenance(trajectory: Any, number: int) -> str:
+    """`recorded`, `reconstructed` or `unknown`: how the prompt of query `number` is known."""
+    if number in getattr(trajectory, "recorded_prompts", {}):
+        return "recorded"
+    if number <= len(trajectory.steps) and trajectory.steps[number - 1].provenance:
+        return str(trajectory.steps[number - 1].provenance)
+    return fidelity_of(trajectory).prompt
 
 
 def is_requeried(message: Message) -> bool:
@@ -125,7 +144,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
     not imported or called, unless `trust_file` (`--trust-trajectory`); the person's own
     config (`configured`) may name the same function."""
     number = resolve_step_number(trajectory, step)
-    history = _history_before(trajectory, number)
+    history = history_before(trajectory, number)
     recorded = recorded_processors(trajectory, number)
     notes: list[str] = []
     if configured:
@@ -151,6 +170,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
         processors=[p for p in recorded or [] if p.get("enabled", True)] if source == "recorded" else chain.active_config(),
         processors_source=source, window=window, errors=notes + result.errors,
         cache_mode=cache_mode if isinstance(cache_mode, str) else None,
+        provenance=provenance(trajectory, number),
     )
 
 

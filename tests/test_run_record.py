@@ -282,7 +282,7 @@ def test_rejections_interrupts_and_follow_up_tasks_show_in_their_steps(openai_se
     printed = subprocess.run([*swedeck_command(), "replay", str(final), "--print", "--json"], capture_output=True,
                              text=True, timeout=60)
     assert printed.returncode == 0, printed.stderr
-    steps = [json.loads(line) for line in printed.stdout.splitlines()]
+    steps = [r for r in map(json.loads, printed.stdout.splitlines()) if "step" in r]
     said = {step["step"]: [(o["label"], o.get("task") or o["content"]) for o in step["observations"]] for step in steps}
     assert any(label == "the person said" and "use printf instead" in text for label, text in said[1])
     assert [label for label, _ in said[2]][-2:] == ["interrupted by the person", "the person said"]

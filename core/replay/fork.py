@@ -10,19 +10,54 @@ they are untrusted: each passes the agent's gate, and confirm mode asks for each
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ..actions import BASH_TOOL
 from ..config import SwedeckConfig
 from ..environments.base import ExecutionResult
-from ..messages import Message
+from ..messages import FunctionCall, Message, ToolCall
+from ..prompt_view import history_before
 from ..session import Session
 from ..trajectory.model import Trajectory
 
 
 def fork_history(trajectory: Trajectory, step: int) -> list[Message]:
-    """The messages before step `step`'s query (1-based; negative counts from the end)."""
+    """The messages before step `step`'s query (1-based; negative counts from the end): what
+    that query was sent (recorded, or rebuilt with compactions applied), in swedeck's terms."""
     query = trajectory.step(step)
-    return [message for message in trajectory.messages[: query.prompt_end] if message.role != "exit"]
+    return in_our_terms(history_before(trajectory, query.index))
+
+
+def in_our_terms(history: list[Message]) -> list[Message]:
+    """Other agents' tool calls mapped onto swedeck's `bash` tool: a shell command (Claude
+    Code's `Bash`, Codex's `shell`, OpenHands' `execute_bash`...) becomes a `bash` call with
+    its command; any other tool (`Read`, `apply_patch`, a browser) becomes text in the
+    assistant message, and its result a user message, so the model still reads them."""
+    out: list[Message] = []
+    as_text: dict[str, str] = {}
+    for message in history:
+        actions = {action.tool_call_id: action for action in message.extra.actions if action.tool_call_id}
+        if message.role == "assistant" and message.tool_calls and any(
+                "shell" in (action.model_extra or {}) for action in actions.values()):
+            calls, notes = [], []
+            for tool_call in message.tool_calls:
+                action = actions.get(tool_call.id)
+                if action is not None and (action.model_extra or {}).get("shell"):
+                    calls.append(ToolCall(id=tool_call.id, function=FunctionCall(
+                        name=BASH_TOOL, arguments=json.dumps({"command": action.command}))))
+                else:
+                    as_text[tool_call.id] = tool_call.function.name
+                    notes.append(f"[{tool_call.function.name}] {tool_call.function.arguments}")
+            content = "\n".join(part for part in (message.text, *notes) if part)
+            out.append(message.model_copy(update={"content": content, "tool_calls": tuple(calls) or None}))
+        elif message.role == "tool" and message.tool_call_id in as_text:
+            out.append(message.model_copy(update={
+                "role": "user", "tool_call_id": None, "name": None,
+                "content": f"[{as_text[message.tool_call_id]} result]\n{message.text}"}))
+        else:
+            out.append(message)
+    return [message for message in out if message.role != "exit"]
 
 
 def actions_before(trajectory: Trajectory, step: int) -> list[tuple[int, str]]:

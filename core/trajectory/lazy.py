@@ -111,11 +111,14 @@ class StepList(LazySequence[Step]):
     """The steps of a trajectory: step k starts at message `starts[k - 1]` and holds the
     answers (observations, the submission, format errors) up to the next step."""
 
-    def __init__(self, messages: Sequence[Message], starts: list[int], states: Sequence[Any] = ()):
+    def __init__(self, messages: Sequence[Message], starts: list[int], states: Sequence[Any] = (),
+                 provenance: Sequence[Any] = ()):
         self._messages = messages
         self.starts = starts
         self._states = states
         """SWE-agent's environment state after each step, where recorded."""
+        self._provenance = provenance
+        """How each step's prompt is known, where the reader says (`model.Provenance`)."""
         self._built: dict[int, Step] = {}
 
     noun = "step index"
@@ -137,6 +140,8 @@ class StepList(LazySequence[Step]):
         extra = message.extra
         answers = tuple(i for i in range(start + 1, end) if self._messages[i].message_type in ANSWER_TYPES)
         state = self._states[index] if index < len(self._states) else None
+        provenance = self._provenance[index] if index < len(self._provenance) else None
         return Step(index=index + 1, message_index=start, actions=actions_of(message), observation_indices=answers,
                     prompt_end=start, usage=extra.usage, cost=extra.cost, context=extra.context,
-                    processors=extra.processors, state=dict(state) if isinstance(state, Mapping) else None)
+                    processors=extra.processors, state=dict(state) if isinstance(state, Mapping) else None,
+                    provenance=provenance)

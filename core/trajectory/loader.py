@@ -22,15 +22,19 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
     """The trajectory in any supported file. Readers build messages when they are read;
     unless `lazy`, every message is built here, so a damaged one is reported now. The
     replay UI opens files lazily and shows a damaged step as an error when it is reached."""
-    path = Path(path)
-    source = Source(path=path, text=_read_text(path))
-    if not source.text.strip():
+    path, unit = split_unit(Path(path))
+    source = _source(path, unit)
+    if not source.folder and not source.data and not source.text.strip():
         raise TrajectoryError(path, "the file is empty")
     try:
         reader = next((reader for reader in READERS if _accepts(reader, source)), None)
         if reader is None:
             _ = source.document  # not JSON at all gives the JSON error as the reason
-            raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`")
+            if source.folder:
+                raise ValueError("a folder with no trajectory swedeck reads (a Harbor trial's agent/trajectory.json, "
+                                 "an OpenHands events/ folder)")
+            raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`, "
+                             "and none of the other agents' formats swedeck reads (docs/trajectory-format.md)")
         trajectory = reader.read(source)
         if not lazy:
             for _ in trajectory.messages:
@@ -46,13 +50,78 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
         raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
 
 
+def split_unit(path: Path) -> tuple[Path, int]:
+    """`log.eval#3` is run 3 of `log.eval` (an Inspect log's samples, an OpenHands evaluation's
+    instances), where `log.eval#3` itself is not a file."""
+    base, mark, number = path.name.rpartition("#")
+    if mark and number.isdigit() and int(number) >= 1 and not path.exists():
+        return path.with_name(base), int(number)
+    return path, 1
+
+
+def _source(path: Path, unit: int) -> Source:
+    if path.is_dir():
+        return Source(path=path, text="", folder=True, unit=unit)
+    check_regular_file(path)
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as error:
+        raise TrajectoryError(path, error.strerror or str(error)) from None
+    if magic == b"PK\x03\x04":  # a zip archive: Inspect's `.eval`
+        return Source(path=path, text="", data=path.read_bytes(), unit=unit)
+    return Source(path=path, text=_read_text(path), unit=unit)
+
+
 def is_trajectory_file(path: Path) -> bool:
     return path.is_file() and path.name.endswith(TRAJECTORY_SUFFIXES)
 
 
 def trajectory_files(folder: Path) -> list[Path]:
-    """The trajectory files under a folder (recursively), by name."""
-    return sorted(p for p in folder.rglob("*") if is_trajectory_file(p))
+    """The trajectories under a folder (recursively): swedeck's, mini-swe-agent's and
+    SWE-agent's by name, other agents' records by a look at their first bytes (`sniff`),
+    and OpenHands v1 event folders (`events/`) as one trajectory each."""
+    found: list[Path] = []
+    for path in sorted(folder.rglob("*")):
+        if path.parent.name == "events" and path.name.startswith("event-"):
+            if path.parent not in found:
+                found.append(path.parent)
+        elif is_trajectory_file(path) or (path.is_file() and sniff(path)):
+            found.append(path)
+    return found
+
+
+_SNIFF_BYTES = 65536
+_JSON_MARKERS = (b'"schema_version": "ATIF-v', b'"schema_version":"ATIF-v')
+
+
+def sniff(path: Path) -> bool:
+    """Whether a `.json`, `.jsonl` or `.eval` file is another agent's record swedeck reads,
+    from its first bytes (a folder of 1,000 files is not parsed whole to list it)."""
+    if not path.name.endswith((".json", ".jsonl", ".eval")) or path.name.startswith("."):
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    if path.name.endswith(".eval"):
+        return head.startswith(b"PK\x03\x04")
+    if path.name.endswith(".json"):
+        compact = head[:4096]
+        return any(marker in compact for marker in _JSON_MARKERS) or (
+            b'"eval"' in compact and b'"version"' in compact) or (
+            compact.lstrip().startswith(b"[") and (b'"observation"' in compact or b'"action"' in compact
+                                                    or b'"kind"' in compact))
+    if head.lstrip().startswith(b"{") and b'"instance_id"' in head and b'"history"' in head:
+        return True  # an OpenHands evaluation's output.jsonl (its first line alone may be megabytes)
+    text = head.decode("utf-8", errors="replace")
+    if len(head) == _SNIFF_BYTES:
+        text = text[: text.rfind("\n") + 1]
+    from .readers import claude_code, codex, openhands
+
+    source = Source(path=path, text=text)
+    return any(_accepts(reader, source) for reader in (claude_code, codex, openhands))
 
 
 def _accepts(reader: Reader, source: Source) -> bool:

@@ -2,14 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from ..messages import Action, ContextInfo, Message, ModelStats, Usage
 
-TrajectoryFormat = Literal["swedeck-jsonl", "swedeck-json", "mini-swe-agent", "swe-agent"]
+TrajectoryFormat = Literal["swedeck-jsonl", "swedeck-json", "mini-swe-agent", "swe-agent", "atif", "claude-code",
+                           "codex", "openhands", "inspect"]
+
+Provenance = Literal["recorded", "reconstructed", "unknown"]
+"""How swedeck knows a part of what the model saw: the file stores the exact request
+(`recorded`), it is rebuilt from the conversation (`reconstructed`), or it is not stored at
+all (`unknown`: a system prompt or tool list the format never wrote down)."""
+
+UsageSource = Literal["provider-reported", "estimated", "mixed", "none"]
+
+
+@dataclass
+class Fidelity:
+    """What a file records and what swedeck rebuilt from it (SPEC §9.3; the fidelity panel)."""
+
+    prompt: Provenance
+    """The messages of each query, as a whole."""
+    parts: dict[str, Provenance] = field(default_factory=dict)
+    """Each part of what the model saw: `system prompt`, `tools`, `messages`, `reasoning`, ..."""
+    usage: UsageSource = "none"
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Records swedeck does not turn into messages, counted by their type (never dropped silently)."""
+    compactions: int = 0
+    branches: int = 0
+    """Sidechains and subagent runs kept beside the main line (Claude Code, ATIF subagents)."""
+    units: int = 1
+    """Runs in the file (an Inspect log's samples, an OpenHands evaluation's instances); one is open."""
+    unit: int = 1
+    """The open one (`PATH#N`)."""
+    notes: list[str] = field(default_factory=list)
+
+    def as_record(self) -> dict[str, Any]:
+        return {"prompt": self.prompt, "parts": dict(self.parts), "usage": self.usage, "skipped": dict(self.skipped),
+                "compactions": self.compactions, "branches": self.branches, "units": self.units, "unit": self.unit,
+                "notes": list(self.notes)}
 
 
 @dataclass
@@ -56,6 +90,8 @@ class Step:
     """Hash of the processor config of this query (look it up in `Trajectory.processors`)."""
     state: dict[str, Any] | None = None
     """SWE-agent's environment state after the step (open file, working dir), when recorded."""
+    provenance: Provenance | None = None
+    """How this query's prompt is known (None: the file's `Fidelity.prompt`)."""
 
     @property
     def commands(self) -> list[str]:
@@ -73,6 +109,11 @@ class Trajectory:
     meta_events: list[MetaEvent] = field(default_factory=list)
     processors: dict[str, Any] = field(default_factory=dict)
     """Processor config hash -> the processor config list recorded with it (swedeck files)."""
+    fidelity: Fidelity | None = None
+    """Set by the readers of other agents' records; `fidelity_of` gives one for every file."""
+    recorded_prompts: Mapping[int, Sequence[Message]] = field(default_factory=dict)
+    """Step number -> the exact messages of its request, where the file stores them (Inspect's
+    `ModelEvent.input`): `prompt` shows these instead of rebuilding them."""
 
     def step(self, number: int) -> Step:
         """Step `number` (1-based; negative counts from the end, -1 = last)."""

@@ -10,8 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..actions import without_fences
-from ..messages import MessageType
+from ..messages import Message, MessageType
 from ..text import excerpt, inert_json, one_line, strip_control
+from .compaction import compaction_before
+from .compaction import label as compaction_label
+from .fidelity import fidelity_of, summary, summary_lines
 from .model import Step, Trajectory
 from .output import answer_label, answer_text
 
@@ -45,7 +48,22 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "context": step.context.model_dump() if step.context else None,
         "processors": step.processors,
         "state": step.state,
+        "provenance": step_provenance(trajectory, step),
+        **({"compaction": compaction_label(compaction)} if (compaction := compaction_of(trajectory, step)) else {}),
     }
+
+
+def step_provenance(trajectory: Trajectory, step: Step) -> str:
+    """How this step's prompt is known: `recorded`, `reconstructed` or `unknown`."""
+    if step.index in trajectory.recorded_prompts:
+        return "recorded"
+    return step.provenance or fidelity_of(trajectory).prompt
+
+
+def compaction_of(trajectory: Trajectory, step: Step) -> Message | None:
+    """The compaction between the previous step and this one, if any."""
+    previous = trajectory.steps[step.index - 2].message_index if step.index > 1 else -1
+    return compaction_before(trajectory.messages, step.message_index, previous)
 
 
 def thought(trajectory: Trajectory, step: Step) -> str:
@@ -61,6 +79,8 @@ def thought(trajectory: Trajectory, step: Step) -> str:
 
 
 def json_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
+    """A first line with the file's fidelity summary, then one line a step."""
+    yield inert_json({"path": str(trajectory.path), "format": trajectory.format, "fidelity": summary(trajectory)})
     for step in steps:
         yield inert_json(step_record(trajectory, step))
 
@@ -70,6 +90,9 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
     for step in steps:
         yield ""
         yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step)}"
+        compaction = compaction_of(trajectory, step)
+        if compaction is not None:
+            yield f"  ⟲ {compaction_label(compaction)}"
         said = one_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
         if said:
             yield f"  thought: {said}"
@@ -98,6 +121,8 @@ def header(trajectory: Trajectory) -> str:
         parts.append(f"${info.model_stats.instance_cost:.4f}")
     lines = [f"== {trajectory.path} ({', '.join(parts)})"]
     lines += [f"   warning: {warning}" for warning in info.warnings]
+    if trajectory.fidelity is not None:  # another agent's record: say what it holds
+        lines += [f"   {line}" for line in summary_lines(summary(trajectory))]
     return strip_control("\n".join(lines))  # a file's name and its model name are the file's words too
 
 

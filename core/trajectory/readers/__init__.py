@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..model import Trajectory, TrajectoryFormat
-from . import mini_swe_agent, swe_agent, swedeck_json, swedeck_jsonl
+from . import atif, claude_code, codex, inspect_log, mini_swe_agent, openhands, swe_agent, swedeck_json, swedeck_jsonl
 from .source import Source
 
 
@@ -22,8 +22,10 @@ class Reader(Protocol):
     def read(self, source: Source) -> Trajectory: ...
 
 
-# Order matters: the swedeck formats have explicit markers; mini-swe-agent accepts any list
-# or `messages` dict, so it goes last.
-READERS: tuple[Reader, ...] = (swedeck_jsonl, swedeck_json, swe_agent, mini_swe_agent)
+# Order matters: the JSONL formats look at their first lines only; the swedeck formats and ATIF
+# have explicit markers; OpenHands' v0 export is a bare list of events, and mini-swe-agent
+# accepts any list or `messages` dict, so it goes last.
+READERS: tuple[Reader, ...] = (swedeck_jsonl, claude_code, codex, swedeck_json, atif, inspect_log, openhands,
+                               swe_agent, mini_swe_agent)
 
 __all__ = ["READERS", "Reader", "Source"]

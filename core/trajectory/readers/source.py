@@ -18,7 +18,30 @@ _NON_SPACE = re.compile(r"\S")
 class Source:
     path: Path
     text: str
+    data: bytes = b""
+    """The raw bytes of a binary file (an Inspect `.eval` zip); empty for text files."""
+    folder: bool = False
+    """`path` is a folder (a Harbor trial, an OpenHands v1 event folder)."""
+    unit: int = 1
+    """Which run of a file that holds several (`PATH#N`: an Inspect log's sample N)."""
     _document: Any = field(default=_UNSET, repr=False)
+
+    def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
+        """(line number, parsed value) of each non-blank line; a damaged line's value is the
+        `ValueError` saying why, so readers of JSONL formats skip it with a warning."""
+        out: list[tuple[int, Any]] = []
+        text, start, number = self.text, 0, 0
+        while start <= len(text) and (limit is None or len(out) < limit):
+            end = text.find("\n", start)
+            end = len(text) if end == -1 else end
+            line, start, number = text[start:end], end + 1, number + 1
+            if not line or line.isspace():
+                continue
+            try:
+                out.append((number, loads(line)))
+            except ValueError as error:
+                out.append((number, error))
+        return out
 
     @cached_property
     def first_line(self) -> Any:

@@ -1,0 +1,186 @@
+"""ATIF, the Agent Trajectory Interchange Format (Harbor; v1.0-v1.8): `{"schema_version":
+"ATIF-v1.x", "agent": {...}, "steps": [...], "final_metrics": {...}}`, and a Harbor trial
+folder (`agent/trajectory.json` beside `result.json` and `verifier/reward.*`).
+
+A step's `source` is `system`, `user` or `agent`. An agent step is one model response: its
+`message`, `reasoning_content`, `tool_calls` and `metrics` (the provider's usage); its
+`observation.results` answer its tool calls (by `source_call_id`), each becoming a tool
+message. ATIF keeps the conversation, not the requests, so each query's prompt is rebuilt
+from the steps before it (`reconstructed`); the system prompt is recorded where the file
+has a system step, the tools where `agent.tool_definitions` lists them. Subagent
+trajectories (referenced from results, or embedded in v1.8) are counted as branches;
+`continued_trajectory_ref` names the file the run continues in.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ...messages import MessageType
+from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import mapping, optional_str
+from ..parse import loads
+from . import chat
+from .source import Source
+
+FORMAT: TrajectoryFormat = "atif"
+TRIAL_TRAJECTORY = Path("agent") / "trajectory.json"
+
+
+def accepts(source: Source) -> bool:
+    if source.folder:
+        return (source.path / TRIAL_TRAJECTORY).is_file()
+    document = source.document
+    return isinstance(document, Mapping) and str(document.get("schema_version", "")).startswith("ATIF-v")
+
+
+def read(source: Source) -> Trajectory:
+    if source.folder:
+        path = source.path / TRIAL_TRAJECTORY
+        source = Source(path=path, text=path.read_text(encoding="utf-8"))
+    document = source.document
+    agent = mapping(document.get("agent"))
+    info = TrajectoryInfo(model_name=optional_str(agent.get("model_name")), config={"agent": dict(agent)},
+                          raw={key: value for key, value in document.items() if key != "steps"})
+    info.session = {"id": document.get("session_id"), "agent": agent.get("name"), "agent_version": agent.get("version"),
+                    "schema_version": document.get("schema_version")}
+    _final_metrics(info, mapping(document.get("final_metrics")))
+    steps = document.get("steps")
+    if not isinstance(steps, list):
+        raise ValueError(f"`steps` is {type(steps).__name__}, not a list")
+    tally = chat.Tally()
+    entries: list[chat.Entry] = []
+    fidelity = Fidelity(prompt="reconstructed",
+                        parts={"system prompt": "unknown", "tools": "recorded" if agent.get("tool_definitions") else "unknown",
+                               "messages": "reconstructed"})
+    token_ids = 0
+    for number, step in enumerate(steps, start=1):
+        if not isinstance(step, Mapping):
+            tally.skip(f"step that is {type(step).__name__}")
+            continue
+        source_kind = step.get("source")
+        text = _text(step.get("message"))
+        if source_kind == "system":
+            first = not any(entry.kind == MessageType.SYSTEM for entry in entries)
+            entries.append(chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE))
+            fidelity.parts["system prompt"] = "recorded"
+        elif source_kind == "user":
+            first = not any(entry.kind == MessageType.TASK for entry in entries)
+            entries.append(chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE))
+        elif source_kind == "agent":
+            metrics = mapping(step.get("metrics"))
+            if isinstance(metrics.get("prompt_token_ids"), list):
+                token_ids += 1
+            calls = [chat.call(str(item.get("tool_call_id") or f"call_{number}_{k}"), str(item.get("function_name") or ""),
+                               item.get("arguments") if item.get("arguments") is not None else {})
+                     for k, item in enumerate(step.get("tool_calls") or []) if isinstance(item, Mapping)]
+            extra = {key: step[key] for key in ("step_id", "timestamp", "model_name", "is_copied_context", "llm_call_count")
+                     if step.get(key) is not None}
+            entries.append(chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
+                                          usage=chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"),
+                                                           metrics.get("cached_tokens")),
+                                          cost=_number(metrics.get("cost_usd")), **extra))
+            entries.extend(_results(step, {item["id"] for item, _ in calls}, fidelity))
+        else:
+            tally.skip(f"step with source {source_kind!r}")
+    if token_ids:
+        fidelity.notes.append(f"{token_ids} steps record their prompt as token ids: the prompt text is still "
+                              "rebuilt from the conversation")
+    embedded = document.get("subagent_trajectories")
+    if isinstance(embedded, list) and embedded:
+        fidelity.branches += len(embedded)
+        fidelity.notes.append(f"{len(embedded)} subagent trajectories are embedded in the file (not shown as steps)")
+    continued = optional_str(document.get("continued_trajectory_ref"))
+    if continued:
+        fidelity.notes.append(f"the run continues in {continued}")
+    copied = sum(1 for entry in entries if entry.extra.get("is_copied_context"))
+    if copied:
+        fidelity.notes.append(f"{copied} agent steps are copied context from an earlier trajectory (is_copied_context)")
+    fidelity.skipped = tally.as_dict()
+    _harbor_trial(source.path, info, fidelity)
+    return chat.trajectory(source, FORMAT, entries, info, fidelity)
+
+
+def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity) -> list[chat.Entry]:
+    out = []
+    for result in mapping(step.get("observation")).get("results") or []:
+        if not isinstance(result, Mapping):
+            continue
+        refs = result.get("subagent_trajectory_ref")
+        if isinstance(refs, list) and refs:
+            fidelity.branches += len(refs)
+            names = ", ".join(str(mapping(ref).get("trajectory_path") or mapping(ref).get("session_id")) for ref in refs)
+            fidelity.notes.append(f"step {step.get('step_id')}: subagent trajectory {names}")
+        text = _text(result.get("content"))
+        call_id = optional_str(result.get("source_call_id"))
+        if call_id and call_id in call_ids:
+            out.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text}, tool_call_id=call_id))
+        else:  # an observation not tied to a call of this step: what the model was told, as a user message
+            out.append(chat.Entry("user", text, MessageType.OBSERVATION, {"raw_output": text}))
+    return out
+
+
+def _text(message: Any) -> str:
+    if isinstance(message, list):
+        parts = []
+        for part in message:
+            part = mapping(part)
+            if part.get("type") == "text":
+                parts.append(str(part.get("text") or ""))
+            elif part.get("type") in ("image", "audio"):
+                parts.append(f"[{part['type']}: {mapping(part.get('source')).get('path', '')}]")
+        return "\n".join(parts)
+    return "" if message is None else message if isinstance(message, str) else json.dumps(message)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _final_metrics(info: TrajectoryInfo, metrics: Mapping[str, Any]) -> None:
+    stats = info.model_stats
+    for name, key in (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens", "total_completion_tokens"),
+                      ("api_calls", "total_steps")):
+        if isinstance(metrics.get(key), int):
+            setattr(stats, name, metrics[key])
+    cost = _number(metrics.get("total_cost_usd"))
+    if cost is not None:
+        stats.instance_cost = cost
+
+
+def _harbor_trial(path: Path, info: TrajectoryInfo, fidelity: Fidelity) -> None:
+    """A trajectory at `<trial>/agent/trajectory.json`: the trial's result and reward."""
+    if path.parent.name != "agent":
+        return
+    trial = path.parent.parent
+    result_path, rewards = trial / "result.json", {}
+    if result_path.is_file():
+        try:
+            result = loads(result_path.read_bytes())
+        except (OSError, ValueError) as error:
+            info.warnings.append(f"{result_path}: not read ({error})")
+            result = {}
+        if isinstance(result, Mapping):
+            info.raw["harbor_result"] = dict(result)
+            verifier = mapping(result.get("verifier_result"))
+            rewards = dict(mapping(verifier.get("rewards")))
+            exception = mapping(result.get("exception_info"))
+            if exception:
+                info.exit_status = str(exception.get("exception_type") or "exception")
+    for reward_file in sorted((trial / "verifier").glob("reward.*")):
+        try:
+            value = reward_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            continue
+        try:
+            parsed = loads(value) if reward_file.suffix == ".json" else value
+        except ValueError:
+            parsed = value
+        rewards = dict(parsed) if isinstance(parsed, Mapping) else {**rewards, "reward": parsed}
+    if rewards:
+        info.raw["rewards"] = rewards
+        info.exit_status = info.exit_status or "reward " + ", ".join(f"{key}={value}" for key, value in rewards.items())
+        fidelity.notes.append(f"Harbor trial {trial.name}: " + ", ".join(f"{k}={v}" for k, v in rewards.items()))

@@ -1,0 +1,190 @@
+"""What the readers of other agents' records share (SPEC §9.3): their records become chat
+`Entry`s (a message before it is built), and the entries one `Trajectory`.
+
+Each format names its tools its own way (Claude Code's `Bash`, Codex's `shell` with an argv
+list, OpenHands' `execute_bash`, Inspect's `bash` with `cmd`); `call` turns a recorded tool
+call into the OpenAI shape swedeck keeps and into an `Action`. A shell command becomes the
+action's command (and `shell=True`, which fork uses to map it onto swedeck's `bash` tool);
+any other tool is shown as text, `name arguments`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...messages import Action, Message, MessageType, Usage
+from ..lazy import MessageList, StepList
+from ..model import Fidelity, Provenance, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import build_message, counts_as_step
+from .source import Source
+
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "execute_bash", "terminal", "local_shell",
+                         "run_shell_command", "shell_command", "container.exec", "bash_command", "cmd"})
+"""Tool names (lower case) whose `command` / `cmd` argument is a shell command line."""
+_SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
+
+
+@dataclass
+class Entry:
+    """One message before it is built: chat fields, its type, and swedeck's `extra`."""
+
+    role: str
+    content: Any
+    kind: MessageType
+    extra: dict[str, Any] = field(default_factory=dict)
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def build(self) -> Message:
+        record: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            record["tool_calls"] = self.tool_calls
+        if self.tool_call_id:
+            record["tool_call_id"] = self.tool_call_id
+        if self.name:
+            record["name"] = self.name
+        return build_message(record, self.extra, self.kind)
+
+    @property
+    def is_step(self) -> bool:
+        return counts_as_step(self.role, self.kind)
+
+
+def shell_command(name: str, arguments: Any) -> str | None:
+    """The command line of a shell tool's call, or None when the tool is not a shell."""
+    if name.lower() not in SHELL_TOOLS or not isinstance(arguments, Mapping):
+        return None
+    command = arguments.get("command", arguments.get("cmd"))
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and all(isinstance(part, str) for part in command) and command:
+        if len(command) == 3 and command[0] in _SHELLS and command[1] in ("-c", "-lc", "-l -c"):
+            return str(command[2])
+        return shlex.join(command)
+    return None
+
+
+def call(call_id: str, name: str, arguments: Any) -> tuple[dict[str, Any], Action]:
+    """A recorded tool call in the OpenAI shape swedeck keeps, and the action it asked for."""
+    parsed = arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except ValueError:
+            parsed = arguments
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    tool_call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+    command = shell_command(name, parsed)
+    if command is not None:
+        return tool_call, Action(command=command, tool_call_id=call_id, tool=name, shell=True)
+    if isinstance(parsed, Mapping):
+        rendered = " ".join(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                            for value in parsed.values())
+    else:
+        rendered = "" if parsed is None else str(parsed)
+    return tool_call, Action(command=f"{name} {rendered}".strip(), tool_call_id=call_id, tool=name, shell=False)
+
+
+def assistant(content: Any, calls: Sequence[tuple[dict[str, Any], Action]] = (), **extra: Any) -> Entry:
+    """A model response: its text, its tool calls, and `extra` (usage, reasoning, cost...)."""
+    actions = tuple(action for _, action in calls)
+    kind = MessageType.ACTION if actions else MessageType.ASSISTANT_MESSAGE
+    extra = {key: value for key, value in extra.items() if value is not None}
+    if actions:
+        extra["actions"] = actions
+    return Entry("assistant", content, kind, extra, [tool_call for tool_call, _ in calls] or None)
+
+
+def usage(prompt: Any, completion: Any, cached: Any = 0) -> Usage | None:
+    """Provider-reported usage, or None when the record has no prompt count."""
+    numbers = [value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+               for value in (prompt, completion, cached)]
+    if not any(numbers):
+        return None
+    return Usage(prompt_tokens=numbers[0], completion_tokens=numbers[1], cached_tokens=numbers[2])
+
+
+def text_of(content: Any) -> str:
+    """The text of a content field in any of the formats' shapes (a string, a list of parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Mapping):
+        for key in ("text", "content", "output", "reasoning", "thinking"):
+            if isinstance(content.get(key), str | list):
+                return text_of(content[key])
+        return json.dumps(content, ensure_ascii=False)
+    if isinstance(content, list):
+        return "\n".join(part for part in (text_of(item) for item in content) if part)
+    return str(content)
+
+
+def compaction(summary: str, *, before: int | None = None, after: int | None = None,
+               forgotten: Sequence[int] | None = None, source: str = "") -> Entry:
+    """A compaction marker: the history before it was replaced by `summary` (or, with
+    `forgotten`, those message indices were dropped)."""
+    extra: dict[str, Any] = {"compaction_source": source}
+    if before is not None:
+        extra["tokens_before"] = before
+    if after is not None:
+        extra["tokens_after"] = after
+    if forgotten is not None:
+        extra["forgotten"] = list(forgotten)
+    return Entry("user", summary, MessageType.COMPACTION, extra)
+
+
+class Tally:
+    """Records a reader did not turn into messages, by type: shown in the fidelity panel."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def skip(self, kind: Any) -> None:
+        self.counts[str(kind) if kind is not None else "(no type)"] += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(sorted(self.counts.items()))
+
+
+def usage_source(entries: Sequence[Entry]) -> str:
+    steps = [entry for entry in entries if entry.is_step]
+    reported = sum(1 for entry in steps if entry.extra.get("usage") is not None)
+    if not steps or not reported:
+        return "none"
+    return "provider-reported" if reported == len(steps) else "mixed"
+
+
+def trajectory(source: Source, format: TrajectoryFormat, entries: list[Entry], info: TrajectoryInfo,
+               fidelity: Fidelity, *, provenance: Callable[[int], Provenance | None] | None = None,
+               recorded_prompts: Mapping[int, Sequence[Message]] | None = None) -> Trajectory:
+    """The trajectory of a list of entries: one step per model response."""
+    starts = [index for index, entry in enumerate(entries) if entry.is_step]
+    if not info.model_stats.api_calls:  # no totals recorded: the sum of the recorded usage
+        info.model_stats.api_calls = len(starts)
+        for entry in entries:
+            recorded = entry.extra.get("usage")
+            if recorded is not None:
+                info.model_stats.prompt_tokens += recorded.prompt_tokens
+                info.model_stats.completion_tokens += recorded.completion_tokens
+            if isinstance(entry.extra.get("cost"), float):
+                info.model_stats.instance_cost += entry.extra["cost"]
+    fidelity.unit = source.unit
+    fidelity.compactions = sum(1 for entry in entries if entry.kind == MessageType.COMPACTION)
+    if fidelity.usage == "none":
+        fidelity.usage = usage_source(entries)  # type: ignore[assignment]
+
+    def build(start: int, end: int) -> list[Message]:
+        return [entries[i].build() for i in range(start, end)]
+
+    messages = MessageList(len(entries), starts, build, source.path)
+    provenances = [provenance(number) if provenance else None for number in range(1, len(starts) + 1)]
+    return Trajectory(path=source.path, format=format, messages=messages,
+                      steps=StepList(messages, starts, provenance=provenances), info=info, fidelity=fidelity,
+                      recorded_prompts=recorded_prompts if recorded_prompts is not None else {})

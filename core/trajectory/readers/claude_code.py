@@ -1,0 +1,195 @@
+"""Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
+
+Each line is a record; `user`, `assistant` and `system` records form a tree by `uuid` /
+`parentUuid`. The conversation is the chain from the last leaf of the main line (not a
+sidechain) up to the root; a compact boundary (`system`, `subtype: compact_boundary`) has no
+`parentUuid` but a `logicalParentUuid`, which the walk follows. Other leaves (a rewound
+branch, a sidechain's Task run) are branches, counted, not shown as steps; subagent files
+(`<session>/subagents/agent-*.jsonl`) are their own trajectories beside it.
+
+One model call is written as several `assistant` records, one per content block (thinking,
+text, tool_use), all with the same `message.id`: they are one step. Tool results come back
+as `user` records of `tool_result` blocks, one tool message each. The user record after a
+compact boundary (`isCompactSummary`) is the summary the history was replaced with: a
+compaction marker, with the boundary's `preTokens`. Usage is the provider's
+(`message.usage`): the prompt is `input_tokens + cache_creation_input_tokens +
+cache_read_input_tokens`, cached the last. Claude Code does not store its system prompt or
+tool list: both are `unknown`; the messages are `reconstructed`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...messages import MessageType
+from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import mapping, optional_str
+from . import chat
+from .source import Source
+
+FORMAT: TrajectoryFormat = "claude-code"
+_MESSAGE_TYPES = ("user", "assistant", "system")
+
+
+def accepts(source: Source) -> bool:
+    if source.folder or source.data:
+        return False
+    for _, record in source.json_lines(limit=8):
+        if isinstance(record, Mapping) and "sessionId" in record and "uuid" in record and record.get("type") in _MESSAGE_TYPES:
+            return True
+    return False
+
+
+def read(source: Source) -> Trajectory:
+    tally = chat.Tally()
+    info = TrajectoryInfo()
+    records: dict[str, Mapping[str, Any]] = {}
+    order: list[str] = []
+    titles = []
+    for number, record in source.json_lines():
+        if isinstance(record, ValueError):
+            info.warnings.append(f"line {number}: damaged, skipped ({str(record).splitlines()[0][:200]})")
+            tally.skip("(damaged line)")
+            continue
+        if not isinstance(record, Mapping):
+            tally.skip(type(record).__name__)
+            continue
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        if kind in _MESSAGE_TYPES and isinstance(uuid, str):
+            records[uuid] = record
+            order.append(uuid)
+        elif kind == "summary":
+            titles.append(str(record.get("summary") or ""))
+            tally.skip("summary")
+        else:
+            tally.skip(kind)
+    chain, branches = _main_line(records, order)
+    fidelity = Fidelity(prompt="reconstructed",
+                        parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"},
+                        branches=branches)
+    sidechain = sum(1 for uuid in order if records[uuid].get("isSidechain"))
+    if sidechain:
+        fidelity.notes.append(f"{sidechain} sidechain records (subagent runs inside this file) are kept as branches")
+    subagents = _subagent_files(source)
+    if subagents:
+        fidelity.branches += len(subagents)
+        fidelity.notes.append(f"{len(subagents)} subagent files beside it (open them from the folder): "
+                              + ", ".join(path.name for path in subagents[:5]))
+    if titles:
+        fidelity.notes.append(f"session title: {titles[-1][:120]}")
+    entries = _entries([records[uuid] for uuid in chain], tally)
+    first = records[chain[0]] if chain else {}
+    info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
+    info.model_name = next((optional_str(mapping(records[uuid].get("message")).get("model")) for uuid in chain
+                            if records[uuid].get("type") == "assistant"), None)
+    fidelity.skipped = tally.as_dict()
+    return chat.trajectory(source, FORMAT, entries, info, fidelity)
+
+
+def _parent(record: Mapping[str, Any]) -> str | None:
+    parent = record.get("parentUuid")
+    if parent is None and record.get("subtype") == "compact_boundary":
+        parent = record.get("logicalParentUuid")
+    return parent if isinstance(parent, str) else None
+
+
+def _main_line(records: dict[str, Mapping[str, Any]], order: list[str]) -> tuple[list[str], int]:
+    """The chain from the root to the main line's last leaf, and how many other leaves there are."""
+    parents = {_parent(record) for record in records.values()}
+    leaves = [uuid for uuid in order if uuid not in parents]
+    main = [uuid for uuid in leaves if not records[uuid].get("isSidechain")] or leaves  # a subagent file: all sidechain
+    if not main:
+        return [], 0
+    chain: list[str] = []
+    seen: set[str] = set()
+    uuid: str | None = main[-1]
+    while uuid is not None and uuid in records and uuid not in seen:
+        seen.add(uuid)
+        chain.append(uuid)
+        uuid = _parent(records[uuid])
+    chain.reverse()
+    return chain, len(leaves) - 1
+
+
+def _subagent_files(source: Source) -> list[Any]:
+    folder = source.path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def _entries(chain: list[Mapping[str, Any]], tally: chat.Tally) -> list[chat.Entry]:
+    entries: list[chat.Entry] = []
+    pre_tokens: int | None = None
+    index = 0
+    while index < len(chain):
+        record = chain[index]
+        message = mapping(record.get("message"))
+        if record.get("type") == "assistant":
+            group = [record]
+            while index + 1 < len(chain) and chain[index + 1].get("type") == "assistant" and message.get("id") and \
+                    mapping(chain[index + 1].get("message")).get("id") == message.get("id"):
+                index += 1
+                group.append(chain[index])
+            entries.append(_response(group))
+        elif record.get("type") == "system":
+            if record.get("subtype") == "compact_boundary":
+                metadata = mapping(record.get("compactMetadata"))
+                pre_tokens = metadata.get("preTokens") if isinstance(metadata.get("preTokens"), int) else 0
+            else:
+                tally.skip(f"system/{record.get('subtype') or 'message'}")
+        elif record.get("isCompactSummary"):
+            entries.append(chat.compaction(chat.text_of(message.get("content")), before=pre_tokens or None,
+                                           source="claude-code compact"))
+            pre_tokens = None
+        else:
+            entries.extend(_user(record, message, entries))
+        index += 1
+    return entries
+
+
+def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
+    texts, reasoning, calls = [], [], []
+    for record in group:
+        content = mapping(record.get("message")).get("content")
+        for block in content if isinstance(content, list) else [{"type": "text", "text": content}]:
+            block = mapping(block)
+            if block.get("type") == "text":
+                texts.append(str(block.get("text") or ""))
+            elif block.get("type") in ("thinking", "redacted_thinking"):
+                reasoning.append(str(block.get("thinking") or "[redacted thinking]"))
+            elif block.get("type") in ("tool_use", "server_tool_use"):
+                calls.append(chat.call(str(block.get("id") or ""), str(block.get("name") or ""), block.get("input") or {}))
+    last = mapping(group[-1].get("message"))
+    usage = mapping(last.get("usage"))
+    read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
+    prompt = (usage.get("input_tokens") or 0) + read + created if usage else None
+    return chat.assistant("\n".join(texts), calls, reasoning="\n".join(reasoning) or None,
+                          usage=chat.usage(prompt, usage.get("output_tokens"), read) if usage else None,
+                          finish_reason=optional_str(last.get("stop_reason")), model=optional_str(last.get("model")),
+                          uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")))
+
+
+def _user(record: Mapping[str, Any], message: Mapping[str, Any], entries: list[chat.Entry]) -> list[chat.Entry]:
+    content = message.get("content")
+    extra = {"uuid": record.get("uuid")}
+    if record.get("isMeta"):
+        extra["is_meta"] = True
+    first = not any(entry.kind == MessageType.TASK for entry in entries)
+    if not isinstance(content, list):
+        return [chat.Entry("user", chat.text_of(content), MessageType.TASK if first else MessageType.USER_MESSAGE, extra)]
+    out, texts = [], []
+    for block in content:
+        block = mapping(block)
+        if block.get("type") == "tool_result":
+            text = chat.text_of(block.get("content"))
+            result = {**extra, "raw_output": text}
+            if block.get("is_error"):
+                result["is_error"] = True
+            out.append(chat.Entry("tool", text, MessageType.OBSERVATION, result,
+                                  tool_call_id=optional_str(block.get("tool_use_id"))))
+        else:
+            texts.append(chat.text_of(block) if block.get("type") == "text" else f"[{block.get('type')}]")
+    if texts:
+        out.append(chat.Entry("user", "\n".join(texts), MessageType.TASK if first else MessageType.USER_MESSAGE, extra))
+    return out

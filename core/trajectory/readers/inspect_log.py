@@ -1,0 +1,250 @@
+"""Inspect AI eval logs: the `.eval` zip (`header.json`, `samples/<id>_epoch_<n>.json`) and
+the `.json` log (`{"version", "eval", "samples": [...]}`). A log holds several samples: one
+opens (`PATH#N` for sample N; the fidelity panel says how many there are).
+
+A sample's `messages` are its conversation; each assistant message is one step. Its
+`events` hold every `model` event with the exact `input` the model was sent (newer logs
+store it as `input_refs`, ranges into the sample's `events_data.messages` pool), the tools
+offered and the output with the provider's `usage`: a step whose model event is found (by
+the output message's id) shows that input as what the model saw, labelled `recorded`.
+Large strings may be stored once in the sample's `attachments` (`attachment://<hash>`);
+they are put back. `tool` events repeat the tool messages; other events (spans, state,
+store, scoring) are counted. Scores become the exit status (`scored: includes=C`). Usage:
+Inspect's `input_tokens` leaves out cache reads and writes, so the prompt is their sum.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator, Mapping
+from io import BytesIO
+from typing import Any
+
+from ...messages import Message, MessageType
+from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import mapping, optional_str
+from ..parse import loads
+from . import chat
+from .source import Source
+
+FORMAT: TrajectoryFormat = "inspect"
+_ATTACHMENT = "attachment://"
+
+
+def accepts(source: Source) -> bool:
+    if source.data:
+        try:
+            with zipfile.ZipFile(BytesIO(source.data)) as archive:
+                return "header.json" in archive.namelist()
+        except zipfile.BadZipFile:
+            return False
+    if source.folder:
+        return False
+    document = source.document
+    return isinstance(document, Mapping) and isinstance(document.get("eval"), Mapping) and "version" in document
+
+
+def _samples(source: Source) -> tuple[Mapping[str, Any], list[Any]]:
+    """The log's header and its samples (each a parsed JSON object, or a loader of one)."""
+    if source.data:
+        with zipfile.ZipFile(BytesIO(source.data)) as archive:
+            header = loads(_member(archive, source.data, "header.json"))
+            names = sorted((name for name in archive.namelist() if name.startswith("samples/") and name.endswith(".json")),
+                           key=_sample_order)
+            return header, [loads(_member(archive, source.data, name)) for name in names]
+    document = source.document
+    return document, list(document.get("samples") or [])
+
+
+_ZSTD = 93
+"""The zip compression method Inspect writes its `.eval` members with (the standard library reads
+stored, deflate, bzip2 and lzma members only)."""
+
+
+def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytes:
+    info = archive.getinfo(name)
+    if info.compress_type != _ZSTD:
+        return archive.read(name)
+    import zstandard  # only for these logs
+
+    offset = info.header_offset
+    if data[offset:offset + 4] != b"PK\x03\x04":
+        raise ValueError(f"{name}: damaged zip entry")
+    start = offset + 30 + int.from_bytes(data[offset + 26:offset + 28], "little") + \
+        int.from_bytes(data[offset + 28:offset + 30], "little")
+    raw = data[start:start + info.compress_size]
+    return zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+
+
+def _sample_order(name: str) -> tuple[int, str]:
+    stem = name.removeprefix("samples/").removesuffix(".json")
+    sample, _, epoch = stem.rpartition("_epoch_")
+    return (int(epoch) if epoch.isdigit() else 0, sample)
+
+
+def read(source: Source) -> Trajectory:
+    header, samples = _samples(source)
+    evaluation = mapping(header.get("eval"))
+    info = TrajectoryInfo(model_name=optional_str(evaluation.get("model")),
+                          config={"eval": {key: evaluation.get(key) for key in ("task", "model", "model_generate_config",
+                                                                                "task_args", "dataset")}})
+    info.session = {"task": evaluation.get("task"), "eval_id": evaluation.get("eval_id"), "status": header.get("status")}
+    fidelity = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded",
+                                                  "messages": "recorded"}, units=len(samples))
+    if not samples:
+        raise ValueError("the log has no samples (a header-only log: nothing ran, or it was written without samples)")
+    if source.unit > len(samples):
+        raise ValueError(f"#{source.unit}: the log has {len(samples)} samples")
+    sample = mapping(samples[source.unit - 1])
+    attachments = mapping(sample.get("attachments"))
+    info.session.update({"sample": sample.get("id"), "epoch": sample.get("epoch")})
+    scores = mapping(sample.get("scores"))
+    if scores:
+        info.raw["scores"] = dict(scores)
+        info.exit_status = "scored: " + ", ".join(f"{name}={mapping(score).get('value')}" for name, score in scores.items())
+    if sample.get("error"):
+        info.exit_status = "error: " + str(mapping(sample["error"]).get("message") or sample["error"])[:200]
+    tally = chat.Tally()
+    pool = list(mapping(sample.get("events_data")).get("messages") or [])
+    by_output: dict[str, Mapping[str, Any]] = {}
+    for event in sample.get("events") or []:
+        event = mapping(event)
+        kind = event.get("event")
+        if kind == "model":
+            message = _output_message(event, attachments)
+            if message.get("id"):
+                by_output[str(message["id"])] = event
+            else:
+                tally.skip("model event without an output message id")
+        elif kind != "tool":  # tool events repeat the tool messages
+            tally.skip(f"event/{kind}")
+    entries: list[chat.Entry] = []
+    recorded = _Prompts(pool, attachments)
+    step = 0
+    for message in sample.get("messages") or []:
+        message = _resolved(mapping(message), attachments)
+        entry = _entry(message, entries)
+        entries.append(entry)
+        if not entry.is_step:
+            continue
+        step += 1
+        event = by_output.pop(str(message.get("id")), None)
+        if event is None:
+            continue
+        entry.extra.update(_usage_of(event))
+        entry.extra["model"] = optional_str(event.get("model"))
+        recorded.events[step] = event
+    if by_output:
+        tally.counts["model call outside the sample's messages (a scorer, a sub-agent)"] += len(by_output)
+    missing = step - len(recorded)
+    if missing:
+        fidelity.notes.append(f"{missing} steps have no model event: their prompt is rebuilt from the conversation")
+    fidelity.skipped = tally.as_dict()
+    return chat.trajectory(source, FORMAT, entries, info, fidelity,
+                           provenance=lambda number: "recorded" if number in recorded else "reconstructed",
+                           recorded_prompts=recorded)
+
+
+class _Prompts(Mapping[int, list[Message]]):
+    """Step number -> the input its model event records, built when first read (each input
+    repeats the whole history: building all of them at load would cost the square of it)."""
+
+    def __init__(self, pool: list[Any], attachments: Mapping[str, Any]):
+        self.pool = pool
+        self.attachments = attachments
+        self.events: dict[int, Mapping[str, Any]] = {}
+        self._built: dict[int, list[Message]] = {}
+
+    def __getitem__(self, number: int) -> list[Message]:
+        if number not in self._built:
+            entries: list[chat.Entry] = []
+            for item in _input(self.events[number], self.pool):
+                entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
+            self._built[number] = [entry.build() for entry in entries]
+        return self._built[number]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+
+def _output_message(event: Mapping[str, Any], attachments: Mapping[str, Any]) -> Mapping[str, Any]:
+    choices = mapping(event.get("output")).get("choices") or []
+    return _resolved(mapping(mapping(choices[0]).get("message")), attachments) if choices else {}
+
+
+def _input(event: Mapping[str, Any], pool: list[Any]) -> list[Any]:
+    """The event's input: with `input_refs` (even an empty list), the pool's ranges
+    (`[start, end)`), as Inspect's own reader expands them; else its `input`."""
+    refs = event.get("input_refs")
+    if not isinstance(refs, list):
+        return list(event.get("input") or [])
+    messages: list[Any] = []
+    for span in refs:
+        if isinstance(span, list) and len(span) == 2 and all(isinstance(n, int) for n in span):
+            messages.extend(pool[span[0]:span[1]])
+    return messages
+
+
+def _usage_of(event: Mapping[str, Any]) -> dict[str, Any]:
+    usage = mapping(mapping(event.get("output")).get("usage"))
+    if not usage:
+        return {}
+    read = usage.get("input_tokens_cache_read") or 0
+    written = usage.get("input_tokens_cache_write") or 0
+    recorded = chat.usage((usage.get("input_tokens") or 0) + read + written, usage.get("output_tokens"), read)
+    return {"usage": recorded} if recorded else {}
+
+
+def _resolved(value: Any, attachments: Mapping[str, Any]) -> Any:
+    """`value` with every `attachment://<hash>` string replaced by the text it stands for."""
+    if isinstance(value, str):
+        if value.startswith(_ATTACHMENT):
+            return attachments.get(value[len(_ATTACHMENT):], value)
+        return value
+    if isinstance(value, Mapping):
+        return {key: _resolved(item, attachments) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolved(item, attachments) for item in value]
+    return value
+
+
+def _content(content: Any) -> tuple[str, str | None]:
+    """(text, reasoning) of an Inspect content field."""
+    if not isinstance(content, list):
+        return chat.text_of(content), None
+    texts, reasoning = [], []
+    for part in content:
+        part = mapping(part)
+        if part.get("type") == "reasoning":
+            reasoning.append(str(part.get("reasoning") or part.get("summary") or ("[redacted]" if part.get("redacted") else "")))
+        elif part.get("type") == "text":
+            texts.append(str(part.get("text") or ""))
+        else:
+            texts.append(f"[{part.get('type')}]")
+    return "\n".join(texts), "\n".join(reasoning) or None
+
+
+def _entry(message: Mapping[str, Any], entries: list[chat.Entry]) -> chat.Entry:
+    role = message.get("role")
+    text, reasoning = _content(message.get("content"))
+    extra: dict[str, Any] = {"inspect_id": message.get("id")} if message.get("id") else {}
+    if role == "assistant":
+        calls = [chat.call(str(call.get("id") or ""), str(call.get("function") or ""), call.get("arguments") or {})
+                 for call in (mapping(item) for item in message.get("tool_calls") or [])]
+        return chat.assistant(text, calls, reasoning=reasoning, **extra)
+    if role == "tool":
+        error = mapping(message.get("error"))
+        if error:
+            extra["tool_error"] = error.get("message")
+            text = text or str(error.get("message") or "")
+        extra["raw_output"] = text
+        return chat.Entry("tool", text, MessageType.OBSERVATION, extra, tool_call_id=optional_str(message.get("tool_call_id")),
+                          name=optional_str(message.get("function")))
+    if role == "system":
+        first = not any(entry.kind == MessageType.SYSTEM for entry in entries)
+        return chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE, extra)
+    first = not any(entry.kind == MessageType.TASK for entry in entries)
+    return chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE, extra)

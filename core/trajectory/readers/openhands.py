@@ -1,0 +1,265 @@
+"""OpenHands runs: the v0 event stream (a JSON list of events, as exported from the UI or
+`trajectory.json`), an evaluation's `output.jsonl` (one instance per line, its events in
+`history`), and the v1 SDK's event folder (`events/event-NNNNN-<id>.json`, one event a file,
+or such events in one JSON list).
+
+v0: an event is an `action` (from the agent or the user) or an `observation` (its `cause`
+is the action's id). The agent's actions carry `tool_call_metadata`: the tool call's id and
+name and the model's whole response (`model_response`, with the provider's `usage`); the
+actions of one response (same response id) are one step. `system` is the system prompt
+(with its tools), `message` is text, `condensation` a compaction marker (its
+`forgotten_event_ids` or id range are dropped from later prompts). State changes, recalls
+and null observations are counted, not shown.
+
+v1: `SystemPromptEvent`, `MessageEvent` (`llm_message`), `ActionEvent` (`thought`,
+`tool_call`; grouped into a step by `llm_response_id`), `ObservationEvent`,
+`AgentErrorEvent` and `UserRejectObservation` (they answer a call by `tool_call_id`), and
+`Condensation`. The v1 events record no usage: it is estimated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ...messages import MessageType
+from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import mapping, optional_str
+from ..parse import loads
+from . import chat
+from .source import Source
+
+FORMAT: TrajectoryFormat = "openhands"
+_V1_KINDS = ("SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
+             "UserRejectObservation", "Condensation", "CondensationRequest", "ConversationStateUpdateEvent",
+             "PauseEvent", "CondensationSummaryEvent")
+_V0_HIDDEN = ("agent_state_changed", "recall", "null", "change_agent_state")
+
+
+def _event_folder(source: Source) -> Any:
+    if not source.folder:
+        return None
+    folder = source.path / "events" if (source.path / "events").is_dir() else source.path
+    files = sorted(folder.glob("event-*.json"))
+    return files or None
+
+
+def _is_v0(event: Any) -> bool:
+    return isinstance(event, Mapping) and "id" in event and ("action" in event or "observation" in event)
+
+
+def _is_v1(event: Any) -> bool:
+    return isinstance(event, Mapping) and event.get("kind") in _V1_KINDS
+
+
+def accepts(source: Source) -> bool:
+    if source.folder:
+        return _event_folder(source) is not None
+    if source.data:
+        return False
+    first = source.first_line
+    if isinstance(first, Mapping) and isinstance(first.get("history"), list) and "instance_id" in first:
+        return True
+    try:
+        document = source.document
+    except ValueError:
+        return False
+    return isinstance(document, list) and bool(document) and (_is_v0(document[0]) or _is_v1(document[0]))
+
+
+def read(source: Source) -> Trajectory:
+    info = TrajectoryInfo()
+    fidelity = Fidelity(prompt="reconstructed", parts={"system prompt": "unknown", "tools": "unknown",
+                                                       "messages": "reconstructed"})
+    files = _event_folder(source)
+    if files is not None:
+        events = [loads(path.read_bytes()) for path in files]
+    elif isinstance(source.first_line, Mapping) and "instance_id" in source.first_line:
+        events = _instance(source, info, fidelity)
+    else:
+        events = source.document
+    tally = chat.Tally()
+    entries = _v1(events, tally, fidelity) if any(_is_v1(event) for event in events[:5]) else _v0(events, tally, fidelity)
+    fidelity.skipped = tally.as_dict()
+    return chat.trajectory(source, FORMAT, entries, info, fidelity)
+
+
+def _instance(source: Source, info: TrajectoryInfo, fidelity: Fidelity) -> list[Any]:
+    """An evaluation's `output.jsonl`: instance `source.unit`'s history."""
+    lines = [record for _, record in source.json_lines() if isinstance(record, Mapping)]
+    fidelity.units = len(lines)
+    if source.unit > len(lines):
+        raise ValueError(f"#{source.unit}: the file has {len(lines)} instances")
+    record = lines[source.unit - 1]
+    info.session = {"instance_id": record.get("instance_id")}
+    test_result = mapping(record.get("test_result"))
+    patch = test_result.get("git_patch")
+    if isinstance(patch, str):
+        info.submission = patch  # byte for byte, as the run produced it
+    metrics = mapping(record.get("metrics"))
+    if isinstance(metrics.get("accumulated_cost"), int | float):
+        info.model_stats.instance_cost = float(metrics["accumulated_cost"])
+    if record.get("error"):
+        info.exit_status = str(record["error"])[:200]
+    config = mapping(mapping(record.get("metadata")).get("llm_config"))
+    info.model_name = optional_str(config.get("model"))
+    info.raw = {key: value for key, value in record.items() if key != "history"}
+    return list(record["history"])
+
+
+def _first(entries: list[chat.Entry], kind: MessageType) -> bool:
+    return not any(entry.kind == kind for entry in entries)
+
+
+def _v0(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.Entry]:
+    entries: list[chat.Entry] = []
+    at: dict[Any, int] = {}
+    """Event id -> the index of the entry it became (for condensations)."""
+    response_of: dict[str, int] = {}
+    """Model response id -> the index of its step's entry."""
+    for event in events:
+        event = mapping(event)
+        action, observation = event.get("action"), event.get("observation")
+        args = mapping(event.get("args"))
+        metadata = mapping(event.get("tool_call_metadata"))
+        if action == "system":
+            entries.append(chat.Entry("system", str(args.get("content") or ""),
+                                      MessageType.SYSTEM if _first(entries, MessageType.SYSTEM) else MessageType.USER_MESSAGE))
+            fidelity.parts["system prompt"] = "recorded"
+            if args.get("tools"):
+                fidelity.parts["tools"] = "recorded"
+        elif action == "condensation":
+            entries.append(_condensation(args, at, event))
+        elif action == "message" and event.get("source") == "user":
+            entries.append(chat.Entry("user", str(args.get("content") or event.get("message") or ""),
+                                      MessageType.TASK if _first(entries, MessageType.TASK) else MessageType.USER_MESSAGE))
+        elif action and event.get("source") == "agent" and action not in _V0_HIDDEN:
+            response = mapping(metadata.get("model_response"))
+            response_id = optional_str(response.get("id"))
+            call_id = optional_str(metadata.get("tool_call_id"))
+            name = optional_str(metadata.get("function_name")) or str(action)
+            arguments = _arguments(action, args, response, call_id)
+            calls = [] if action == "message" and not call_id else \
+                [chat.call(call_id or f"{action}_{event.get('id')}", name, arguments)]
+            if response_id and response_id in response_of:  # another call of the same response
+                entry = entries[response_of[response_id]]
+                entry.tool_calls = (entry.tool_calls or []) + [tool_call for tool_call, _ in calls]
+                entry.extra["actions"] = tuple(entry.extra.get("actions", ())) + tuple(a for _, a in calls)
+                entry.kind = MessageType.ACTION
+            else:
+                thought = str(args.get("thought") or (args.get("content") if action == "message" else "") or "")
+                usage = mapping(response.get("usage"))
+                details = mapping(usage.get("prompt_tokens_details"))
+                entries.append(chat.assistant(thought, calls, usage=chat.usage(usage.get("prompt_tokens"),
+                                                                               usage.get("completion_tokens"),
+                                                                               details.get("cached_tokens")),
+                                              model=optional_str(response.get("model"))))
+                if response_id:
+                    response_of[response_id] = len(entries) - 1
+        elif observation and observation not in _V0_HIDDEN and event.get("cause") is not None:
+            extras = mapping(event.get("extras"))
+            text = str(event.get("content") or "")
+            extra: dict[str, Any] = {"raw_output": text}
+            code = mapping(extras.get("metadata")).get("exit_code")
+            if isinstance(code, int):
+                extra["returncode"] = code
+            call_id = optional_str(metadata.get("tool_call_id"))
+            entries.append(chat.Entry("tool" if call_id else "user", text, MessageType.OBSERVATION, extra,
+                                      tool_call_id=call_id))
+        else:
+            tally.skip(f"action/{action}" if action else f"observation/{observation}" if observation else None)
+            continue
+        at[event.get("id")] = len(entries) - 1
+    return entries
+
+
+def _arguments(action: Any, args: Mapping[str, Any], response: Mapping[str, Any], call_id: str | None) -> Any:
+    """The call's arguments as the model wrote them (from the recorded response), else the action's."""
+    for choice in response.get("choices") or []:
+        for recorded in mapping(mapping(choice).get("message")).get("tool_calls") or []:
+            recorded = mapping(recorded)
+            if recorded.get("id") == call_id:
+                return mapping(recorded.get("function")).get("arguments") or {}
+    if action == "run":
+        return {"command": args.get("command", "")}
+    return {key: value for key, value in args.items() if key not in ("thought", "security_risk", "confirmation_state")}
+
+
+def _condensation(args: Mapping[str, Any], at: dict[Any, int], event: Mapping[str, Any]) -> chat.Entry:
+    ids = args.get("forgotten_event_ids") or args.get("forgotten_events") or []
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if not ids and isinstance(start, int) and isinstance(end, int):
+        ids = list(range(start, end + 1))
+    forgotten = sorted({at[i] for i in ids if i in at})
+    summary = args.get("summary")
+    return chat.compaction(str(summary) if summary else f"(condensation: {len(forgotten)} events forgotten)",
+                           forgotten=forgotten, source="openhands condensation")
+
+
+def _v1_text(value: Any) -> str:
+    return chat.text_of(value)
+
+
+def _v1(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.Entry]:
+    entries: list[chat.Entry] = []
+    at: dict[Any, int] = {}
+    response_of: dict[str, int] = {}
+    for event in events:
+        event = mapping(event)
+        kind = event.get("kind")
+        if kind == "SystemPromptEvent":
+            entries.append(chat.Entry("system", _v1_text(event.get("system_prompt")), MessageType.SYSTEM))
+            fidelity.parts["system prompt"] = "recorded"
+            if event.get("tools"):
+                fidelity.parts["tools"] = "recorded"
+        elif kind == "MessageEvent":
+            message = mapping(event.get("llm_message"))
+            text = _v1_text(message.get("content"))
+            if message.get("role") == "assistant":
+                entries.append(chat.assistant(text, reasoning=optional_str(message.get("reasoning_content"))))
+            else:
+                entries.append(chat.Entry("user", text, MessageType.TASK if _first(entries, MessageType.TASK)
+                                          else MessageType.USER_MESSAGE))
+        elif kind == "ActionEvent":
+            tool_call = mapping(event.get("tool_call"))
+            call_id = str(event.get("tool_call_id") or tool_call.get("id") or "")
+            name = str(event.get("tool_name") or tool_call.get("name") or "")
+            arguments = tool_call.get("arguments")
+            if arguments is None:
+                arguments = {key: value for key, value in mapping(event.get("action")).items() if key != "kind"}
+            calls = [chat.call(call_id, name, arguments)]
+            response_id = optional_str(event.get("llm_response_id"))
+            if response_id and response_id in response_of:
+                entry = entries[response_of[response_id]]
+                entry.tool_calls = (entry.tool_calls or []) + [tc for tc, _ in calls]
+                entry.extra["actions"] = tuple(entry.extra.get("actions", ())) + tuple(a for _, a in calls)
+                entry.kind = MessageType.ACTION
+            else:
+                entries.append(chat.assistant(_v1_text(event.get("thought")), calls,
+                                              reasoning=optional_str(event.get("reasoning_content"))))
+                if response_id:
+                    response_of[response_id] = len(entries) - 1
+        elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
+            observation = mapping(event.get("observation"))
+            if kind == "ObservationEvent":
+                text = _v1_text(observation.get("content"))
+            else:
+                text = str(event.get("error") or event.get("rejection_reason") or json.dumps(dict(event)))
+            extra: dict[str, Any] = {"raw_output": text, "observation_kind": kind}
+            if isinstance(observation.get("exit_code"), int):
+                extra["returncode"] = observation["exit_code"]
+            answered = optional_str(event.get("tool_call_id"))
+            entries.append(chat.Entry("tool" if answered else "user", text, MessageType.OBSERVATION, extra,
+                                      tool_call_id=answered))
+        elif kind == "Condensation":
+            ids = event.get("forgotten_event_ids") or []
+            forgotten = sorted({at[i] for i in ids if i in at})
+            summary = event.get("summary")
+            entries.append(chat.compaction(str(summary) if summary else f"(condensation: {len(forgotten)} events forgotten)",
+                                           forgotten=forgotten, source="openhands condensation"))
+        else:
+            tally.skip(kind)
+            continue
+        at[event.get("id")] = len(entries) - 1
+    return entries

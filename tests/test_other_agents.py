@@ -1,0 +1,211 @@
+"""Other agents' records (SPEC §9.3): ATIF and Harbor folders, Claude Code, Codex, OpenHands and
+Inspect logs, through the real loader, `replay --print`, `prompt` and fork. The fixtures in
+tests/fixtures/agents/ were written by us in each format; the owners' own readers check them
+in test_owner_readers.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import swedeck_command
+from swedeck.core.messages import MessageType
+from swedeck.core.prompt_view import step_prompt
+from swedeck.core.replay.fork import fork_history
+from swedeck.core.trajectory.errors import TrajectoryError
+from swedeck.core.trajectory.fidelity import summary
+from swedeck.core.trajectory.loader import load_trajectory, trajectory_files
+
+AGENTS = Path(__file__).parent / "fixtures" / "agents"
+CLAUDE = AGENTS / "claude-code" / "cc-session-1.jsonl"
+CODEX = AGENTS / "codex" / "rollout-2026-11-20T10-00-00-0199-codex.jsonl"
+OPENHANDS_V0 = AGENTS / "openhands" / "v0-events.json"
+OPENHANDS_EVAL = AGENTS / "openhands" / "eval-output.jsonl"
+OPENHANDS_V1 = AGENTS / "openhands" / "v1-conversation"
+INSPECT_JSON = AGENTS / "inspect" / "calc.json"
+INSPECT_EVAL = AGENTS / "inspect" / "calc.eval"
+ATIF_PLAIN = AGENTS / "atif" / "v1.5-plain.json"
+ATIF_SUBAGENTS = AGENTS / "atif" / "v1.8-subagents.json"
+HARBOR_JOB = AGENTS / "harbor-job"
+
+# file, format, steps, the commands of every step, provenance of the prompts
+CASES = [
+    (ATIF_PLAIN, "atif", [["ls"], ["cat calc.py", "read_file test_calc.py"],
+                          ["sed -i 's/ - 1)/)/' calc.py && python -m pytest -q"], []], "reconstructed"),
+    (ATIF_SUBAGENTS, "atif", [[], ["Task find tests"], ["npm run build"]], "reconstructed"),
+    (HARBOR_JOB / "trial-a__x1", "atif", [["ls"], ["cat calc.py", "read_file test_calc.py"],
+                                           ["sed -i 's/ - 1)/)/' calc.py && python -m pytest -q"], []], "reconstructed"),
+    (CLAUDE, "claude-code", [["ls"], ["Read /work/calc/calc.py", "python -m pytest -q"],
+                             ["Edit /work/calc/calc.py (len(xs) - 1) len(xs)"], ["python -m pytest -q"], []],
+     "reconstructed"),
+    (CODEX, "codex", [["ls"], [f"apply_patch {'*** Begin Patch'}"], ["python -m pytest -q"], []], "reconstructed"),
+    (OPENHANDS_V0, "openhands", [["ls"], ["cat calc.py", "str_replace_editor view /workspace/test_calc.py"],
+                                 ["sed -i 's/ - 1)/)/' calc.py && python -m pytest -q"],
+                                 ["finish Fixed the off-by-one."]], "reconstructed"),
+    (OPENHANDS_V1, "openhands", [["ls"], ["sed -i 's/ - 1)/)/' calc.py", "file_editor view /w/test_calc.py"],
+                                 ["finish Fixed."]], "reconstructed"),
+    (INSPECT_JSON, "inspect", [["ls"], ["text_editor view calc.py"], []], "recorded"),
+    (INSPECT_EVAL, "inspect", [["ls"], ["text_editor view calc.py"], []], "recorded"),
+]
+
+
+@pytest.mark.parametrize(("path", "kind", "commands", "provenance"), CASES, ids=lambda v: getattr(v, "name", None))
+def test_each_format_reads_into_steps(path, kind, commands, provenance):
+    trajectory = load_trajectory(path)
+    assert trajectory.format == kind
+    got = [[command.splitlines()[0] for command in step.commands] for step in trajectory.steps]
+    assert got == commands
+    record = summary(trajectory)
+    assert record["steps"] == len(commands) and record["prompt"] == provenance
+    assert record["tool_calls"] == sum(len(step) for step in commands)
+    for step in trajectory.steps:  # every call is answered by its own output, in order
+        answered = [trajectory.messages[i].tool_call_id for i in step.observation_indices
+                    if trajectory.messages[i].role == "tool"]
+        assert answered == [action.tool_call_id for action in step.actions][: len(answered)]
+
+
+def test_claude_code_follows_the_main_line_through_a_compaction():
+    trajectory = load_trajectory(CLAUDE)
+    record = summary(trajectory)
+    # the thinking, text and tool_use lines of msg_1 are one step with the last line's usage
+    first = trajectory.steps[0]
+    assert trajectory.messages[first.message_index].extra.reasoning == "List the files first."
+    assert trajectory.messages[first.message_index].text == "Let me look at the project."
+    assert (first.usage.prompt_tokens, first.usage.cached_tokens, first.usage.completion_tokens) == (12012, 9000, 85)
+    assert record["usage"] == "provider-reported" and record["compactions"] == 1
+    # a rewound answer and a sidechain are branches; the subagent file beside it is one more
+    assert record["branches"] == 3 and "(abandoned answer)" not in [m.text for m in trajectory.messages]
+    assert record["skipped"] == {"(damaged line)": 1, "file-history-snapshot": 1, "queue-operation": 1,
+                                 "some-future-record": 1, "summary": 1, "system/informational": 1}
+    assert any("line 21: damaged" in warning for warning in trajectory.info.warnings)
+    # what step 3 saw starts at the summary: nothing before the compaction is in it
+    prompt = step_prompt(trajectory, 3)
+    assert prompt.provenance == "reconstructed"
+    assert [line.message.message_type for line in prompt.lines] == [MessageType.COMPACTION]
+    assert prompt.lines[0].message.text.startswith("This session is being continued")
+    assert [line.message.role for line in step_prompt(trajectory, 2).lines] == ["user", "assistant", "tool"]
+
+
+def test_codex_items_usage_window_and_compaction():
+    trajectory = load_trajectory(CODEX)
+    first = trajectory.steps[0]
+    assert first.actions[0].command == "ls" and first.usage.prompt_tokens == 4000 and first.usage.cached_tokens == 3000
+    assert first.context.window == 272000
+    output = trajectory.messages[first.observation_indices[0]]
+    assert output.text == "calc.py\ntest_calc.py\n" and output.extra.returncode == 0
+    patch = trajectory.steps[1].actions[0]
+    assert patch.command.startswith("apply_patch *** Begin Patch") and not patch.model_extra["shell"]
+    assert trajectory.steps[3].usage is None  # no token_count after the last answer: estimated
+    record = summary(trajectory)
+    assert record["usage"] == "mixed" and record["compactions"] == 1
+    assert record["skipped"]["response_item/web_search_call"] == 1
+    assert trajectory.info.model_name == "gpt-5-codex"
+    prompt = step_prompt(trajectory, 3)  # after `compacted`: the developer message, then the summary
+    assert [line.message.message_type for line in prompt.lines] == [MessageType.SYSTEM, MessageType.COMPACTION]
+
+
+def test_openhands_condensation_forgets_its_events():
+    trajectory = load_trajectory(OPENHANDS_V0)
+    texts = [line.message.text for line in step_prompt(trajectory, 3).lines]
+    assert "calc.py\ntest_calc.py" not in texts  # event 5, forgotten
+    assert "Listed files: calc.py, test_calc.py." in texts
+    assert "calc.py\ntest_calc.py" in [line.message.text for line in step_prompt(trajectory, 2).lines]
+    # two tool calls of one model response are one step, with that response's usage
+    second = trajectory.steps[1]
+    assert len(second.actions) == 2 and second.usage.prompt_tokens == 3400 and second.usage.cached_tokens == 3000
+    assert summary(trajectory)["parts"]["system prompt"] == "recorded"
+
+
+def test_an_openhands_evaluation_opens_one_instance_and_keeps_its_patch_byte_for_byte():
+    first = load_trajectory(OPENHANDS_EVAL)
+    record = json.loads(OPENHANDS_EVAL.read_text().splitlines()[0])
+    assert first.info.submission == record["test_result"]["git_patch"]
+    assert summary(first)["units"] == 2 and len(first.steps) == 4
+    second = load_trajectory(f"{OPENHANDS_EVAL}#2")
+    assert second.info.session["instance_id"] == "calc__calc-2" and "stuck in loop" in second.info.exit_status
+    with pytest.raises(TrajectoryError, match="#3: the file has 2 instances"):
+        load_trajectory(f"{OPENHANDS_EVAL}#3")
+
+
+@pytest.mark.parametrize("path", [INSPECT_JSON, INSPECT_EVAL], ids=["json", "eval"])
+def test_inspect_shows_the_recorded_input(path):
+    trajectory = load_trajectory(path)
+    assert trajectory.messages[1].text.startswith("Fix the failing test in calc.py x")  # an attachment, put back
+    second = step_prompt(trajectory, 2)  # input_refs [[0, 4]] into the sample's message pool
+    assert second.provenance == "recorded" and [line.message.role for line in second.lines] == \
+        ["system", "user", "assistant", "tool"]
+    third = step_prompt(trajectory, 3)  # recorded inline, with a message only that call was sent
+    assert third.lines[-1].message.text == "(a note the solver added to this call only)"
+    assert trajectory.steps[1].usage.prompt_tokens == 140 and trajectory.steps[1].usage.cached_tokens == 100
+    record = summary(trajectory)
+    assert record["steps_by_provenance"] == {"recorded": 3} and record["units"] == 2
+    assert "model call outside the sample's messages (a scorer, a sub-agent)" in record["skipped"]
+    assert trajectory.info.exit_status == "scored: includes=C"
+    error = trajectory.messages[trajectory.steps[1].observation_indices[0]]
+    assert error.text == "calc.py: permission denied"
+    second_sample = load_trajectory(f"{path}#2")
+    assert [m.text for m in second_sample.messages][-1] == "ok" and summary(second_sample)["unit"] == 2
+
+
+def test_atif_usage_subagents_and_harbor_reward():
+    plain = load_trajectory(ATIF_PLAIN)
+    assert plain.info.model_stats.prompt_tokens == 2590 and plain.info.model_stats.instance_cost == 0.0035
+    assert plain.steps[1].usage.cached_tokens == 512 and plain.steps[0].cost == 0.001
+    assert summary(plain)["parts"] == {"system prompt": "recorded", "tools": "recorded", "messages": "reconstructed"}
+    nested = summary(load_trajectory(ATIF_SUBAGENTS))
+    assert nested["branches"] == 2 and any("continues in trajectory.cont-1.json" in note for note in nested["notes"])
+    trial = load_trajectory(HARBOR_JOB / "trial-b__x2")
+    assert trial.info.exit_status == "reward reward=0.0" and len(trial.steps) == 2
+
+
+def test_a_folder_lists_every_agents_record():
+    found = {path.relative_to(AGENTS).as_posix() for path in trajectory_files(AGENTS)}
+    assert found == {"atif/v1.5-plain.json", "atif/v1.8-subagents.json", "claude-code/cc-session-1.jsonl",
+                     "claude-code/cc-session-1/subagents/agent-ag1.jsonl", "codex/" + CODEX.name,
+                     "harbor-job/trial-a__x1/agent/trajectory.json", "harbor-job/trial-b__x2/agent/trajectory.json",
+                     "inspect/calc.eval", "inspect/calc.json", "openhands/eval-output.jsonl",
+                     "openhands/v0-events.json", "openhands/v1-conversation/events"}
+    for path in sorted(trajectory_files(AGENTS)):
+        assert load_trajectory(path).steps, path
+
+
+def test_print_json_starts_with_the_fidelity_summary():
+    result = subprocess.run([*swedeck_command(), "replay", str(CLAUDE), "--print", "--json"], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    first, *steps = map(json.loads, result.stdout.splitlines())
+    assert first["fidelity"]["format"] == "claude-code" and first["fidelity"]["prompt"] == "reconstructed"
+    assert first["fidelity"]["skipped"]["summary"] == 1
+    assert [step["provenance"] for step in steps] == ["reconstructed"] * 5
+    assert steps[2]["compaction"] == "compacted: 180,000 -> summary"
+    text = subprocess.run([*swedeck_command(), "replay", str(INSPECT_EVAL), "--print"], capture_output=True,
+                          text=True, timeout=60).stdout
+    assert "what the model saw: recorded  (3 recorded steps)" in text and "runs in this file: 2 (run 1 is open" in text
+
+
+def test_fork_maps_shell_calls_to_bash_and_other_tools_to_text():
+    history = fork_history(load_trajectory(CLAUDE), 2)
+    calls = [call for message in history for call in message.tool_calls or ()]
+    assert [(call.function.name, json.loads(call.function.arguments)) for call in calls] == [("bash", {"command": "ls"})]
+    after = fork_history(load_trajectory(CLAUDE), 4)
+    assert after[1].tool_calls is None and after[1].text.startswith("[Edit] {")
+    assert after[2].role == "user" and after[2].text == "[Edit result]\nThe file has been updated."
+    inspect_history = fork_history(load_trajectory(INSPECT_EVAL), 3)  # the recorded input, as it was sent
+    assert inspect_history[-1].text == "(a note the solver added to this call only)"
+
+
+def test_damaged_records_never_crash(tmp_path):
+    broken = tmp_path / "rollout.jsonl"
+    broken.write_text(CODEX.read_text().replace('"type": "function_call_output"', '"type": 7', 1))
+    assert load_trajectory(broken).steps
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps({"schema_version": "ATIF-v1.6", "agent": {}, "steps": [1, {"source": "robot"}]}))
+    record = summary(load_trajectory(odd))
+    assert record["skipped"] == {"step that is int": 1, "step with source 'robot'": 1}
+    not_steps = tmp_path / "bad.json"
+    not_steps.write_text(json.dumps({"schema_version": "ATIF-v1.6", "steps": {}}))
+    with pytest.raises(TrajectoryError, match="`steps` is dict, not a list"):
+        load_trajectory(not_steps)
