@@ -186,6 +186,18 @@ def test_print_json_starts_with_the_fidelity_summary():
     assert "what the model saw: recorded  (3 recorded steps)" in text and "runs in this file: 2 (run 1 is open" in text
 
 
+def test_prompt_command_says_how_the_prompt_is_known():
+    result = subprocess.run([*swedeck_command(), "prompt", str(INSPECT_EVAL), "--step", "3", "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    record = json.loads(result.stdout)
+    assert record["provenance"] == "recorded"
+    assert record["messages"][-1]["content"] == "(a note the solver added to this call only)"
+    text = subprocess.run([*swedeck_command(), "prompt", str(CODEX), "--step", "3"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "(codex; reconstructed)" in text and "(compaction)" in text
+
+
 def test_fork_maps_shell_calls_to_bash_and_other_tools_to_text():
     history = fork_history(load_trajectory(CLAUDE), 2)
     calls = [call for message in history for call in message.tool_calls or ()]

@@ -9,16 +9,18 @@ Every other file is one JSON document: it is loaded once by the common loader.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from ..messages import Action, Message
+from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import load_trajectory
 from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..trajectory.printer import compaction_of, step_provenance
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
 
@@ -41,6 +43,10 @@ class StepView:
     cached_tokens: int
     window: int | None
     cost: float | None
+    provenance: str | None = None
+    """How this query's prompt is known: `recorded`, `reconstructed` or `unknown` (SPEC §9.3)."""
+    compaction: str | None = None
+    """`compacted: 180,000 -> 12,000` when the history was compacted just before this query."""
 
 
 class ReplayDocument(Protocol):
@@ -87,7 +93,14 @@ class LoadedDocument:
         return self._trajectory.info
 
     def step(self, number: int) -> StepView:
-        return _view(self._trajectory.messages, self._trajectory.steps[number - 1])
+        trajectory = self._trajectory
+        step = trajectory.steps[number - 1]
+        view = _view(trajectory.messages, step)
+        if trajectory.fidelity is None and not trajectory.recorded_prompts:
+            return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
+        compaction = compaction_of(trajectory, step)
+        return replace(view, provenance=step_provenance(trajectory, step),
+                       compaction=compaction_label(compaction) if compaction is not None else None)
 
     def messages_before(self, end: int) -> list[Message]:
         return list(self._trajectory.messages[:end])

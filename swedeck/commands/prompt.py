@@ -25,6 +25,7 @@ def _json(prompt: StepPrompt) -> str:
         "step": prompt.step,
         "processors": prompt.processors,
         "processors_source": prompt.processors_source,
+        "provenance": prompt.provenance,
         "window": prompt.window,
         "total_tokens": prompt.total_tokens,
         "history_tokens": prompt.history_tokens,
@@ -39,7 +40,7 @@ def _json(prompt: StepPrompt) -> str:
 
 def _text(prompt: StepPrompt, path: str, format: str) -> str:
     names = ", ".join(_describe(p) for p in prompt.processors) or "none"
-    out = [f"Prompt of step {prompt.step} of {path} ({format})",
+    out = [f"Prompt of step {prompt.step} of {path} ({format}; {prompt.provenance})",
            f"processors ({prompt.processors_source}): {names}", ""]
     for position, line in enumerate(prompt.lines):
         message = line.message

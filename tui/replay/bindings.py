@@ -27,6 +27,8 @@ REPLAY_BINDINGS: list[Binding] = [
             tooltip="Previous trajectory of the folder"),
     Binding("t", "prompt", "Prompt", id="replay_prompt",
             tooltip="Prompt inspector: what the model saw at this step"),
+    Binding("i", "fidelity", "Fidelity", id="replay_fidelity", show=False,
+            tooltip="Fidelity: what the file recorded, what was rebuilt, what was skipped"),
     Binding("p", "what_if", "What-if", id="replay_what_if",
             tooltip="What-if: other history processors and the tokens they save"),
     Binding("f", "fork", "Fork", id="replay_fork",

@@ -75,6 +75,10 @@ def meter_status(view: StepView, estimate: int | None, window: int | None) -> tu
     status = ContextStatus(window=view.window or window, prompt_tokens=tokens, cached_tokens=view.cached_tokens,
                            estimated=estimated)
     notes = ["recorded"] if tokens is not None and not estimated else []
+    if view.provenance is not None:
+        notes.append(f"prompt {view.provenance}")
+    if view.compaction is not None:
+        notes.append(view.compaction)
     if view.cost is not None:
         notes.append(f"cost ${view.cost:.4f}")
     return status, notes

@@ -19,7 +19,7 @@ def prompt_summary(prompt: StepPrompt) -> str:
     names = ", ".join(p["type"] for p in prompt.processors) or "none"
     window = f" of {prompt.window:,}" if prompt.window else " (unknown window)"
     saved = prompt.history_tokens - prompt.total_tokens
-    return (f"step {prompt.step} · processors ({prompt.processors_source}): {names} · "
+    return (f"step {prompt.step} · {prompt.provenance} · processors ({prompt.processors_source}): {names} · "
             f"total {prompt.total_tokens:,} tokens{window} · without processors {prompt.history_tokens:,} "
             f"(saved {saved:,})")
 

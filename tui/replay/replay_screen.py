@@ -27,6 +27,7 @@ from swedeck.core.replay.document import ReplayDocument, StepView, final_of, ope
 from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
+from swedeck.core.trajectory.fidelity import summary, summary_lines
 
 from ..screens.help_screen import HelpScreen
 from ..widgets.context_meter import ContextMeter
@@ -35,6 +36,7 @@ from ..widgets.text import literal, visible
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
+from .fidelity_screen import FidelityScreen
 from .formatting import highlighted, meter_status, model_text, model_window, output_text
 from .prompt_screen import PromptScreen
 from .what_if_screen import WhatIfScreen
@@ -426,6 +428,11 @@ class ReplayScreen(Screen[None]):
         if trajectory is not None:
             self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors, self._window(),
                                                           trust_file=self.trust_file)))
+
+    def action_fidelity(self) -> None:
+        trajectory = self._trajectory()
+        if trajectory is not None:
+            self.app.push_screen(FidelityScreen(summary_lines(summary(trajectory))))
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()

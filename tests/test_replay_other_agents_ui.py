@@ -1,0 +1,114 @@
+"""SPEC §9.3, §11.1: other agents' records in the replay view, driven with Pilot and, for each
+new format, the installed `swedeck replay` in a real terminal (tmux): the step list, the
+meter's provenance and compaction notes, the fidelity panel (`i`), the prompt inspector
+(`t`), folders of mixed formats (`L`/`H`)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+
+import pytest
+from test_other_agents import AGENTS, CLAUDE, CODEX, INSPECT_EVAL, OPENHANDS_V0, OPENHANDS_V1
+from test_replay_ui import screen_of, text_of
+
+from conftest import swedeck_command
+from support.terminal import TMUX, capture, exit_code, send_keys, wait_for_text
+from support.waiting import wait_for
+from swedeck.tui.replay.app import ReplayApp
+from swedeck.tui.replay.fidelity_screen import FidelityScreen
+from swedeck.tui.replay.prompt_screen import PromptScreen
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_claude_code_in_the_replay_view():
+    app = ReplayApp([CLAUDE])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: "step 1/5" in text_of(screen, "#replay-header"))
+        assert "prompt reconstructed" in text_of(screen, "#replay-meter")
+        await pilot.press("l", "l")
+        assert "compacted: 180,000 -> summary" in text_of(screen, "#replay-meter")
+        await pilot.press("i")
+        assert isinstance(app.screen, FidelityScreen)
+        panel = str(app.screen.query_one("#fidelity-text").render())
+        assert "system prompt: unknown" in panel and "compactions: 1" in panel and "summary x1" in panel
+        await pilot.press("escape", "t")
+        assert isinstance(app.screen, PromptScreen)
+        assert "reconstructed" in str(app.screen.query_one("#prompt-summary").render())
+        assert app.screen.prompt.lines[0].message.text.startswith("This session is being continued")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_an_inspect_step_shows_its_recorded_input():
+    app = ReplayApp([INSPECT_EVAL])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: "step 1/3" in text_of(screen, "#replay-header"))
+        await pilot.press("dollar_sign")
+        assert "prompt recorded" in text_of(screen, "#replay-meter")
+        await pilot.press("t")
+        assert isinstance(app.screen, PromptScreen)
+        assert "step 3 · recorded" in str(app.screen.query_one("#prompt-summary").render())
+        assert app.screen.prompt.lines[-1].message.text == "(a note the solver added to this call only)"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(90)
+async def test_a_folder_of_every_format_moves_with_L_and_H():
+    from swedeck.core.trajectory.loader import trajectory_files
+
+    paths = trajectory_files(AGENTS)
+    app = ReplayApp(paths)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        seen = set()
+        for _ in paths:
+            await wait_for(pilot, lambda: screen.document is not None and "step 1/" in text_of(screen, "#replay-header"))
+            seen.add(screen.document.format)
+            assert not screen.error
+            await pilot.press("L")
+        assert seen == {"atif", "claude-code", "codex", "openhands", "inspect"}
+
+
+TMUX_CASES = [
+    (AGENTS / "atif" / "v1.5-plain.json", "atif", "Done: the test passes."),
+    (CLAUDE, "claude-code", "Fixed: average() now divides by len(xs)."),
+    (CODEX, "codex", "Fixed; the test passes."),
+    (OPENHANDS_V0, "openhands", "finish Fixed the off-by-one."),
+    (OPENHANDS_V1, "openhands", "finish Fixed."),
+    (INSPECT_EVAL, "inspect", "The answer is 3."),
+]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(("path", "kind", "last"), TMUX_CASES, ids=lambda v: getattr(v, "name", None))
+def test_each_format_in_a_real_terminal(tmp_path, path, kind, last):
+    session = f"swedeck-agents-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "replay", f"'{path}'"]) + f"; echo $? > {done}"
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
+    try:
+        wait_for_text(session, "step 1/", timeout=30)
+        assert f"{kind} · step" in capture(session)
+        send_keys(session, "$")
+        wait_for_text(session, last, timeout=20)
+        send_keys(session, "i")
+        wait_for_text(session, "what the model saw:", timeout=20)
+        send_keys(session, "i")  # closes the panel (an Escape then `q` would read as alt+q)
+        wait_for_text(session, "step ", timeout=20)
+        send_keys(session, "q")
+        assert exit_code(done) == "0"
+    finally:
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)

@@ -1,0 +1,31 @@
+"""`i` in replay (SPEC §9.3): the fidelity panel. What the open file recorded, what swedeck
+rebuilt from it, what it does not store at all, and the records it did not turn into
+messages, counted by type. The same lines as `replay --print`'s header (`fidelity.summary_lines`)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..widgets.text import literal
+
+
+class FidelityScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    FidelityScreen { align: center middle; }
+    FidelityScreen #fidelity-box { width: 90%; height: auto; max-height: 80%; border: round $accent;
+                                   background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,q,i", "dismiss", "Close")]
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="fidelity-box") as box:
+            box.border_title = "fidelity"
+            yield Static(literal("\n".join(self.lines)), id="fidelity-text", markup=False)
