@@ -143,10 +143,7 @@ def _v0(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.E
             calls = [] if action == "message" and not call_id else \
                 [chat.call(call_id or f"{action}_{event.get('id')}", name, arguments)]
             if response_id and response_id in response_of:  # another call of the same response
-                entry = entries[response_of[response_id]]
-                entry.tool_calls = (entry.tool_calls or []) + [tool_call for tool_call, _ in calls]
-                entry.extra["actions"] = tuple(entry.extra.get("actions", ())) + tuple(a for _, a in calls)
-                entry.kind = MessageType.ACTION
+                _add_calls(entries[response_of[response_id]], calls)
             else:
                 thought = str(args.get("thought") or (args.get("content") if action == "message" else "") or "")
                 usage = mapping(response.get("usage"))
@@ -197,8 +194,12 @@ def _condensation(args: Mapping[str, Any], at: dict[Any, int], event: Mapping[st
                            forgotten=forgotten, source="openhands condensation")
 
 
-def _v1_text(value: Any) -> str:
-    return chat.text_of(value)
+def _add_calls(entry: chat.Entry, calls: list[tuple[dict[str, Any], Any]]) -> None:
+    """Another tool call of the model response `entry` already holds (OpenHands writes one
+    action per call): the step gets it too."""
+    entry.tool_calls = (entry.tool_calls or []) + [tool_call for tool_call, _ in calls]
+    entry.extra["actions"] = tuple(entry.extra.get("actions", ())) + tuple(action for _, action in calls)
+    entry.kind = MessageType.ACTION
 
 
 def _v1(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.Entry]:
@@ -209,13 +210,13 @@ def _v1(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.E
         event = mapping(event)
         kind = event.get("kind")
         if kind == "SystemPromptEvent":
-            entries.append(chat.Entry("system", _v1_text(event.get("system_prompt")), MessageType.SYSTEM))
+            entries.append(chat.Entry("system", chat.text_of(event.get("system_prompt")), MessageType.SYSTEM))
             fidelity.parts["system prompt"] = "recorded"
             if event.get("tools"):
                 fidelity.parts["tools"] = "recorded"
         elif kind == "MessageEvent":
             message = mapping(event.get("llm_message"))
-            text = _v1_text(message.get("content"))
+            text = chat.text_of(message.get("content"))
             if message.get("role") == "assistant":
                 entries.append(chat.assistant(text, reasoning=optional_str(message.get("reasoning_content"))))
             else:
@@ -231,19 +232,16 @@ def _v1(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.E
             calls = [chat.call(call_id, name, arguments)]
             response_id = optional_str(event.get("llm_response_id"))
             if response_id and response_id in response_of:
-                entry = entries[response_of[response_id]]
-                entry.tool_calls = (entry.tool_calls or []) + [tc for tc, _ in calls]
-                entry.extra["actions"] = tuple(entry.extra.get("actions", ())) + tuple(a for _, a in calls)
-                entry.kind = MessageType.ACTION
+                _add_calls(entries[response_of[response_id]], calls)
             else:
-                entries.append(chat.assistant(_v1_text(event.get("thought")), calls,
+                entries.append(chat.assistant(chat.text_of(event.get("thought")), calls,
                                               reasoning=optional_str(event.get("reasoning_content"))))
                 if response_id:
                     response_of[response_id] = len(entries) - 1
         elif kind in ("ObservationEvent", "AgentErrorEvent", "UserRejectObservation"):
             observation = mapping(event.get("observation"))
             if kind == "ObservationEvent":
-                text = _v1_text(observation.get("content"))
+                text = chat.text_of(observation.get("content"))
             else:
                 text = str(event.get("error") or event.get("rejection_reason") or json.dumps(dict(event)))
             extra: dict[str, Any] = {"raw_output": text, "observation_kind": kind}
