@@ -44,7 +44,7 @@ def test_replay_print_and_its_errors_never_reach_the_terminal_as_controls(tmp_pa
         for control in TERMINAL_CONTROLS:
             assert control not in out and control not in err, (extra, repr(control))
         if extra:
-            record = json.loads(out.splitlines()[0])
+            record = json.loads(out.splitlines()[1])  # line 1 is the fidelity summary
             assert "\x9b31m" in record["content"]  # the file's words, kept: escaped in JSON, not dropped
     single = subprocess.run([*swedeck_command(), "replay", str(folder / f"broken{CLIPBOARD}.traj.json"), "--print"],
                             capture_output=True, timeout=60)
