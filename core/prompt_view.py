@@ -13,7 +13,7 @@ from .models.cache_control import request_messages
 from .processors.chain import ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
 from .trajectory.compaction import compacted
-from .trajectory.fidelity import fidelity_of
+from .trajectory.fidelity import prompt_provenance
 
 
 @dataclass
@@ -62,7 +62,7 @@ def history_before(trajectory: Any, number: int) -> list[Message]:
     """The messages query `number` (1-based; len+1 = the next query) was sent, before
     processors: the request as the file recorded it where it did, else rebuilt from the
     conversation, with every compaction before it applied."""
-    recorded = getattr(trajectory, "recorded_prompts", {}).get(number)
+    recorded = trajectory.recorded_prompts.get(number)
     if recorded is not None:
         return list(recorded)
     if number <= len(trajectory.steps):
@@ -70,15 +70,6 @@ def history_before(trajectory: Any, number: int) -> list[Message]:
     else:
         messages = list(trajectory.messages)
     return without_requeried([message for message in compacted(messages) if message.role != "exit"])
-
-
-def provenance(trajectory: Any, number: int) -> str:
-    """`recorded`, `reconstructed` or `unknown`: how the prompt of query `number` is known."""
-    if number in getattr(trajectory, "recorded_prompts", {}):
-        return "recorded"
-    if number <= len(trajectory.steps) and trajectory.steps[number - 1].provenance:
-        return str(trajectory.steps[number - 1].provenance)
-    return fidelity_of(trajectory).prompt
 
 
 def is_requeried(message: Message) -> bool:
@@ -170,7 +161,7 @@ def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
         processors=[p for p in recorded or [] if p.get("enabled", True)] if source == "recorded" else chain.active_config(),
         processors_source=source, window=window, errors=notes + result.errors,
         cache_mode=cache_mode if isinstance(cache_mode, str) else None,
-        provenance=provenance(trajectory, number),
+        provenance=prompt_provenance(trajectory, number),
     )
 
 

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Protocol
 
 from ..messages import Action, Message
+from ..trajectory.compaction import compaction_at
 from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
+from ..trajectory.fidelity import prompt_provenance
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import load_trajectory
 from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..trajectory.printer import compaction_of, step_provenance
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
 
@@ -98,8 +99,8 @@ class LoadedDocument:
         view = _view(trajectory.messages, step)
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
-        compaction = compaction_of(trajectory, step)
-        return replace(view, provenance=step_provenance(trajectory, step),
+        compaction = compaction_at(trajectory, step)
+        return replace(view, provenance=prompt_provenance(trajectory, step.index),
                        compaction=compaction_label(compaction) if compaction is not None else None)
 
     def messages_before(self, end: int) -> list[Message]:

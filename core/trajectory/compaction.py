@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..messages import Message, MessageType
+from .model import Step, Trajectory
 
 
 def _extra(message: Message) -> dict[str, Any]:
@@ -51,9 +52,10 @@ def label(message: Message) -> str:
     return "compacted"
 
 
-def compaction_before(messages: Sequence[Message], start: int, previous_start: int) -> Message | None:
-    """The compaction between two steps' messages (the last one, if several), if any."""
-    for index in range(start - 1, previous_start, -1):
-        if is_compaction(messages[index]):
-            return messages[index]
+def compaction_at(trajectory: Trajectory, step: Step) -> Message | None:
+    """The compaction between the previous step's query and this one (the last, if several)."""
+    previous = trajectory.steps[step.index - 2].message_index if step.index > 1 else -1
+    for index in range(step.message_index - 1, previous, -1):
+        if is_compaction(trajectory.messages[index]):
+            return trajectory.messages[index]
     return None

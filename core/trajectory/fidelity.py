@@ -5,16 +5,18 @@ three formats swedeck has always read get theirs here, from what each is known t
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ..messages import MessageType
 from .model import Fidelity, Provenance, Trajectory
 
+_SWEDECK: tuple[Provenance, dict[str, Provenance], str] = (
+    "recorded", {"system prompt": "recorded", "tools": "recorded", "messages": "recorded", "processors": "recorded"},
+    "swedeck writes every message it sends")
 _KNOWN: dict[str, tuple[Provenance, dict[str, Provenance], str]] = {
-    "swedeck-jsonl": ("recorded", {"system prompt": "recorded", "tools": "recorded", "messages": "recorded",
-                                   "processors": "recorded"}, "swedeck writes every message it sends"),
-    "swedeck-json": ("recorded", {"system prompt": "recorded", "tools": "recorded", "messages": "recorded",
-                                  "processors": "recorded"}, "swedeck writes every message it sends"),
+    "swedeck-jsonl": _SWEDECK,
+    "swedeck-json": _SWEDECK,
     "swe-agent": ("recorded", {"system prompt": "recorded", "tools": "unknown", "messages": "recorded"},
                   "SWE-agent's `history` is what each query sent (its `query` per step)"),
     "mini-swe-agent": ("reconstructed", {"system prompt": "recorded", "tools": "unknown",
@@ -27,12 +29,25 @@ def fidelity_of(trajectory: Trajectory) -> Fidelity:
     if trajectory.fidelity is not None:
         return trajectory.fidelity
     prompt, parts, note = _KNOWN.get(trajectory.format, ("reconstructed", {}, ""))
-    fidelity = Fidelity(prompt=prompt, parts=dict(parts), usage=_usage(trajectory), notes=[note] if note else [])
+    fidelity = Fidelity(prompt=prompt, parts=dict(parts), notes=[note] if note else [])
     fidelity.compactions = sum(1 for message in trajectory.messages if message.message_type == MessageType.COMPACTION)
     return fidelity
 
 
-def _usage(trajectory: Trajectory) -> Any:
+def prompt_provenance(trajectory: Any, number: int) -> Provenance:
+    """How the prompt of query `number` (1-based; len+1 = the next query) is known: the
+    request the file recorded, else the step's own label, else the file's. Cheap: what-if
+    asks it of every step."""
+    if number in trajectory.recorded_prompts:
+        return "recorded"
+    if number <= len(trajectory.steps) and trajectory.steps[number - 1].provenance:
+        return trajectory.steps[number - 1].provenance  # type: ignore[no-any-return]
+    if trajectory.fidelity is not None:
+        return trajectory.fidelity.prompt  # type: ignore[no-any-return]
+    return _KNOWN.get(trajectory.format, ("reconstructed", {}, ""))[0]
+
+
+def _usage(trajectory: Trajectory) -> str:
     steps = list(trajectory.steps)
     with_usage = [step for step in steps if step.usage is not None and step.usage.prompt_tokens]
     if not steps or not with_usage:
@@ -47,21 +62,14 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     fidelity = fidelity_of(trajectory)
     steps = list(trajectory.steps)
     record = fidelity.as_record()
+    record["usage"] = _usage(trajectory)
     record["format"] = trajectory.format
     record["steps"] = len(steps)
     record["tool_calls"] = sum(len(step.actions) for step in steps)
     record["shell_commands"] = sum(1 for step in steps for action in step.actions
                                    if (action.model_extra or {}).get("shell", True))
-    by_step: dict[str, int] = {}
-    for step in steps:
-        key = step.provenance or fidelity.prompt
-        by_step[key] = by_step.get(key, 0) + 1
-    for number in trajectory.recorded_prompts:
-        if number <= len(steps):
-            key = steps[number - 1].provenance or fidelity.prompt
-            by_step[key] -= 1
-            by_step["recorded"] = by_step.get("recorded", 0) + 1
-    record["steps_by_provenance"] = {key: value for key, value in sorted(by_step.items()) if value}
+    by_step = Counter(prompt_provenance(trajectory, step.index) for step in steps)
+    record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
                                           or not step.usage.prompt_tokens)
     return record

@@ -17,9 +17,6 @@ Provenance = Literal["recorded", "reconstructed", "unknown"]
 (`recorded`), it is rebuilt from the conversation (`reconstructed`), or it is not stored at
 all (`unknown`: a system prompt or tool list the format never wrote down)."""
 
-UsageSource = Literal["provider-reported", "estimated", "mixed", "none"]
-
-
 @dataclass
 class Fidelity:
     """What a file records and what swedeck rebuilt from it (SPEC §9.3; the fidelity panel)."""
@@ -28,7 +25,6 @@ class Fidelity:
     """The messages of each query, as a whole."""
     parts: dict[str, Provenance] = field(default_factory=dict)
     """Each part of what the model saw: `system prompt`, `tools`, `messages`, `reasoning`, ..."""
-    usage: UsageSource = "none"
     skipped: dict[str, int] = field(default_factory=dict)
     """Records swedeck does not turn into messages, counted by their type (never dropped silently)."""
     compactions: int = 0
@@ -41,7 +37,7 @@ class Fidelity:
     notes: list[str] = field(default_factory=list)
 
     def as_record(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "parts": dict(self.parts), "usage": self.usage, "skipped": dict(self.skipped),
+        return {"prompt": self.prompt, "parts": dict(self.parts), "skipped": dict(self.skipped),
                 "compactions": self.compactions, "branches": self.branches, "units": self.units, "unit": self.unit,
                 "notes": list(self.notes)}
 

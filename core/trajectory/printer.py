@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..actions import without_fences
-from ..messages import Message, MessageType
+from ..messages import MessageType
 from ..text import excerpt, inert_json, one_line, strip_control
-from .compaction import compaction_before
+from .compaction import compaction_at
 from .compaction import label as compaction_label
-from .fidelity import fidelity_of, summary, summary_lines
+from .fidelity import prompt_provenance, summary, summary_lines
 from .model import Step, Trajectory
 from .output import answer_label, answer_text
 
@@ -48,22 +48,9 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "context": step.context.model_dump() if step.context else None,
         "processors": step.processors,
         "state": step.state,
-        "provenance": step_provenance(trajectory, step),
-        **({"compaction": compaction_label(compaction)} if (compaction := compaction_of(trajectory, step)) else {}),
+        "provenance": prompt_provenance(trajectory, step.index),
+        **({"compaction": compaction_label(compaction)} if (compaction := compaction_at(trajectory, step)) else {}),
     }
-
-
-def step_provenance(trajectory: Trajectory, step: Step) -> str:
-    """How this step's prompt is known: `recorded`, `reconstructed` or `unknown`."""
-    if step.index in trajectory.recorded_prompts:
-        return "recorded"
-    return step.provenance or fidelity_of(trajectory).prompt
-
-
-def compaction_of(trajectory: Trajectory, step: Step) -> Message | None:
-    """The compaction between the previous step and this one, if any."""
-    previous = trajectory.steps[step.index - 2].message_index if step.index > 1 else -1
-    return compaction_before(trajectory.messages, step.message_index, previous)
 
 
 def thought(trajectory: Trajectory, step: Step) -> str:
@@ -90,7 +77,7 @@ def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
     for step in steps:
         yield ""
         yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step)}"
-        compaction = compaction_of(trajectory, step)
+        compaction = compaction_at(trajectory, step)
         if compaction is not None:
             yield f"  ⟲ {compaction_label(compaction)}"
         said = one_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)

@@ -24,6 +24,7 @@ from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
+from .common import as_number
 from .source import Source
 
 FORMAT: TrajectoryFormat = "atif"
@@ -82,7 +83,7 @@ def read(source: Source) -> Trajectory:
             entries.append(chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
                                           usage=chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"),
                                                            metrics.get("cached_tokens")),
-                                          cost=_number(metrics.get("cost_usd")), **extra))
+                                          cost=as_number(metrics.get("cost_usd")), **extra))
             entries.extend(_results(step, {item["id"] for item, _ in calls}, fidelity))
         else:
             tally.skip(f"step with source {source_kind!r}")
@@ -136,17 +137,13 @@ def _text(message: Any) -> str:
     return "" if message is None else message if isinstance(message, str) else json.dumps(message)
 
 
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def _final_metrics(info: TrajectoryInfo, metrics: Mapping[str, Any]) -> None:
     stats = info.model_stats
     for name, key in (("prompt_tokens", "total_prompt_tokens"), ("completion_tokens", "total_completion_tokens"),
                       ("api_calls", "total_steps")):
         if isinstance(metrics.get(key), int):
             setattr(stats, name, metrics[key])
-    cost = _number(metrics.get("total_cost_usd"))
+    cost = as_number(metrics.get("total_cost_usd"))
     if cost is not None:
         stats.instance_cost = cost
 

@@ -140,6 +140,12 @@ def compaction(summary: str, *, before: int | None = None, after: int | None = N
     return Entry("user", summary, MessageType.COMPACTION, extra)
 
 
+def skip_damaged(number: int, error: ValueError, info: TrajectoryInfo, tally: Tally) -> None:
+    """A JSONL line that is not JSON: skipped with a warning naming it, and counted."""
+    info.warnings.append(f"line {number}: damaged, skipped ({str(error).splitlines()[0][:200]})")
+    tally.skip("(damaged line)")
+
+
 class Tally:
     """Records a reader did not turn into messages, by type: shown in the fidelity panel."""
 
@@ -151,14 +157,6 @@ class Tally:
 
     def as_dict(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))
-
-
-def usage_source(entries: Sequence[Entry]) -> str:
-    steps = [entry for entry in entries if entry.is_step]
-    reported = sum(1 for entry in steps if entry.extra.get("usage") is not None)
-    if not steps or not reported:
-        return "none"
-    return "provider-reported" if reported == len(steps) else "mixed"
 
 
 def trajectory(source: Source, format: TrajectoryFormat, entries: list[Entry], info: TrajectoryInfo,
@@ -177,8 +175,6 @@ def trajectory(source: Source, format: TrajectoryFormat, entries: list[Entry], i
                 info.model_stats.instance_cost += entry.extra["cost"]
     fidelity.unit = source.unit
     fidelity.compactions = sum(1 for entry in entries if entry.kind == MessageType.COMPACTION)
-    if fidelity.usage == "none":
-        fidelity.usage = usage_source(entries)  # type: ignore[assignment]
 
     def build(start: int, end: int) -> list[Message]:
         return [entries[i].build() for i in range(start, end)]

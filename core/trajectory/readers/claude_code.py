@@ -49,8 +49,7 @@ def read(source: Source) -> Trajectory:
     titles = []
     for number, record in source.json_lines():
         if isinstance(record, ValueError):
-            info.warnings.append(f"line {number}: damaged, skipped ({str(record).splitlines()[0][:200]})")
-            tally.skip("(damaged line)")
+            chat.skip_damaged(number, record, info, tally)
             continue
         if not isinstance(record, Mapping):
             tally.skip(type(record).__name__)

@@ -138,8 +138,7 @@ def read(source: Source) -> Trajectory:
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
     for number, record in source.json_lines():
         if isinstance(record, ValueError):
-            info.warnings.append(f"line {number}: damaged, skipped ({str(record).splitlines()[0][:200]})")
-            reader.tally.skip("(damaged line)")
+            chat.skip_damaged(number, record, info, reader.tally)
             continue
         record = mapping(record)
         kind, payload = record.get("type"), mapping(record.get("payload"))

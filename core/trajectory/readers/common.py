@@ -39,7 +39,7 @@ def model_stats(stats: Mapping[str, Any]) -> ModelStats:
     values: dict[str, Any] = {}
     for name, keys in _STAT_NAMES.items():
         for key in keys:
-            number = _number(stats.get(key))
+            number = as_number(stats.get(key))
             if number is not None:
                 values[name] = number if name == "instance_cost" else int(number)
                 break
@@ -72,7 +72,7 @@ def maybe_parsed(value: Any) -> Any:
     return value
 
 
-def _number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
