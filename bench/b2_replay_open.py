@@ -13,16 +13,34 @@ Measured, each in a fresh interpreter (so peak memory is that reader's alone):
   steps of the same content: `swedeck replay FILE --step -1` (its last step) against
   `mini-extra inspector` showing its first screen of the same content, both timed from
   process start in this run, each the median of RUNS; `formats_<format>_ratio` is swedeck's
-  time over mini-swe-agent's.
+  time over mini-swe-agent's;
+- other agents' records (issue 27): for ATIF, Claude Code, Codex, OpenHands and Inspect
+  (`.json` and `.eval`), a file of about 20 MB (the same generated content): `swedeck replay
+  FILE --step -1` against the same for a `.traj.jsonl` of the same size, both from process
+  start, each the median of RUNS; `agents_<format>_ratio` is the format's time over the
+  `.traj.jsonl`'s (goal: at most 1.2).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+import zipfile
 from pathlib import Path
 
-from .generate import jsonl_to_mini, write_jsonl, write_mini_v2, write_sweagent, write_swedeck_json
+from .generate import (
+    jsonl_to_mini,
+    write_atif,
+    write_claude_code,
+    write_codex,
+    write_inspect_eval,
+    write_inspect_json,
+    write_jsonl,
+    write_mini_v2,
+    write_openhands,
+    write_sweagent,
+    write_swedeck_json,
+)
 from .probe import ProbeFailed, probe
 from .result import Result, at_most
 from .stats import ms
@@ -78,6 +96,8 @@ def run(quick: bool, workdir: Path) -> Result:
     if "mini" not in notes:
         figures.update(_formats(workdir, 500 if quick else 5000, notes))
         goal.update({f"formats_{name}_ratio": at_most(0.5) for name in FORMATS})
+    figures.update(_agents(workdir, 4 if quick else 20, notes))
+    goal.update({f"agents_{name}_ratio": at_most(1.2) for name in AGENTS})
     return Result("B2", "replay open", figures, notes=notes, goal=goal)
 
 
@@ -112,3 +132,46 @@ def _formats(workdir: Path, steps: int, notes: dict) -> dict:
 
 def _replay_ui(path: Path, jumps: int, options: list[str]) -> dict:
     return probe("replay_ui", repr(time.time()), *map(str, SIZE), str(jumps), str(path), *options, timeout=300)
+
+
+AGENTS = {"atif": (write_atif, ".json"), "claude_code": (write_claude_code, ".jsonl"), "codex": (write_codex, ".jsonl"),
+          "openhands": (write_openhands, ".json"), "inspect_json": (write_inspect_json, ".json"),
+          "inspect_eval": (write_inspect_eval, ".eval")}
+
+
+def _content_bytes(path: Path) -> int:
+    """The bytes a reader parses: a zip's members uncompressed, else the file."""
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as archive:
+            return sum(member.file_size for member in archive.infolist())
+    return path.stat().st_size
+
+
+def _sized(write, path: Path, megabytes: float) -> Path:
+    """`write` with as many steps as make about `megabytes` of content (scaled from a small one)."""
+    probe_steps = 200
+    small = _content_bytes(write(path, probe_steps, FORMATS_OUTPUT_CHARS))
+    return write(path, max(1, round(probe_steps * megabytes * 1e6 / small)), FORMATS_OUTPUT_CHARS)
+
+
+def _agents(workdir: Path, megabytes: float, notes: dict) -> dict:
+    """Each other agent's format against a `.traj.jsonl` of the same size: the last step from process start."""
+    figures: dict = {}
+    for name, (write, suffix) in AGENTS.items():
+        path = _sized(write, workdir / f"agents-{name}{suffix}", megabytes)
+        ours = _sized(write_jsonl, workdir / f"agents-{name}-same-size.traj.jsonl", _content_bytes(path) / 1e6)
+        theirs_s, ours_s = [], []
+        for _ in range(RUNS):
+            theirs_s.append(_replay_ui(path, 1, ["--step", "-1"]))
+            ours_s.append(_replay_ui(ours, 1, ["--step", "-1"])["first_screen_s"])
+        theirs = statistics.median(run["first_screen_s"] for run in theirs_s)
+        figures.update({f"agents_{name}_mb": round(_content_bytes(path) / 1e6, 1),
+                        f"agents_{name}_steps": theirs_s[0]["steps"],
+                        f"agents_{name}_last_step_ms": ms(theirs),
+                        f"agents_{name}_jsonl_last_step_ms": ms(statistics.median(ours_s)),
+                        f"agents_{name}_peak_rss_mb": max(run["peak_rss_mb"] for run in theirs_s),
+                        f"agents_{name}_ratio": round(theirs / statistics.median(ours_s), 2)})
+    notes["agents"] = (f"about {megabytes:g} MB of content per format (an .eval's members uncompressed: the same "
+                       f"content as the others, in a smaller file); `swedeck replay FILE --step -1` "
+                       f"from process start against a .traj.jsonl of the same size, median of {RUNS}")
+    return figures

@@ -164,3 +164,158 @@ def write_sweagent(path: Path, steps: int, mean_output_chars: int) -> Path:
                                 "info": {"exit_status": "submitted", "model_stats": {"api_calls": steps}}}),
                     encoding="utf-8")
     return path
+
+
+# --- other agents' records (issue 27): the same content in each format ---------------------
+
+
+def _pairs(steps: int, mean_output_chars: int) -> Iterator[tuple[int, str, str, str]]:
+    """(step, thought, command, output) for each step of the shared generator's run."""
+    thought = command = ""
+    for message in Generator(mean_output_chars).messages(steps):
+        if message.role == "assistant":
+            thought, command = message.text, message.extra.actions[0].command
+        elif message.role == "tool":
+            output = message.text.removeprefix("<returncode>0</returncode>\n<output>\n").removesuffix("\n</output>")
+            yield message.extra.step, thought, command, output
+
+
+TASK = "Fix the failing parser test."
+STAMP = "2026-11-20T10:00:00Z"
+
+
+def write_atif(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """An ATIF v1.6 trajectory (Harbor): one agent step per model call with its observation."""
+    records: list[dict] = [{"step_id": 1, "source": "system", "message": "You are a careful software engineer."},
+                           {"step_id": 2, "source": "user", "message": TASK}]
+    for step, thought, command, output in _pairs(steps, mean_output_chars):
+        call = f"call_{step:06d}"
+        records.append({"step_id": step + 2, "source": "agent", "message": thought,
+                        "tool_calls": [{"tool_call_id": call, "function_name": "bash", "arguments": {"command": command}}],
+                        "observation": {"results": [{"source_call_id": call, "content": output}]},
+                        "metrics": {"prompt_tokens": 400 * step, "completion_tokens": 60, "cached_tokens": 400 * (step - 1)}})
+    path.write_text(json.dumps({"schema_version": "ATIF-v1.6", "session_id": "bench",
+                                "agent": {"name": "bench", "version": "1", "model_name": "bench/model"},
+                                "steps": records}), encoding="utf-8")
+    return path
+
+
+def write_claude_code(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A Claude Code session: a uuid chain of user and assistant records, one content block a line."""
+    base = {"isSidechain": False, "userType": "external", "cwd": "/work", "sessionId": "bench", "version": "2.0.14",
+            "timestamp": STAMP}
+    parent = None
+    with open(path, "w", encoding="utf-8") as handle:
+        def put(kind: str, uuid: str, message: dict) -> None:
+            nonlocal parent
+            handle.write(json.dumps({"parentUuid": parent, **base, "type": kind, "uuid": uuid, "message": message}) + "\n")
+            parent = uuid
+        put("user", "u0", {"role": "user", "content": TASK})
+        for step, thought, command, output in _pairs(steps, mean_output_chars):
+            usage = {"input_tokens": 4, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 400 * step,
+                     "output_tokens": 60}
+            message = {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                       "stop_reason": None, "usage": usage}
+            call = f"toolu_{step:06d}"
+            put("assistant", f"a{step}", {**message, "content": [{"type": "text", "text": thought}]})
+            put("assistant", f"b{step}", {**message, "content": [{"type": "tool_use", "id": call, "name": "Bash",
+                                                                   "input": {"command": command}}]})
+            put("user", f"r{step}", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
+                                                                   "content": output, "is_error": False}]})
+    return path
+
+
+def write_codex(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A Codex CLI rollout: session_meta, then response items and token counts per model call."""
+    def line(kind: str, payload: dict) -> str:
+        return json.dumps({"timestamp": STAMP, "type": kind, "payload": payload}) + "\n"
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(line("session_meta", {"id": "bench", "timestamp": STAMP, "cwd": "/work", "originator": "codex_cli_rs",
+                                           "cli_version": "0.46.0", "instructions": None}))
+        handle.write(line("turn_context", {"cwd": "/work", "model": "gpt-5-codex", "approval_policy": "never"}))
+        handle.write(line("response_item", {"type": "message", "role": "user",
+                                            "content": [{"type": "input_text", "text": TASK}]}))
+        for step, thought, command, output in _pairs(steps, mean_output_chars):
+            call = f"call_{step:06d}"
+            handle.write(line("response_item", {"type": "message", "role": "assistant",
+                                                "content": [{"type": "output_text", "text": thought}]}))
+            handle.write(line("response_item", {"type": "function_call", "name": "shell", "call_id": call,
+                                                "arguments": json.dumps({"command": ["bash", "-lc", command]})}))
+            usage = {"input_tokens": 400 * step, "cached_input_tokens": 400 * (step - 1), "output_tokens": 60,
+                     "reasoning_output_tokens": 0, "total_tokens": 400 * step + 60}
+            handle.write(line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage,
+                                                                            "last_token_usage": usage,
+                                                                            "model_context_window": 272000}}))
+            handle.write(line("response_item", {"type": "function_call_output", "call_id": call,
+                                                "output": json.dumps({"output": output, "metadata": {"exit_code": 0}})}))
+    return path
+
+
+def write_openhands(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """An OpenHands v0 event list: a `run` action and its observation per step."""
+    events: list[dict] = [{"id": 0, "timestamp": STAMP, "source": "agent", "action": "system", "message": "system",
+                           "args": {"content": "You are OpenHands agent.", "agent_class": "CodeActAgent"}},
+                          {"id": 1, "timestamp": STAMP, "source": "user", "action": "message", "message": TASK,
+                           "args": {"content": TASK}}]
+    for step, thought, command, output in _pairs(steps, mean_output_chars):
+        call = f"tc{step}"
+        metadata = {"function_name": "execute_bash", "tool_call_id": call, "model_response": {
+            "id": f"chatcmpl-{step}", "model": "bench-model",
+            "choices": [{"message": {"role": "assistant", "content": thought, "tool_calls": [
+                {"id": call, "type": "function", "function": {"name": "execute_bash",
+                                                              "arguments": json.dumps({"command": command})}}]}}],
+            "usage": {"prompt_tokens": 400 * step, "completion_tokens": 60}}, "total_calls_in_response": 1}
+        action_id = len(events)
+        events.append({"id": action_id, "timestamp": STAMP, "source": "agent", "message": f"Running command: {command}",
+                       "action": "run", "tool_call_metadata": metadata,
+                       "args": {"command": command, "thought": thought, "is_input": False}})
+        events.append({"id": action_id + 1, "timestamp": STAMP, "source": "agent", "cause": action_id,
+                       "message": f"Command `{command}` executed with exit code 0.", "observation": "run",
+                       "tool_call_metadata": {k: v for k, v in metadata.items() if k != "model_response"},
+                       "content": output, "extras": {"command": command, "metadata": {"exit_code": 0}}})
+    path.write_text(json.dumps(events), encoding="utf-8")
+    return path
+
+
+def _inspect_log(steps: int, mean_output_chars: int) -> dict:
+    """An Inspect eval log with one sample: its messages once, each model call's input as a range of them."""
+    messages: list[dict] = [{"id": "m0", "role": "system", "content": "You are a careful software engineer."},
+                            {"id": "m1", "role": "user", "source": "input", "content": TASK}]
+    events: list[dict] = [{"event": "sample_init", "sample": {"input": TASK, "id": "bench-1"}, "state": {}}]
+    tools = [{"name": "bash", "description": "Run a command.",
+              "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}]
+    for step, thought, command, output in _pairs(steps, mean_output_chars):
+        call = f"call_{step:06d}"
+        reply = {"id": f"a{step}", "role": "assistant", "source": "generate", "content": thought,
+                 "tool_calls": [{"id": call, "function": "bash", "arguments": {"cmd": command}, "type": "function"}]}
+        events.append({"event": "model", "model": "openai/bench", "input": [], "input_refs": [[0, len(messages)]],
+                       "tools": tools, "tool_choice": "auto", "config": {},
+                       "output": {"model": "bench", "choices": [{"message": reply, "stop_reason": "tool_calls"}],
+                                  "usage": {"input_tokens": 400 * step, "output_tokens": 60,
+                                            "total_tokens": 400 * step + 60}}})
+        events.append({"event": "tool", "id": call, "function": "bash", "arguments": {"cmd": command}, "result": output})
+        messages += [reply, {"id": f"t{step}", "role": "tool", "tool_call_id": call, "function": "bash", "content": output}]
+    sample = {"id": "bench-1", "epoch": 1, "input": TASK, "target": "", "messages": messages, "events": events,
+              "events_data": {"messages": messages}, "attachments": {}, "scores": {}}
+    return {"version": 2, "status": "success",
+            "eval": {"eval_id": "E", "run_id": "R", "created": STAMP, "task": "bench", "task_id": "T",
+                     "dataset": {"name": "bench"}, "model": "openai/bench", "config": {}},
+            "plan": {}, "results": {}, "stats": {}, "samples": [sample]}
+
+
+def write_inspect_json(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """An Inspect `.json` eval log."""
+    path.write_text(json.dumps(_inspect_log(steps, mean_output_chars)), encoding="utf-8")
+    return path
+
+
+def write_inspect_eval(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """An Inspect `.eval` log: a zip with the header and each sample as its own member."""
+    import zipfile
+    log = _inspect_log(steps, mean_output_chars)
+    sample = log.pop("samples")[0]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(log))
+        archive.writestr("_journal/start.json", json.dumps({"version": 2, "eval": log["eval"], "plan": {}}))
+        archive.writestr("samples/bench-1_epoch_1.json", json.dumps(sample))
+    return path

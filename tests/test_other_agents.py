@@ -130,6 +130,20 @@ def test_an_openhands_evaluation_opens_one_instance_and_keeps_its_patch_byte_for
         load_trajectory(f"{OPENHANDS_EVAL}#3")
 
 
+def test_an_inspect_log_builds_a_recorded_input_only_when_it_is_shown(tmp_path):
+    """Each model event's input repeats the whole history: asking which steps are recorded
+    (the fidelity summary, every step's provenance) must not build them, and reading them all
+    keeps a few, not the square of the run (a 20 MB log took minutes to print)."""
+    from bench.generate import write_inspect_json
+    trajectory = load_trajectory(write_inspect_json(tmp_path / "run.json", 60, 200))
+    prompts = trajectory.recorded_prompts
+    assert summary(trajectory)["steps_by_provenance"] == {"recorded": 60}
+    assert 60 in prompts and 61 not in prompts and not prompts._built
+    for number in range(1, 61):
+        assert len(prompts[number]) == 2 * number  # system and task, then a call and its output per step before
+    assert len(prompts._built) <= prompts.KEEP
+
+
 @pytest.mark.parametrize("path", [INSPECT_JSON, INSPECT_EVAL], ids=["json", "eval"])
 def test_inspect_shows_the_recorded_input(path):
     trajectory = load_trajectory(path)

@@ -26,6 +26,7 @@ tail (what says what it is: its role first, its `extra` last), so memory stays b
 _EDGE = 64 << 10
 _META_LINE = re.compile(rb'^\s*\{\s*"role"\s*:\s*"meta"')
 _CACHE_SIZE = 256
+NOT_OURS = "not a swedeck .traj.jsonl (no swedeck-traj/1 header on line 1)"
 
 
 class TrajectoryIndex:
@@ -41,9 +42,20 @@ class TrajectoryIndex:
         self.header: dict[str, Any] = {}
         self.torn_tail = False
         """True while the file ends in an incomplete line (being written, or cut off by a crash)."""
+        if not is_header(self._first_line()):  # before indexing: another tool's .jsonl is told apart at once
+            raise TrajectoryError(self.path, NOT_OURS)
         self.refresh()
         if not is_header(self.header):
-            raise TrajectoryError(self.path, "not a swedeck .traj.jsonl (no swedeck-traj/1 header on line 1)")
+            raise TrajectoryError(self.path, NOT_OURS)
+
+    def _first_line(self) -> Any:
+        check_regular_file(self.path)
+        with open(self.path, "rb") as handle:
+            line = handle.readline(_WHOLE_LINE)
+        try:
+            return loads(line)
+        except ValueError:
+            return None
 
     def __len__(self) -> int:
         return len(self._messages)

@@ -146,8 +146,11 @@ def read(source: Source) -> Trajectory:
 
 
 class _Prompts(Mapping[int, list[Message]]):
-    """Step number -> the input its model event records, built when first read (each input
-    repeats the whole history: building all of them at load would cost the square of it)."""
+    """Step number -> the input its model event records, built when read (each input repeats
+    the whole history: building all of them at load, or keeping all that were read, would
+    cost the square of it). The last few built are kept, for the step on screen."""
+
+    KEEP = 4
 
     def __init__(self, pool: list[Any], attachments: Mapping[str, Any]):
         self.pool = pool
@@ -155,11 +158,16 @@ class _Prompts(Mapping[int, list[Message]]):
         self.events: dict[int, Mapping[str, Any]] = {}
         self._built: dict[int, list[Message]] = {}
 
+    def __contains__(self, number: object) -> bool:
+        return number in self.events  # Mapping's own would build the prompt to find out
+
     def __getitem__(self, number: int) -> list[Message]:
         if number not in self._built:
             entries: list[chat.Entry] = []
             for item in _input(self.events[number], self.pool):
                 entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
+            if len(self._built) >= self.KEEP:
+                del self._built[next(iter(self._built))]
             self._built[number] = [entry.build() for entry in entries]
         return self._built[number]
 

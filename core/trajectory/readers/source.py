@@ -25,10 +25,14 @@ class Source:
     unit: int = 1
     """Which run of a file that holds several (`PATH#N`: an Inspect log's sample N)."""
     _document: Any = field(default=_UNSET, repr=False)
+    _lines: list[tuple[int, Any]] | None = field(default=None, repr=False)
 
     def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
         """(line number, parsed value) of each non-blank line; a damaged line's value is the
-        `ValueError` saying why, so readers of JSONL formats skip it with a warning."""
+        `ValueError` saying why, so readers of JSONL formats skip it with a warning. The
+        whole file's lines are parsed once (a reader's `accepts` and its `read` share them)."""
+        if self._lines is not None:
+            return self._lines if limit is None else self._lines[:limit]
         out: list[tuple[int, Any]] = []
         text, start, number = self.text, 0, 0
         while start <= len(text) and (limit is None or len(out) < limit):
@@ -38,9 +42,12 @@ class Source:
             if not line or line.isspace():
                 continue
             try:
-                out.append((number, loads(line)))
+                whole = len(line) == len(text) or _NON_SPACE.search(text, start) is None and not out
+                out.append((number, self.document if whole else loads(line)))  # one line: parsed once
             except ValueError as error:
                 out.append((number, error))
+        if limit is None:
+            self._lines = out
         return out
 
     @cached_property
