@@ -49,6 +49,46 @@ class StepPrompt:
         return request_messages([line.message for line in self.lines], self.cache_mode)
 
 
+def prompt_summary(messages: int, total: int, window: int | None, *, step: int | None = None,
+                   provenance: str | None = None, processors: list[dict[str, Any]] | None = None,
+                   processors_source: str | None = None, without_processors: int | None = None,
+                   dropped: int = 0, expected: int | None = None) -> str:
+    """One line on a prompt, for both inspectors (the live one: what the model gets next; the
+    replay's and what-if: what it got at a step) and `swedeck prompt`: its messages and
+    tokens against the window, how it is known, and what the processors did to it.
+
+    `expected` is the meter's provider-anchored prediction of the next prompt (live only): then
+    the local count and the prediction are both given, the prediction against the window."""
+    parts = []
+    if step is not None:
+        parts.append(f"step {step}")
+    if provenance is not None:
+        parts.append(provenance)
+    if processors is not None:
+        names = ", ".join(str(p.get("type")) for p in processors) or "none"
+        parts.append(f"processors ({processors_source}): {names}" if processors_source else f"processors: {names}")
+    of = f"{window:,}" if window else "unknown window"
+    parts.append(f"{messages} messages")
+    if expected is not None:
+        parts += [f"{total:,} tokens by local count", f"next ≈ {expected:,} / {of} by the provider's last count"]
+    else:
+        parts.append(f"{total:,} tokens / {of} (local count)")
+    if window:
+        parts.append(f"{100 * (total if expected is None else expected) / window:.1f}% of the window")
+    if without_processors is not None:
+        parts.append(f"without processors {without_processors:,} (saved {without_processors - total:,})")
+    if dropped:
+        parts.append(f"{dropped} history messages dropped by processors")
+    return " · ".join(parts)
+
+
+def step_summary(prompt: StepPrompt) -> str:
+    """`prompt_summary` of the prompt at a recorded step."""
+    return prompt_summary(len(prompt.lines), prompt.total_tokens, prompt.window, step=prompt.step,
+                          provenance=prompt.provenance, processors=prompt.processors,
+                          processors_source=prompt.processors_source, without_processors=prompt.history_tokens)
+
+
 def resolve_step_number(trajectory: Any, step: int) -> int:
     """1-based step number; negative counts from the end (-1 = last); len+1 = the next query."""
     count = len(trajectory.steps)

@@ -164,6 +164,34 @@ def test_inspect_shows_the_recorded_input(path):
     assert [m.text for m in second_sample.messages][-1] == "ok" and summary(second_sample)["unit"] == 2
 
 
+def test_branches_open_by_their_target(tmp_path):
+    """A Claude Code sidechain, a rewound line and a subagent file, an ATIF subagent embedded in
+    the file and one referenced beside it: each opens through the loader by its `target`."""
+    claude = summary(load_trajectory(CLAUDE))
+    targets = {branch["label"].split(" of ")[0].split(" file")[0]: branch["target"] for branch in claude["branch_list"]}
+    assert targets == {"branch": f"{CLAUDE}#ax", "sidechain": f"{CLAUDE}#s2",
+                       "subagent": str(CLAUDE.with_suffix("") / "subagents" / "agent-ag1.jsonl")}
+    rewound = load_trajectory(targets["branch"])
+    assert [step.actions[0].command for step in rewound.steps[:1]] == ["ls"]
+    assert rewound.messages[-1].text == "(abandoned answer)"
+    assert f"{CLAUDE}#a8" in [b["target"] for b in summary(rewound)["branch_list"]]  # the main line, from the branch
+    with pytest.raises(TrajectoryError, match="#nope: no record with that uuid"):
+        load_trajectory(f"{CLAUDE}#nope")
+    with pytest.raises(TrajectoryError, match="#s2: a codex file has no branches"):
+        load_trajectory(f"{CODEX}#s2")
+    copy = tmp_path / "run.json"
+    copy.write_text(ATIF_SUBAGENTS.read_text())
+    (tmp_path / "sub-1.json").write_text(ATIF_PLAIN.read_text())  # the referenced subagent, beside it
+    nested = summary(load_trajectory(copy))["branch_list"]
+    assert [branch["target"] for branch in nested] == [str(tmp_path / "sub-1.json"), f"{copy}#sub-1"]
+    embedded = load_trajectory(nested[1]["target"])
+    assert embedded.format == "atif" and embedded.info.session["agent"] == "explorer" and len(embedded.steps) == 1
+    with pytest.raises(TrajectoryError, match="#sub-9: no embedded subagent trajectory"):
+        load_trajectory(f"{copy}#sub-9")
+    printed = subprocess.run([*swedeck_command(), "replay", str(CLAUDE), "--print"], capture_output=True, text=True)
+    assert f"sidechain of 2 records, ending 'Only calc.py uses it.': {CLAUDE}#s2" in printed.stdout
+
+
 def test_atif_usage_subagents_and_harbor_reward():
     plain = load_trajectory(ATIF_PLAIN)
     assert plain.info.model_stats.prompt_tokens == 2590 and plain.info.model_stats.instance_cost == 0.0035

@@ -18,7 +18,7 @@ from support.terminal import TMUX, capture, exit_code, send_keys, wait_for_text
 from support.waiting import wait_for
 from swedeck.tui.replay.app import ReplayApp
 from swedeck.tui.replay.fidelity_screen import FidelityScreen
-from swedeck.tui.replay.prompt_screen import PromptScreen
+from swedeck.tui.screens.prompt_inspector import PromptInspector
 
 SIZE = (120, 36)
 
@@ -43,9 +43,38 @@ async def test_claude_code_in_the_replay_view():
         panel = str(app.screen.query_one("#fidelity-text").render())
         assert "system prompt: unknown" in panel and "compactions: 1" in panel and "summary x1" in panel
         await pilot.press("escape", "t")
-        assert isinstance(app.screen, PromptScreen)
-        assert "reconstructed" in str(app.screen.query_one("#prompt-summary").render())
-        assert app.screen.prompt.lines[0].message.text.startswith("This session is being continued")
+        assert isinstance(app.screen, PromptInspector)
+        assert "reconstructed" in str(app.screen.query_one("#inspector-summary").render())
+        assert app.screen.lines[0].message.text.startswith("This session is being continued")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_b_opens_a_branch_in_place_and_q_comes_back():
+    from swedeck.tui.replay.branch_screen import BranchScreen
+    from swedeck.tui.replay.replay_screen import ReplayScreen
+
+    app = ReplayApp([CLAUDE])
+    async with app.run_test(size=SIZE) as pilot:
+        main = screen_of(app)
+        await wait_for(pilot, lambda: "step 1/5" in text_of(main, "#replay-header"))
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, BranchScreen))
+        labels = [branch.label for branch in app.screen.branches]
+        assert labels[0].startswith("branch of 10 records") and labels[1].startswith("sidechain of 2 records")
+        assert labels[2] == "subagent file agent-ag1"
+        await pilot.press("down", "enter")  # the sidechain: a Task's run inside the session file
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen is not main)
+        branch = app.screen
+        await wait_for(pilot, lambda: "step 1/1" in text_of(branch, "#replay-header"))
+        header = text_of(branch, "#replay-header")
+        assert "branch: sidechain of 2 records" in header and "#s2" in header
+        assert "Only calc.py uses it." in text_of(branch, "#model-text")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is main)
+        assert "step 1/5" in text_of(main, "#replay-header") and app.is_running
+        await pilot.press("b", "escape")  # the list closes without opening anything
+        assert app.screen is main
 
 
 @pytest.mark.anyio
@@ -58,9 +87,9 @@ async def test_an_inspect_step_shows_its_recorded_input():
         await pilot.press("dollar_sign")
         assert "prompt recorded" in text_of(screen, "#replay-meter")
         await pilot.press("t")
-        assert isinstance(app.screen, PromptScreen)
-        assert "step 3 · recorded" in str(app.screen.query_one("#prompt-summary").render())
-        assert app.screen.prompt.lines[-1].message.text == "(a note the solver added to this call only)"
+        assert isinstance(app.screen, PromptInspector)
+        assert "step 3 · recorded" in str(app.screen.query_one("#inspector-summary").render())
+        assert app.screen.lines[-1].message.text == "(a note the solver added to this call only)"
 
 
 @pytest.mark.anyio

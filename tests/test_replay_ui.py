@@ -15,9 +15,9 @@ from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.what_if import what_if_prompt
 from swedeck.core.trajectory import load_trajectory
 from swedeck.tui.replay.app import ReplayApp
-from swedeck.tui.replay.prompt_screen import PromptScreen
 from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
 from swedeck.tui.replay.what_if_screen import WhatIfScreen
+from swedeck.tui.screens.prompt_inspector import PromptInspector
 from swedeck.tui.widgets.text_view import TextView
 
 SIZE = (120, 36)
@@ -189,10 +189,10 @@ async def test_prompt_inspector_and_what_if_equal_step_prompt():
         screen = screen_of(app)
         await pilot.press("t")
         inspector = app.screen
-        assert isinstance(inspector, PromptScreen)
+        assert isinstance(inspector, PromptInspector)
         expected = step_prompt(trajectory, len(trajectory.steps))
-        assert inspector.prompt.total_tokens == expected.total_tokens
-        assert f"total {expected.total_tokens:,} tokens" in str(inspector.query_one("#prompt-summary").render())
+        assert [line.tokens for line in inspector.lines] == [line.tokens for line in expected.lines]
+        assert f"{expected.total_tokens:,} tokens / " in str(inspector.query_one("#inspector-summary").render())
         await pilot.press("escape", "p")
         what_if = app.screen
         assert isinstance(what_if, WhatIfScreen)
@@ -319,8 +319,8 @@ async def test_mini_v2_shows_the_command_once_its_output_with_the_exit_code_and_
         assert "── exit 1 ──" in output and "── format error ──" in output  # the turn after the observation
         await pilot.press("t")  # the inspector keeps what the model got: the wrapper included
         inspector = app.screen
-        assert isinstance(inspector, PromptScreen)
-        assert any("<returncode>0</returncode>" in line.message.text for line in inspector.prompt.lines)
+        assert isinstance(inspector, PromptInspector)
+        assert any("<returncode>0</returncode>" in line.message.text for line in inspector.lines)
 
 
 async def test_an_older_sweagent_file_shows_each_observation_and_its_thought_once():
@@ -354,10 +354,10 @@ async def test_t_and_what_if_know_the_window_the_meter_shows_and_say_what_if(tmp
         screen = screen_of(app)
         await wait_for(pilot, lambda: screen.view is not None)
         await pilot.press("t")
-        await wait_for(pilot, lambda: isinstance(app.screen, PromptScreen))
-        summary = str(app.screen.query_one("#prompt-summary").render())
-        assert "of 128,000" in summary and "unknown window" not in summary, summary
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
+        summary = str(app.screen.query_one("#inspector-summary").render())
+        assert "/ 128,000" in summary and "unknown window" not in summary, summary
         await pilot.press("escape", "p")
         await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
         figures = str(app.screen.query_one("#what-if-figures").render())
-        assert "of 128,000" in figures and "(what-if)" in figures and "configured" not in figures, figures
+        assert "/ 128,000" in figures and "(what-if)" in figures and "configured" not in figures, figures

@@ -88,7 +88,9 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     if record["compactions"]:
         lines.append(f"compactions: {record['compactions']}")
     if record["branches"]:
-        lines.append(f"branches kept beside the main line: {record['branches']}")
+        lines.append(f"branches kept beside the main line: {record['branches']}"
+                     + (" (b opens one; swedeck replay TARGET from the shell)" if record["branch_list"] else ""))
+        lines.extend(f"  {branch['label']}: {branch['target']}" for branch in record["branch_list"])
     if record["units"] > 1:
         lines.append(f"runs in this file: {record['units']} (run {record['unit']} is open; PATH#N opens run N)")
     if record["skipped"]:

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from .errors import TrajectoryError
 from .model import Trajectory
-from .readers import READERS, Reader, Source
+from .readers import READERS, Reader, Source, atif, claude_code
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
+BRANCHING: tuple[Reader, ...] = (claude_code, atif)
+"""The readers that open a branch inside a file (`PATH#NAME`)."""
 
 
 def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
@@ -35,6 +37,8 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
                                  "an OpenHands events/ folder)")
             raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`, "
                              "and none of the other agents' formats swedeck reads (docs/trajectory-format.md)")
+        if source.branch is not None and reader not in BRANCHING:
+            raise ValueError(f"#{source.branch}: a {reader.FORMAT} file has no branches to open")
         trajectory = reader.read(source)
         if not lazy:
             for _ in trajectory.messages:
@@ -50,16 +54,23 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
         raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
 
 
-def split_unit(path: Path) -> tuple[Path, int]:
+def split_unit(path: Path) -> tuple[Path, int | str]:
     """`log.eval#3` is run 3 of `log.eval` (an Inspect log's samples, an OpenHands evaluation's
-    instances), where `log.eval#3` itself is not a file."""
-    base, mark, number = path.name.rpartition("#")
-    if mark and number.isdigit() and int(number) >= 1 and not path.exists():
-        return path.with_name(base), int(number)
-    return path, 1
+    instances), and `session.jsonl#NAME` the branch NAME inside it (`Branch.target`), where
+    the name with its `#` is not itself a file."""
+    base, mark, name = path.name.rpartition("#")
+    if not mark or not base or not name or path.exists():
+        return path, 1
+    if name.isdigit():
+        return (path.with_name(base), int(name)) if int(name) >= 1 else (path, 1)
+    return (path.with_name(base), name) if path.with_name(base).exists() else (path, 1)
 
 
-def _source(path: Path, unit: int) -> Source:
+def _source(path: Path, unit: int | str) -> Source:
+    if isinstance(unit, str):
+        source = _source(path, 1)
+        source.branch = unit
+        return source
     if path.is_dir():
         return Source(path=path, text="", folder=True, unit=unit)
     check_regular_file(path)

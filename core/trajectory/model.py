@@ -17,6 +17,19 @@ Provenance = Literal["recorded", "reconstructed", "unknown"]
 (`recorded`), it is rebuilt from the conversation (`reconstructed`), or it is not stored at
 all (`unknown`: a system prompt or tool list the format never wrote down)."""
 
+@dataclass(frozen=True)
+class Branch:
+    """A run kept beside the main line that swedeck can open: a subagent's trajectory, a
+    Claude Code sidechain or rewound branch. `target` is what `load_trajectory` (and
+    `swedeck replay`) opens: a file, or `PATH#NAME` for one inside the file."""
+
+    label: str
+    target: str
+
+    def as_record(self) -> dict[str, str]:
+        return {"label": self.label, "target": self.target}
+
+
 @dataclass
 class Fidelity:
     """What a file records and what swedeck rebuilt from it (SPEC §9.3; the fidelity panel)."""
@@ -30,6 +43,8 @@ class Fidelity:
     compactions: int = 0
     branches: int = 0
     """Sidechains and subagent runs kept beside the main line (Claude Code, ATIF subagents)."""
+    openable: list[Branch] = field(default_factory=list)
+    """Those of them swedeck can open (`b` in replay), each with what opens it."""
     units: int = 1
     """Runs in the file (an Inspect log's samples, an OpenHands evaluation's instances); one is open."""
     unit: int = 1
@@ -38,7 +53,8 @@ class Fidelity:
 
     def as_record(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "parts": dict(self.parts), "skipped": dict(self.skipped),
-                "compactions": self.compactions, "branches": self.branches, "units": self.units, "unit": self.unit,
+                "compactions": self.compactions, "branches": self.branches,
+                "branch_list": [branch.as_record() for branch in self.openable], "units": self.units, "unit": self.unit,
                 "notes": list(self.notes)}
 
 

@@ -29,6 +29,8 @@ REPLAY_BINDINGS: list[Binding] = [
             tooltip="Prompt inspector: what the model saw at this step"),
     Binding("i", "fidelity", "Fidelity", id="replay_fidelity", show=False,
             tooltip="Fidelity: what the file recorded, what was rebuilt, what was skipped"),
+    Binding("b", "branches", "Branches", id="replay_branches", show=False,
+            tooltip="Branches: open a subagent's run or a sidechain kept beside this one (Esc comes back)"),
     Binding("p", "what_if", "What-if", id="replay_what_if",
             tooltip="What-if: other history processors and the tokens they save"),
     Binding("f", "fork", "Fork", id="replay_fork",

@@ -3,6 +3,11 @@
 Steps are read from the document when shown (a `.traj.jsonl` is indexed, not parsed); the
 token curve is computed in a thread worker and drawn as it grows. Anything wrong with a
 file is an error view naming the file and the reason; in a folder L/H still move on.
+
+What it shows is state in Textual vars (`ReplayState`, its base class) that the widgets
+`data_bind` to; workers only post messages; the modal views (`t` the prompt inspector
+shared with the live screen, `p` what-if, `i` fidelity, `b` branches) get what they show
+from the core.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
-from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static
 from textual.worker import get_current_worker
@@ -27,18 +31,22 @@ from swedeck.core.replay.document import ReplayDocument, StepView, final_of, ope
 from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
-from swedeck.core.trajectory.fidelity import summary, summary_lines
+from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
+from swedeck.core.trajectory.model import Branch
 
 from ..screens.help_screen import HelpScreen
+from ..screens.prompt_inspector import PromptInspector
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal, visible
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
+from .branch_screen import BranchScreen
 from .fidelity_screen import FidelityScreen
 from .formatting import highlighted, meter_status, model_text, model_window, output_text
-from .prompt_screen import PromptScreen
+from .header import ReplayHeader, ReplayHeaderBar
+from .replay_state import ReplayState
 from .what_if_screen import WhatIfScreen
 
 FOLLOW_INTERVAL_S = 0.5
@@ -58,16 +66,16 @@ SEARCH_BATCH_S = 0.2
 """How often a running search hands its matches to the screen."""
 
 
-class ReplayScreen(Screen[None]):
+class ReplayScreen(ReplayState, Screen[None]):
     CSS_PATH = "replay_screen.tcss"
     BINDINGS = REPLAY_BINDINGS
 
-    step: reactive[int] = reactive(0, init=False)
-
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
-                 fork_model: str | None = None, trust_file: bool = False) -> None:
+                 fork_model: str | None = None, trust_file: bool = False, branch: str | None = None) -> None:
         super().__init__()
+        self.branch = branch
+        """The branch this screen shows (opened with `b` from its main line), by its label."""
         self.trust_file = trust_file
         """`--trust-trajectory`: run a custom_filter the file records (else it is shown, not run)."""
         self.fork_model = fork_model
@@ -79,7 +87,6 @@ class ReplayScreen(Screen[None]):
         self.playing = play
         self.processors = list(processors or [])
         self.document: ReplayDocument | None = None
-        self.error: str | None = None
         self.query_text = ""
         self.matches: list[int] = []
         self.searching = False
@@ -93,7 +100,7 @@ class ReplayScreen(Screen[None]):
     # --- layout -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="replay-header", markup=False)
+        yield ReplayHeaderBar(id="replay-header").data_bind(info=ReplayState.header)
         yield Static(id="replay-error", markup=False)
         with Horizontal(id="replay-body"):
             yield StepList(id="replay-steps")
@@ -103,12 +110,20 @@ class ReplayScreen(Screen[None]):
                     yield Static(id="model-command", markup=False)
             with Vertical(id="replay-output"):
                 yield TextView(id="output-text")
-        yield Sparkline([0], id="replay-curve")
-        yield ContextMeter(id="replay-meter")
+        yield Sparkline([0], id="replay-curve").data_bind(data=ReplayState.curve_points)
+        yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
         yield Footer()
 
+    @property
+    def step_list(self) -> StepList:
+        return self.query_one(StepList)
+
+    @property
+    def meter(self) -> ContextMeter:
+        return self.query_one(ContextMeter)
+
     def on_mount(self) -> None:
-        self.query_one(ContextMeter).processors = None  # a step's processors are in `t`, not here
+        self.meter.processors = None  # a step's processors are in `t`, not here
         self.query_one("#replay-model").border_title = "model output"
         self.query_one("#replay-output").border_title = "output"
         self.open_file(self.file_index)
@@ -125,8 +140,10 @@ class ReplayScreen(Screen[None]):
 
     def open_file(self, index: int) -> None:
         self.file_index = index
-        self.curve, self.matches, self.document, self.error, self.view = {}, [], None, None, None
-        steps = self.query_one(StepList)
+        self.curve, self.matches, self.document, self.view = {}, [], None, None
+        self.curve_points = [0]
+        self.error = None
+        steps = self.step_list
         steps.clear()
         try:
             self.document = open_document(self.path)
@@ -148,11 +165,13 @@ class ReplayScreen(Screen[None]):
 
     def show_error(self, message: str) -> None:
         self.error = message
-        error = self.query_one("#replay-error", Static)
-        error.update(literal(message))
-        error.display = True
-        self.query_one("#replay-body").display = False
         self._header()
+
+    def watch_error(self, error: str | None) -> None:
+        view = self.query_one("#replay-error", Static)
+        view.update(literal(error or ""))
+        view.display = error is not None
+        self.query_one("#replay-body").display = error is None
 
     # --- steps --------------------------------------------------------------------------
 
@@ -181,8 +200,6 @@ class ReplayScreen(Screen[None]):
             self.show_error(str(error))
             return
         self.error = None
-        self.query_one("#replay-error").display = False
-        self.query_one("#replay-body").display = True
         text = model_text(view)
         if self.playing:
             text = text[: self._play_shown]
@@ -193,32 +210,21 @@ class ReplayScreen(Screen[None]):
         self.query_one("#output-text", TextView).update(output, self.query_text)
         self.view = view
         self._meter()
-        self.query_one(StepList).highlight(self.step - 1)  # ours, not the person's: no message
+        self.step_list.highlight(self.step - 1)  # ours, not the person's: no message
         self._header()
 
     def _meter(self) -> None:
-        if self.view is None:
-            return
-        meter = self.query_one(ContextMeter)
-        meter.status, meter.notes = meter_status(self.view, self.curve.get(self.step), self.window)
+        if self.view is not None:
+            self.meter_status, self.meter_notes = meter_status(self.view, self.curve.get(self.step), self.window)
 
     def _header(self) -> None:
-        parts = [self.path.name]
-        if len(self.paths) > 1:
-            parts.append(f"file {self.file_index + 1}/{len(self.paths)}")
-        if self.document is not None:
-            parts.append(self.document.format)
-            parts.append(f"step {self.step}/{self.step_count}")
-            model = self.document.info.model_name
-            if model:
-                parts.append(model)
-        if self.query_text:
-            parts.append(f"/{self.query_text}: {len(self.matches)} steps" + (" (searching…)" if self.searching else ""))
-        if self.follow:
-            parts.append("following")
-        if self.playing:
-            parts.append("playing (any key stops)")
-        self.query_one("#replay-header", Static).update(literal(" · ".join(parts)))
+        document = self.document
+        self.header = ReplayHeader(
+            name=self.path.name, file_number=self.file_index + 1, files=len(self.paths),
+            format=document.format if document is not None else None, step=self.step, steps=self.step_count,
+            model=document.info.model_name if document is not None else None, query=self.query_text,
+            matches=len(self.matches), searching=self.searching, following=self.follow, playing=self.playing,
+            branch=self.branch)
 
     def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
         if event.index + 1 != self.step:
@@ -254,8 +260,8 @@ class ReplayScreen(Screen[None]):
             self.curve[step] = tokens
             if command:
                 commands[step] = command
-        self.query_one(StepList).set_commands(commands)
-        self.query_one("#replay-curve", Sparkline).data = [self.curve[k] for k in sorted(self.curve)] or [0]
+        self.step_list.set_commands(commands)
+        self.curve_points = [self.curve[k] for k in sorted(self.curve)] or [0]
         if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
 
@@ -276,7 +282,7 @@ class ReplayScreen(Screen[None]):
             return
         if not new:
             return
-        self.query_one(StepList).set_count(self.step_count)
+        self.step_list.set_count(self.step_count)
         if self.step == 0 or at_end:
             self.go(self.step_count)
         self.compute_curve(self.path)
@@ -291,7 +297,7 @@ class ReplayScreen(Screen[None]):
             return
         self.paths[self.file_index] = final
         self.document, self.follow = document, False
-        self.query_one(StepList).set_count(document.step_count)
+        self.step_list.set_count(document.step_count)
         self.go(document.step_count if at_end or self.step > document.step_count else self.step, force=True)
         self.notify(visible(f"the session ended: now showing {final.name}"), markup=False)
         self.compute_curve(final)
@@ -426,13 +432,29 @@ class ReplayScreen(Screen[None]):
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
-            self.app.push_screen(PromptScreen(step_prompt(trajectory, self.step, self.processors, self._window(),
-                                                          trust_file=self.trust_file)))
+            prompt = step_prompt(trajectory, self.step, self.processors, self._window(), trust_file=self.trust_file)
+            self.app.push_screen(PromptInspector.at_step(prompt))
 
     def action_fidelity(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
             self.app.push_screen(FidelityScreen(summary_lines(summary(trajectory))))
+
+    def action_branches(self) -> None:
+        trajectory = self._trajectory()
+        if trajectory is None:
+            return
+        branches = fidelity_of(trajectory).openable
+        if not branches:
+            self.notify("no branch beside this run (subagents, sidechains)", severity="warning")
+            return
+
+        def chosen(branch: Branch | None) -> None:
+            if branch is not None:
+                self.app.push_screen(ReplayScreen([Path(branch.target)], processors=self.processors,
+                                                  fork_model=self.fork_model, trust_file=self.trust_file,
+                                                  branch=branch.label))
+        self.app.push_screen(BranchScreen(branches), chosen)
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
@@ -453,7 +475,7 @@ class ReplayScreen(Screen[None]):
         self.app.exit(ForkRequest(self.path, self.step))
 
     def action_quit_replay(self) -> None:
-        if len(self.app.screen_stack) > 2:  # opened from watch: back to the table
+        if len(self.app.screen_stack) > 2:  # opened from watch or as a branch: back to what opened it
             self.app.pop_screen()
         else:
             self.app.exit()

@@ -10,15 +10,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Sparkline, Static
 from textual.worker import get_current_worker
 
+from swedeck.core.prompt_view import step_summary
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
 from ..widgets.text import literal
-from .prompt_screen import prompt_summary
 
 
 class WhatIfScreen(ModalScreen[None]):
@@ -66,9 +67,9 @@ class WhatIfScreen(ModalScreen[None]):
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
         self.prompt = what_if_prompt(self.trajectory, self.step, self.processors, self.window)
-        self.query_one("#what-if-figures", Static).update(literal(f"step {self.step}: {prompt_summary(self.prompt)}"))
+        self.query_one("#what-if-figures", Static).update(literal(step_summary(self.prompt)))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
-        self.compute_curve(list(self.processors))
+        self.compute_curve([dict(processor) for processor in self.processors])
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:
@@ -79,9 +80,19 @@ class WhatIfScreen(ModalScreen[None]):
                 return
             points.append(point)
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_curve, [point.saved for point in points], total_saved(points))
+            self.post_message(self.CurveDone(processors, [point.saved for point in points], total_saved(points)))
 
-    def _show_curve(self, saved: list[int], total: int) -> None:
+    class CurveDone(Message):
+        """The whole run's savings for the chosen processors, from the worker that computed them."""
+
+        def __init__(self, processors: list[dict[str, Any]], saved: list[int], total: int) -> None:
+            super().__init__()
+            self.processors, self.saved, self.total = processors, saved, total
+
+    def on_what_if_screen_curve_done(self, message: CurveDone) -> None:
+        if message.processors != self.processors:
+            return  # computed for a choice since changed: the newer one's curve is on its way
+        saved, total = message.saved, message.total
         self.curve = saved
         self.run_saved = total
         self.query_one(Sparkline).data = saved or [0]

@@ -1,12 +1,14 @@
-"""The prompt inspector (SPEC §10.5): exactly what the next query sends, after processors.
+"""The prompt inspector (SPEC §10.5, §11.2), one for both apps: the live screen's `t` (what
+the next query sends, after processors) and the replay's `t` (what the model got at a step).
 
-One row per message: role, type, tokens, and the text. Messages a processor changed are
-marked (`edited`), the count of history messages the processors dropped is shown, and the
-total is set against the window. Text is shown literally.
+One row per message: role, type, tokens, and the text (`widgets.prompt_view`). Messages a
+processor changed are marked; the summary line is the core's (`prompt_view.prompt_summary`),
+so both say the same things the same way. Text is shown literally.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from textual.app import ComposeResult
@@ -16,44 +18,50 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from swedeck.core.messages import Message
+from swedeck.core.prompt_view import StepPrompt, prompt_summary, step_summary
 
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
 
-def summary(preview: Any, history_size: int) -> str:
-    """The prompt against the window, with the meter's own figures (the same window, the same
-    prediction): the local count of these messages, and the provider-anchored "next ≈"."""
-    window = f"{preview.window:,}" if preview.window else "unknown window"
-    dropped = max(0, history_size - len(preview.messages))
+def next_prompt_summary(preview: Any, history_size: int) -> str:
+    """The live prompt against the window, with the meter's own figures (the same window, the
+    same prediction): the local count of these messages, and the provider-anchored "next ≈"."""
     status = preview.status
-    expected = status.next_estimate if status and status.next_estimate is not None else preview.total
-    parts = [f"{len(preview.messages)} messages"]
-    if status and status.next_anchored:
-        parts += [f"{preview.total:,} tokens by local count", f"next ≈ {expected:,} / {window} by the provider's last count"]
-    else:
-        parts.append(f"{preview.total:,} tokens / {window} (local count)")
-    if preview.window:
-        parts.append(f"{100 * expected / preview.window:.1f}% of the window")
-    if dropped:
-        parts.append(f"{dropped} history messages dropped by processors")
-    return " · ".join(parts)
+    anchored = bool(status and status.next_anchored and status.next_estimate is not None)
+    return prompt_summary(len(preview.messages), preview.total, preview.window,
+                          expected=status.next_estimate if anchored else None,
+                          dropped=max(0, history_size - len(preview.messages)))
 
 
 class PromptInspector(ModalScreen[None]):
     CSS_PATH = "prompt_inspector.tcss"
     BINDINGS = [Binding("escape,q,t", "close", "Close", id="close_inspector")]
 
-    def __init__(self, preview: Any, history: list[Message]) -> None:
+    def __init__(self, title: str, summary: str, lines: Iterable[Any], errors: Iterable[str] = ()) -> None:
         super().__init__()
-        self.preview = preview
-        self.history = history
+        self.title_text = title
+        self.summary = summary
+        self.lines = list(lines)
+        self.errors = list(errors)
+
+    @classmethod
+    def next_prompt(cls, preview: Any, history: list[Message]) -> PromptInspector:
+        """The live screen's: what the model gets next."""
+        return cls("What the model gets next (after history processors)", next_prompt_summary(preview, len(history)),
+                   preview.lines, preview.errors)
+
+    @classmethod
+    def at_step(cls, prompt: StepPrompt) -> PromptInspector:
+        """The replay's: what the model got at a step."""
+        return cls(f"What the model got at step {prompt.step} (after history processors)", step_summary(prompt),
+                   prompt.lines, prompt.errors)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="inspector-box"):
-            yield Label("What the model gets next (after history processors)", id="inspector-title")
-            yield Static(literal(summary(self.preview, len(self.history))), id="inspector-summary", markup=False)
-            yield PromptView(self.preview.lines, self.preview.errors, id="inspector-messages")
+            yield Label(literal(self.title_text), id="inspector-title")
+            yield Static(literal(self.summary), id="inspector-summary", markup=False)
+            yield PromptView(self.lines, self.errors, id="inspector-messages")
             yield Label("Esc closes", id="inspector-hint")
 
     def action_close(self) -> None:

@@ -429,7 +429,7 @@ class SessionScreen(SessionState, Screen):
         except Exception as exc:  # noqa: BLE001 - reported to the person
             self.notify(f"{exc}", title="Cannot build the prompt", severity="error", markup=False)
             return
-        self.app.push_screen(PromptInspector(preview, self.session.history))
+        self.app.push_screen(PromptInspector.next_prompt(preview, self.session.history))
 
     def action_toggle_split(self) -> None:
         self.stacked = not self.stacked

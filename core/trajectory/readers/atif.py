@@ -8,7 +8,8 @@ A step's `source` is `system`, `user` or `agent`. An agent step is one model res
 message. ATIF keeps the conversation, not the requests, so each query's prompt is rebuilt
 from the steps before it (`reconstructed`); the system prompt is recorded where the file
 has a system step, the tools where `agent.tool_definitions` lists them. Subagent
-trajectories (referenced from results, or embedded in v1.8) are counted as branches;
+trajectories (referenced from results, or embedded in v1.8) are branches: an embedded one
+opens as `PATH#<trajectory_id>`, a referenced one as its file where it lies beside this one;
 `continued_trajectory_ref` names the file the run continues in.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ...messages import MessageType
-from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
@@ -43,6 +44,8 @@ def read(source: Source) -> Trajectory:
         path = source.path / TRIAL_TRAJECTORY
         source = Source(path=path, text=path.read_text(encoding="utf-8"))
     document = source.document
+    if source.branch is not None:
+        document = _embedded(document, source.branch)
     agent = mapping(document.get("agent"))
     info = TrajectoryInfo(model_name=optional_str(agent.get("model_name")), config={"agent": dict(agent)},
                           raw={key: value for key, value in document.items() if key != "steps"})
@@ -84,7 +87,7 @@ def read(source: Source) -> Trajectory:
                                           usage=chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"),
                                                            metrics.get("cached_tokens")),
                                           cost=as_number(metrics.get("cost_usd")), **extra))
-            entries.extend(_results(step, {item["id"] for item, _ in calls}, fidelity))
+            entries.extend(_results(step, {item["id"] for item, _ in calls}, fidelity, source.path))
         else:
             tally.skip(f"step with source {source_kind!r}")
     if token_ids:
@@ -93,6 +96,8 @@ def read(source: Source) -> Trajectory:
     embedded = document.get("subagent_trajectories")
     if isinstance(embedded, list) and embedded:
         fidelity.branches += len(embedded)
+        fidelity.openable += [Branch(f"subagent {name}", f"{source.path}#{name}") for name in
+                              (optional_str(mapping(item).get("trajectory_id")) for item in embedded) if name]
         fidelity.notes.append(f"{len(embedded)} subagent trajectories are embedded in the file (not shown as steps)")
     continued = optional_str(document.get("continued_trajectory_ref"))
     if continued:
@@ -105,7 +110,15 @@ def read(source: Source) -> Trajectory:
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 
 
-def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity) -> list[chat.Entry]:
+def _embedded(document: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """The subagent trajectory embedded in `document` (ATIF v1.8) with `trajectory_id` `name`."""
+    for item in document.get("subagent_trajectories") or []:
+        if isinstance(item, Mapping) and item.get("trajectory_id") == name:
+            return item
+    raise ValueError(f"#{name}: no embedded subagent trajectory with that trajectory_id")
+
+
+def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity, path: Path) -> list[chat.Entry]:
     out = []
     for result in mapping(step.get("observation")).get("results") or []:
         if not isinstance(result, Mapping):
@@ -115,6 +128,11 @@ def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity) ->
             fidelity.branches += len(refs)
             names = ", ".join(str(mapping(ref).get("trajectory_path") or mapping(ref).get("session_id")) for ref in refs)
             fidelity.notes.append(f"step {step.get('step_id')}: subagent trajectory {names}")
+            for ref in map(mapping, refs):
+                beside = path.parent / str(ref.get("trajectory_path") or "")
+                if ref.get("trajectory_path") and beside.is_file():
+                    fidelity.openable.append(Branch(f"subagent {ref.get('trajectory_id') or beside.name} "
+                                                    f"(step {step.get('step_id')})", str(beside)))
         text = _text(result.get("content"))
         call_id = optional_str(result.get("source_call_id"))
         if call_id and call_id in call_ids:

@@ -4,8 +4,9 @@ Each line is a record; `user`, `assistant` and `system` records form a tree by `
 `parentUuid`. The conversation is the chain from the last leaf of the main line (not a
 sidechain) up to the root; a compact boundary (`system`, `subtype: compact_boundary`) has no
 `parentUuid` but a `logicalParentUuid`, which the walk follows. Other leaves (a rewound
-branch, a sidechain's Task run) are branches, counted, not shown as steps; subagent files
-(`<session>/subagents/agent-*.jsonl`) are their own trajectories beside it.
+branch, a sidechain's Task run) are branches, not shown as steps: `PATH#<leaf uuid>` opens
+the chain to one of them; subagent files (`<session>/subagents/agent-*.jsonl`) are their own
+trajectories beside it, and branches of this one.
 
 One model call is written as several `assistant` records, one per content block (thinking,
 text, tool_use), all with the same `message.id`: they are one step. Tool results come back
@@ -23,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import MessageType
-from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from . import chat
 from .source import Source
@@ -64,16 +65,23 @@ def read(source: Source) -> Trajectory:
             tally.skip("summary")
         else:
             tally.skip(kind)
-    chain, branches = _main_line(records, order)
+    leaves = _leaves(records, order)
+    main = [uuid for uuid in leaves if not records[uuid].get("isSidechain")] or leaves  # a subagent file: all sidechain
+    if source.branch is not None and source.branch not in records:
+        raise ValueError(f"#{source.branch}: no record with that uuid in this session")
+    leaf = source.branch if source.branch is not None else main[-1] if main else None
+    chain = _chain(records, leaf)
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"},
-                        branches=branches)
+                        branches=max(0, len(leaves) - 1))
+    fidelity.openable = [Branch(_branch_label(records, other), f"{source.path}#{other}") for other in leaves if other != leaf]
     sidechain = sum(1 for uuid in order if records[uuid].get("isSidechain"))
     if sidechain:
         fidelity.notes.append(f"{sidechain} sidechain records (subagent runs inside this file) are kept as branches")
     subagents = _subagent_files(source)
     if subagents:
         fidelity.branches += len(subagents)
+        fidelity.openable += [Branch(f"subagent file {path.stem}", str(path)) for path in subagents]
         fidelity.notes.append(f"{len(subagents)} subagent files beside it (open them from the folder): "
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
@@ -94,22 +102,33 @@ def _parent(record: Mapping[str, Any]) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def _main_line(records: dict[str, Mapping[str, Any]], order: list[str]) -> tuple[list[str], int]:
-    """The chain from the root to the main line's last leaf, and how many other leaves there are."""
+def _leaves(records: dict[str, Mapping[str, Any]], order: list[str]) -> list[str]:
+    """The records nothing continues from, in file order: the main line's end and each branch's."""
     parents = {_parent(record) for record in records.values()}
-    leaves = [uuid for uuid in order if uuid not in parents]
-    main = [uuid for uuid in leaves if not records[uuid].get("isSidechain")] or leaves  # a subagent file: all sidechain
-    if not main:
-        return [], 0
+    return [uuid for uuid in order if uuid not in parents]
+
+
+def _chain(records: dict[str, Mapping[str, Any]], leaf: str | None) -> list[str]:
+    """The records from the root to `leaf`."""
     chain: list[str] = []
     seen: set[str] = set()
-    uuid: str | None = main[-1]
+    uuid = leaf
     while uuid is not None and uuid in records and uuid not in seen:
         seen.add(uuid)
         chain.append(uuid)
         uuid = _parent(records[uuid])
     chain.reverse()
-    return chain, len(leaves) - 1
+    return chain
+
+
+def _branch_label(records: dict[str, Mapping[str, Any]], leaf: str) -> str:
+    """What a branch is, for the list `b` shows: a sidechain (a Task's run) or a rewound line,
+    its length, and the first words of its last message."""
+    chain = _chain(records, leaf)
+    kind = "sidechain" if records[leaf].get("isSidechain") else "branch"
+    content = mapping(records[leaf].get("message")).get("content")
+    words = " ".join(chat.text_of(content).split())[:60]
+    return f"{kind} of {len(chain)} records" + (f", ending {words!r}" if words else "")
 
 
 def _subagent_files(source: Source) -> list[Any]:

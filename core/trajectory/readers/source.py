@@ -24,6 +24,8 @@ class Source:
     """`path` is a folder (a Harbor trial, an OpenHands v1 event folder)."""
     unit: int = 1
     """Which run of a file that holds several (`PATH#N`: an Inspect log's sample N)."""
+    branch: str | None = None
+    """A branch inside the file (`PATH#NAME`: a Claude Code leaf's uuid, an embedded ATIF subagent's id)."""
     _document: Any = field(default=_UNSET, repr=False)
     _lines: list[tuple[int, Any]] | None = field(default=None, repr=False)
 

@@ -1,0 +1,63 @@
+"""The replay view's header line: which file, which step, what is searched, what runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from ..widgets.text import literal
+
+
+@dataclass(frozen=True)
+class ReplayHeader:
+    name: str = ""
+    file_number: int = 1
+    files: int = 1
+    format: str | None = None
+    """None while no document is open (an unreadable file)."""
+    step: int = 0
+    steps: int = 0
+    model: str | None = None
+    query: str = ""
+    matches: int = 0
+    searching: bool = False
+    following: bool = False
+    playing: bool = False
+    branch: str | None = None
+    """The branch shown (a subagent's run, a sidechain), opened from its main line."""
+
+    def but(self, **changes: Any) -> ReplayHeader:
+        return replace(self, **changes)
+
+    def text(self) -> str:
+        parts = [self.name]
+        if self.branch:
+            parts.append(f"branch: {self.branch}")
+        if self.files > 1:
+            parts.append(f"file {self.file_number}/{self.files}")
+        if self.format is not None:
+            parts += [self.format, f"step {self.step}/{self.steps}"]
+            if self.model:
+                parts.append(self.model)
+        if self.query:
+            parts.append(f"/{self.query}: {self.matches} steps" + (" (searching…)" if self.searching else ""))
+        if self.following:
+            parts.append("following")
+        if self.playing:
+            parts.append("playing (any key stops)")
+        return " · ".join(parts)
+
+
+class ReplayHeaderBar(Static):
+    """The header, drawn from `info` (bound to `ReplayState.header`); names shown literally."""
+
+    info: reactive[ReplayHeader] = reactive(ReplayHeader, always_update=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, **kwargs)
+
+    def watch_info(self, info: ReplayHeader) -> None:
+        self.update(literal(info.text()))
