@@ -203,6 +203,43 @@ def test_atif_usage_subagents_and_harbor_reward():
     assert trial.info.exit_status == "reward reward=0.0" and len(trial.steps) == 2
 
 
+def write_unlinked_session(path: Path) -> Path:
+    """A Claude Code session whose records do not all link up: parentUuid null after the first,
+    a parent that is not in the file (the session was resumed from another), and a uuid that
+    repeats (a resumed session copies records), as in claude-code-log's own test data."""
+    base = {"isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": "u", "version": "1.0.0",
+            "timestamp": "2026-11-20T10:00:00Z"}
+
+    def assistant(uuid, parent, content, message_id):
+        return {**base, "type": "assistant", "uuid": uuid, "parentUuid": parent,
+                "message": {"id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                            "content": content, "usage": {"input_tokens": 10, "output_tokens": 5}}}
+
+    def user(uuid, parent, content):
+        return {**base, "type": "user", "uuid": uuid, "parentUuid": parent, "message": {"role": "user", "content": content}}
+
+    records = [user("r1", None, "List the files"),
+               assistant("r2", None, [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}], "m1"),
+               user("r3", None, [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}]),
+               assistant("r4", "elsewhere", [{"type": "text", "text": "One file: a.py."}], "m2"),
+               user("r5", "r4", "And now?"),
+               user("r5", "r4", "And now? (copied)"),
+               assistant("r6", None, [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "cat a.py"}}],
+                         "m3"),
+               user("r7", "r6", [{"type": "tool_result", "tool_use_id": "t2", "content": "print(1)"}])]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def test_a_claude_code_session_that_does_not_link_up_reads_in_file_order(tmp_path):
+    trajectory = load_trajectory(write_unlinked_session(tmp_path / "s.jsonl"))
+    assert [step.commands for step in trajectory.steps] == [["ls"], [], ["cat a.py"]]
+    assert [m.text for m in trajectory.messages if m.role == "user"][-1] == "And now? (copied)"
+    record = summary(trajectory)
+    assert record["branches"] == 1  # the first copy of r5, which the second replaced
+    assert any("4 records name no parent in this file" in note for note in record["notes"])
+
+
 def test_a_folder_lists_every_agents_record():
     found = {path.relative_to(AGENTS).as_posix() for path in trajectory_files(AGENTS)}
     assert found == {"atif/v1.5-plain.json", "atif/v1.8-subagents.json", "claude-code/cc-session-1.jsonl",

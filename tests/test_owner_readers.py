@@ -73,21 +73,28 @@ def _compare_inspect(path: Path, log) -> None:
         assistants = [message for message in sample.messages if message.role == "assistant"]
         assert len(ours.steps) == len(assistants)
         tool_messages = [message for message in sample.messages if message.role == "tool"]
-        our_outputs = [ours.messages[i] for step in ours.steps for i in step.observation_indices
-                       if ours.messages[i].role == "tool"]
+        our_outputs = [message for message in ours.messages if message.role == "tool"]  # a sample may hold no call
         assert [m.tool_call_id for m in our_outputs] == [m.tool_call_id for m in tool_messages]
         assert [m.text for m in our_outputs] == [_text(m) for m in tool_messages]
         for step, message in zip(ours.steps, assistants, strict=True):
             assert [a.tool_call_id for a in step.actions] == [call.id for call in message.tool_calls or []]
+            answered = {ours.messages[i].tool_call_id for i in step.observation_indices if ours.messages[i].role == "tool"}
+            assert answered <= {a.tool_call_id for a in step.actions}
+        # A model event belongs to the assistant message its output is (by id); logs written
+        # before messages had ids leave both None, and then nothing ties them together.
         models = {event.output.choices[0].message.id: event for event in sample.events
-                  if event.event == "model" and event.output.choices}
+                  if event.event == "model" and event.output.choices and event.output.choices[0].message.id}
         for number_, (step, message) in enumerate(zip(ours.steps, assistants, strict=True), start=1):
-            event = models.get(message.id)
+            event = models.get(message.id) if message.id else None
             if event is None:
+                assert number_ not in ours.recorded_prompts
                 continue
             usage = event.output.usage
-            expected = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
-            assert step.usage.prompt_tokens == expected and step.usage.completion_tokens == usage.output_tokens
+            if usage is None:
+                assert step.usage is None or step.usage.estimated
+            else:
+                expected = usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
+                assert step.usage.prompt_tokens == expected and step.usage.completion_tokens == usage.output_tokens
             recorded = ours.recorded_prompts[number_]  # the exact input, input_refs resolved as Inspect does
             assert [(m.role, m.text) for m in recorded] == [(m.role, _text(m)) for m in event.input]
 
@@ -154,8 +161,17 @@ def test_logs_inspect_writes_agree_with_read_eval_log(tmp_path, log_format):
 
 
 def test_claude_code_agrees_with_claude_code_log():
+    _compare_claude(AGENTS / "claude-code" / "cc-session-1.jsonl")
+
+
+def test_an_unlinked_claude_code_session_agrees_with_claude_code_log(tmp_path):
+    from test_other_agents import write_unlinked_session
+
+    _compare_claude(write_unlinked_session(tmp_path / "s.jsonl"))
+
+
+def _compare_claude(path: Path) -> None:
     converter = oracle("claude_code_log.converter")
-    path = AGENTS / "claude-code" / "cc-session-1.jsonl"
     entries = converter.load_transcript(path, silent=True)
     ours = load_trajectory(path)
     chain = set()  # the records on our main line (a step keeps the uuids of all its lines)
@@ -173,5 +189,45 @@ def test_claude_code_agrees_with_claude_code_log():
     assert len(ours.steps) == len(responses)
     their_usage = {entry.message.id: entry.message.usage for entry in on_line if entry.type == "assistant"}
     last = [their_usage[entry.message.id] for entry in on_line if entry.type == "assistant"][-1]
-    assert ours.steps[-1].usage.completion_tokens == last.output_tokens
-    assert ours.steps[-1].usage.cached_tokens == last.cache_read_input_tokens
+    if last is not None:
+        assert ours.steps[-1].usage.completion_tokens == last.output_tokens
+        assert ours.steps[-1].usage.cached_tokens == (last.cache_read_input_tokens or 0)
+
+def _corpus() -> list[Path]:
+    """Other agents' records among the peers' files (SWEDECK_PEER_FIXTURES, searched whole):
+    public samples, kept outside the repository (docs/trajectory-format.md, "Conformance")."""
+    from swedeck.core.trajectory.loader import TRAJECTORY_SUFFIXES, trajectory_files
+
+    folder = os.environ.get("SWEDECK_PEER_FIXTURES")
+    if not folder or not Path(folder).is_dir():
+        return []
+    return [path for path in trajectory_files(Path(folder)) if not path.name.endswith(TRAJECTORY_SUFFIXES)]
+
+
+CORPUS = _corpus()
+
+
+@pytest.mark.parametrize("path", CORPUS or [pytest.param(None, marks=pytest.mark.skip(
+    reason="SWEDECK_PEER_FIXTURES holds no other agents' records (the public corpus is added by hand: "
+           "docs/trajectory-format.md, Conformance)"))], ids=lambda path: path.name if path else "none")
+def test_public_records_agree_with_their_owners(path):
+    """Each public file of another agent reads as its owner's reader reads it: Inspect logs
+    against `read_eval_log`, Claude Code sessions against claude-code-log, ATIF against Harbor."""
+    from swedeck.core.trajectory.errors import TrajectoryError
+
+    if path.suffix == ".eval" or (path.suffix == ".json" and b'"eval"' in path.read_bytes()[:4096]):
+        log = oracle("inspect_ai.log").read_eval_log(str(path), resolve_attachments=True)
+        if not log.samples:
+            with pytest.raises(TrajectoryError, match="no samples"):
+                load_trajectory(path)
+            return
+        assert summary(load_trajectory(path))["units"] == len(log.samples)
+        _compare_inspect(path, log)
+        return
+    ours = load_trajectory(path)
+    if ours.format == "claude-code":
+        _compare_claude(path)
+    elif ours.format == "atif":
+        test_atif_files_agree_with_harbors_models(path)
+    else:
+        pytest.fail(f"{path}: {ours.format} has no owner's reader here to compare with (docs/trajectory-format.md)")

@@ -45,8 +45,7 @@ def accepts(source: Source) -> bool:
 def read(source: Source) -> Trajectory:
     tally = chat.Tally()
     info = TrajectoryInfo()
-    records: dict[str, Mapping[str, Any]] = {}
-    order: list[str] = []
+    records: list[Mapping[str, Any]] = []
     titles = []
     for number, record in source.json_lines():
         if isinstance(record, ValueError):
@@ -58,24 +57,27 @@ def read(source: Source) -> Trajectory:
         kind = record.get("type")
         uuid = record.get("uuid")
         if kind in _MESSAGE_TYPES and isinstance(uuid, str):
-            records[uuid] = record
-            order.append(uuid)
+            records.append(record)
         elif kind == "summary":
             titles.append(str(record.get("summary") or ""))
             tally.skip("summary")
         else:
             tally.skip(kind)
-    leaves = _leaves(records, order)
-    main = [uuid for uuid in leaves if not records[uuid].get("isSidechain")] or leaves  # a subagent file: all sidechain
-    if source.branch is not None and source.branch not in records:
+    tree = _Tree(records)
+    if source.branch is not None and source.branch not in tree.position:
         raise ValueError(f"#{source.branch}: no record with that uuid in this session")
-    leaf = source.branch if source.branch is not None else main[-1] if main else None
-    chain = _chain(records, leaf)
+    main = [i for i in tree.leaves if not records[i].get("isSidechain")] or tree.leaves  # a subagent file: all sidechain
+    leaf = tree.position[source.branch] if source.branch is not None else main[-1] if main else None
+    chain = tree.chain(leaf)
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"},
-                        branches=max(0, len(leaves) - 1))
-    fidelity.openable = [Branch(_branch_label(records, other), f"{source.path}#{other}") for other in leaves if other != leaf]
-    sidechain = sum(1 for uuid in order if records[uuid].get("isSidechain"))
+                        branches=max(0, len(tree.leaves) - 1))
+    if tree.implied:
+        fidelity.notes.append(f"{tree.implied} records name no parent in this file (parentUuid null or not found): "
+                              "each continues the record before it")
+    fidelity.openable = [Branch(tree.label(other), f"{source.path}#{records[other]['uuid']}")
+                         for other in tree.leaves if other != leaf]
+    sidechain = sum(1 for record in records if record.get("isSidechain"))
     if sidechain:
         fidelity.notes.append(f"{sidechain} sidechain records (subagent runs inside this file) are kept as branches")
     subagents = _subagent_files(source)
@@ -86,11 +88,11 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    entries = _entries([records[uuid] for uuid in chain], tally)
+    entries = _entries([records[i] for i in chain], tally)
     first = records[chain[0]] if chain else {}
     info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
-    info.model_name = next((optional_str(mapping(records[uuid].get("message")).get("model")) for uuid in chain
-                            if records[uuid].get("type") == "assistant"), None)
+    info.model_name = next((optional_str(mapping(records[i].get("message")).get("model")) for i in chain
+                            if records[i].get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 
@@ -102,33 +104,49 @@ def _parent(record: Mapping[str, Any]) -> str | None:
     return parent if isinstance(parent, str) else None
 
 
-def _leaves(records: dict[str, Mapping[str, Any]], order: list[str]) -> list[str]:
-    """The records nothing continues from, in file order: the main line's end and each branch's."""
-    parents = {_parent(record) for record in records.values()}
-    return [uuid for uuid in order if uuid not in parents]
+class _Tree:
+    """The session's records as a tree over their positions in the file (a uuid can repeat: a
+    resumed session copies records). A record's parent is the latest earlier record with the
+    uuid it names; a record that names none found in the file (the first one, and any after it
+    that Claude Code, or whatever wrote the file, left unlinked) continues the record before
+    it, except a sidechain's first record, which starts its own run."""
 
+    def __init__(self, records: list[Mapping[str, Any]]):
+        self.records = records
+        self.parent: list[int | None] = []
+        self.position: dict[str, int] = {}
+        """Each uuid's latest position: what `PATH#uuid` opens."""
+        self.implied = 0
+        for index, record in enumerate(records):
+            named = _parent(record)
+            if named is not None and named in self.position:
+                self.parent.append(self.position[named])
+            elif index == 0 or record.get("isSidechain"):
+                self.parent.append(None)
+            else:
+                self.parent.append(index - 1)
+                self.implied += 1
+            self.position[str(record["uuid"])] = index
+        continued = set(self.parent)
+        self.leaves = [index for index in range(len(records)) if index not in continued]
+        """The records nothing continues from, in file order: the main line's end and each branch's."""
 
-def _chain(records: dict[str, Mapping[str, Any]], leaf: str | None) -> list[str]:
-    """The records from the root to `leaf`."""
-    chain: list[str] = []
-    seen: set[str] = set()
-    uuid = leaf
-    while uuid is not None and uuid in records and uuid not in seen:
-        seen.add(uuid)
-        chain.append(uuid)
-        uuid = _parent(records[uuid])
-    chain.reverse()
-    return chain
+    def chain(self, leaf: int | None) -> list[int]:
+        """The positions from the root to `leaf` (parents always come earlier: no cycle)."""
+        chain: list[int] = []
+        while leaf is not None:
+            chain.append(leaf)
+            leaf = self.parent[leaf]
+        chain.reverse()
+        return chain
 
-
-def _branch_label(records: dict[str, Mapping[str, Any]], leaf: str) -> str:
-    """What a branch is, for the list `b` shows: a sidechain (a Task's run) or a rewound line,
-    its length, and the first words of its last message."""
-    chain = _chain(records, leaf)
-    kind = "sidechain" if records[leaf].get("isSidechain") else "branch"
-    content = mapping(records[leaf].get("message")).get("content")
-    words = " ".join(chat.text_of(content).split())[:60]
-    return f"{kind} of {len(chain)} records" + (f", ending {words!r}" if words else "")
+    def label(self, leaf: int) -> str:
+        """What a branch is, for the list `b` shows: a sidechain (a Task's run) or a rewound line,
+        its length, and the first words of its last message."""
+        record = self.records[leaf]
+        kind = "sidechain" if record.get("isSidechain") else "branch"
+        words = " ".join(chat.text_of(mapping(record.get("message")).get("content")).split())[:60]
+        return f"{kind} of {len(self.chain(leaf))} records" + (f", ending {words!r}" if words else "")
 
 
 def _subagent_files(source: Source) -> list[Any]:
