@@ -9,7 +9,7 @@ from setuptools import find_packages, setup
 
 FOLDERS = {"swedeck": "swedeck", "core": "swedeck.core", "tui": "swedeck.tui",
            "themes": "swedeck.themes", "configs": "swedeck.configs"}
-DATA = ["*.yaml", "*.tcss", "*.md", "*.json", "*.jsonl", "demo/**/*", "**/*.tcss"]
+DATA = ["*.yaml", "*.tcss", "*.md", "*.json", "*.jsonl", "demo/**/*", "**/*.tcss", "page/*"]
 
 packages, package_dir = [], {}
 for folder, name in FOLDERS.items():

@@ -89,3 +89,25 @@ def excerpt(text: str, lines: int, width: int) -> list[str]:
     head = lines - lines // 2
     tail = lines // 2
     return [*rows[:head], f"… ({len(rows) - head - tail} more lines)", *rows[len(rows) - tail:]]
+
+
+_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        r"\u2066-\u2069\ufeff]")
+"""Control characters, and the characters that change what is seen without being seen:
+bidi overrides and isolates (a `Trojan Source` command reads one way and runs another), the
+direction marks, and the zero-width ones."""
+
+
+def visible(text: str) -> str:
+    """`text` with every control character but tab and newline drawn as a symbol, and every
+    invisible or direction-changing character as a mark (`⟨U+202E⟩`)."""
+    return _INVISIBLE.sub(_picture, text) if _INVISIBLE.search(text) else text
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode's control pictures: ␛ for ESC, ␇ for BEL
+    if code == 0x7F:
+        return "␡"
+    return f"\\x{code:02x}" if code <= 0x9F else f"⟨U+{code:04X}⟩"

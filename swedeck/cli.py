@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("run", "batch", "replay", "prompt", "watch", "demo", "config", "context-window")
+SUBCOMMANDS = ("run", "batch", "replay", "prompt", "export", "watch", "demo", "config", "context-window")
 EXIT_INTERRUPTED = 130
 
 
@@ -116,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--json", action="store_true")
     prompt.add_argument("--trust-trajectory", action="store_true",
                         help="run a custom_filter the file records (by default a file never names code to run)")
+
+    export = sub.add_parser("export", help="write any trajectory as ATIF or as one offline HTML page")
+    export.add_argument("path", metavar="PATH", help="a trajectory of any format swedeck reads (PATH#N: one run of several)")
+    export.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (.html: a page)")
+    export.add_argument("--format", choices=["atif", "html"], help="atif (ATIF v1.7 JSON) or html; default: by OUT's suffix")
+    export.add_argument("--step", metavar="A:B", help="only steps A to B (1-based; :B, A:, negative from the end)")
+    export.add_argument("--json", action="store_true", help="print the report (output, steps, losses) as JSON")
 
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")

@@ -263,7 +263,7 @@ def test_rejections_interrupts_and_follow_up_tasks_show_in_their_steps(openai_se
     from support.driver import Driver, run_session
     from swedeck.core import events as ev
     from swedeck.core.replay.document import open_document
-    from swedeck.tui.replay.formatting import output_text
+    from swedeck.core.replay.step_text import output_text
 
     openai_server.script(Turn.bash_tool("echo one"), Turn.bash_tool("sleep 30"), Turn.bash_tool(SUBMIT),
                          Turn.bash_tool(f"{SUBMIT} && echo second"))

@@ -33,6 +33,8 @@ REPLAY_BINDINGS: list[Binding] = [
             tooltip="Branches: open a subagent's run or a sidechain kept beside this one (Esc comes back)"),
     Binding("p", "what_if", "What-if", id="replay_what_if",
             tooltip="What-if: other history processors and the tokens they save"),
+    Binding("x", "export", "Export", id="replay_export", show=False,
+            tooltip="Export this file as ATIF (.json) or as one offline page (.html)"),
     Binding("f", "fork", "Fork", id="replay_fork",
             tooltip="Fork a live session from this step"),
     Binding("q", "quit_replay", "Quit", id="replay_quit",

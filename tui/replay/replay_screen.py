@@ -26,9 +26,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Sparkline, Static
 from textual.worker import get_current_worker
 
+from swedeck.core.meter import model_window, step_meter
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import matching_steps, next_match
+from swedeck.core.replay.step_text import model_text, output_text
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
@@ -44,7 +46,7 @@ from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
 from .branch_screen import BranchScreen
 from .fidelity_screen import FidelityScreen
-from .formatting import highlighted, meter_status, model_text, model_window, output_text
+from .formatting import highlighted
 from .header import ReplayHeader, ReplayHeaderBar
 from .replay_state import ReplayState
 from .what_if_screen import WhatIfScreen
@@ -215,7 +217,7 @@ class ReplayScreen(ReplayState, Screen[None]):
 
     def _meter(self) -> None:
         if self.view is not None:
-            self.meter_status, self.meter_notes = meter_status(self.view, self.curve.get(self.step), self.window)
+            self.meter_status, self.meter_notes = step_meter(self.view, self.curve.get(self.step), self.window)
 
     def _header(self) -> None:
         document = self.document
@@ -455,6 +457,45 @@ class ReplayScreen(ReplayState, Screen[None]):
                                                   fork_model=self.fork_model, trust_file=self.trust_file,
                                                   branch=branch.label))
         self.app.push_screen(BranchScreen(branches), chosen)
+
+    def action_export(self) -> None:
+        if self.document is None:
+            self.notify("nothing to export here", severity="warning")
+            return
+        source = str(self.path)
+
+        def answer(value: str | None) -> None:
+            if value and value.strip():
+                self.notify(visible(f"exporting to {value.strip()}…"), markup=False)
+                self.run_export(source, value.strip())
+        suggestion = f"{self.path.name.split('#')[0].removesuffix('.json').removesuffix('.jsonl')}.atif.json"
+        self.app.push_screen(AskScreen("export to (a .html name writes a page; any other, ATIF)", suggestion), answer)
+
+    class Exported(Message):
+        """What the export worker did: a line to tell the person, and whether it failed."""
+
+        def __init__(self, text: str, failed: bool) -> None:
+            super().__init__()
+            self.text, self.failed = text, failed
+
+    @work(thread=True, exit_on_error=False, group="export")
+    def run_export(self, source: str, target: str) -> None:
+        from swedeck.core.errors import SwedeckError
+        from swedeck.core.export.share import default_kind, export, write_export
+
+        out = Path(target).expanduser()
+        try:
+            result = export(source, default_kind(out))
+            write_export(out, result.data, Path(result.source))
+        except (SwedeckError, TrajectoryError, OSError) as error:
+            self.post_message(self.Exported(f"export failed: {error}", failed=True))
+            return
+        lost = f"; not held: {len(result.losses)} kinds (swedeck export --json lists them)" if result.losses else ""
+        self.post_message(self.Exported(f"wrote {out} ({result.version}, {result.steps} steps){lost}", failed=False))
+
+    def on_replay_screen_exported(self, message: Exported) -> None:
+        self.notify(visible(message.text), severity="error" if message.failed else "information", markup=False,
+                    timeout=8)
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()

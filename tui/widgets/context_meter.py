@@ -12,56 +12,9 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from swedeck.core.events import ContextStatus
+from swedeck.core.meter import bar, describe, meter_level
 
 from .text import literal
-
-WARN_BELOW = 50.0
-DANGER_BELOW = 20.0
-BAR_WIDTH = 16
-
-
-def meter_level(status: ContextStatus | None) -> str:
-    left = status.left_percent if status else None
-    if left is None:
-        return "unknown"
-    if left < DANGER_BELOW:
-        return "danger"
-    if left < WARN_BELOW:
-        return "warn"
-    return "ok"
-
-
-def describe(status: ContextStatus | None, processors: list[str] | None, notes: list[str] = ()) -> str:
-    """The meter's line; `processors` None leaves them out (replay), `notes` come last."""
-    status = status or ContextStatus(window=None, prompt_tokens=None)
-    used = "–" if status.prompt_tokens is None else f"{status.prompt_tokens:,}"
-    if status.estimated and status.prompt_tokens is not None:
-        used += " (estimated)"  # the provider sent no usage: swedeck's own count
-    if status.window:
-        parts = [f"context {used} / {status.window:,}"]
-        left = status.left_percent
-        if left is not None:
-            parts.append(f"{left:.0f}% left")
-    else:
-        parts = [f"context {used} / unknown window"]
-    if status.cached_tokens:
-        parts.append(f"cached {status.cached_tokens:,}")
-    if status.next_estimate is not None:
-        # anchored: the provider's last figure plus the local difference; else a local count only
-        parts.append(f"next ≈ {status.next_estimate:,}" + ("" if status.next_anchored else " (local count)"))
-    if processors is not None:
-        parts.append("processors: " + (", ".join(processors) if processors else "none"))
-    if status.advice:
-        parts.append(status.advice)
-    return " · ".join([*parts, *notes])
-
-
-def bar(status: ContextStatus | None) -> str:
-    if not status or not status.window:
-        return "░" * BAR_WIDTH
-    used = min(1.0, (status.prompt_tokens or 0) / status.window)
-    filled = round(used * BAR_WIDTH)
-    return "█" * filled + "░" * (BAR_WIDTH - filled)
 
 
 class ContextMeter(Static):

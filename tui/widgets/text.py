@@ -13,32 +13,12 @@ import re
 
 from textual.content import Content
 
-from swedeck.core.text import COLOURS, collapse_progress
+from swedeck.core.text import COLOURS, collapse_progress, visible
 
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                        r"\u2066-\u2069\ufeff]")
-"""Control characters, and the characters that change what is seen without being seen:
-bidi overrides and isolates (a `Trojan Source` command reads one way and runs another), the
-direction marks, and the zero-width ones."""
 MAX_MARKS = 2_000
 """Search matches marked in one pane (or one line of it): a common word in a big output must
 not take the UI with it."""
 _BLANK_RUN = re.compile(r"(?:\n[ \t]*){3,}")
-
-
-def visible(text: str) -> str:
-    """`text` with every control character but tab and newline drawn as a symbol, and every
-    invisible or direction-changing character as a mark (`⟨U+202E⟩`)."""
-    return _INVISIBLE.sub(_picture, text) if _INVISIBLE.search(text) else text
-
-
-def _picture(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # Unicode's control pictures: ␛ for ESC, ␇ for BEL
-    if code == 0x7F:
-        return "␡"
-    return f"\\x{code:02x}" if code <= 0x9F else f"⟨U+{code:04X}⟩"
 
 
 def whole_command(command: str) -> str:

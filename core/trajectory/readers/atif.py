@@ -73,14 +73,14 @@ def read(source: Source) -> Trajectory:
             fidelity.parts["system prompt"] = "recorded"
         elif source_kind == "user":
             first = not any(entry.kind == MessageType.TASK for entry in entries)
-            entries.append(chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE))
+            entries.append(chat.Entry("user", text, _swedeck_type(step) or (MessageType.TASK if first
+                                                                            else MessageType.USER_MESSAGE)))
         elif source_kind == "agent":
             metrics = mapping(step.get("metrics"))
             if isinstance(metrics.get("prompt_token_ids"), list):
                 token_ids += 1
-            calls = [chat.call(str(item.get("tool_call_id") or f"call_{number}_{k}"), str(item.get("function_name") or ""),
-                               item.get("arguments") if item.get("arguments") is not None else {})
-                     for k, item in enumerate(step.get("tool_calls") or []) if isinstance(item, Mapping)]
+            calls = [_call(item, number, k) for k, item in enumerate(step.get("tool_calls") or [])
+                     if isinstance(item, Mapping)]
             extra = {key: step[key] for key in ("step_id", "timestamp", "model_name", "is_copied_context", "llm_call_count")
                      if step.get(key) is not None}
             entries.append(chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
@@ -108,6 +108,27 @@ def read(source: Source) -> Trajectory:
     fidelity.skipped = tally.as_dict()
     _harbor_trial(source.path, info, fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
+
+
+def _swedeck_type(step: Mapping[str, Any]) -> MessageType | None:
+    """The message type swedeck wrote down when it exported the file (`extra.swedeck.message_type`:
+    a compaction, a format error, an interrupt), so a round trip keeps what the step was."""
+    value = mapping(mapping(step.get("extra")).get("swedeck")).get("message_type")
+    try:
+        return MessageType(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _call(item: Mapping[str, Any], number: int, k: int) -> tuple[dict[str, Any], Any]:
+    """A tool call; its command as swedeck wrote it down when swedeck exported the file
+    (`extra.swedeck.command`: SWE-agent's own rendering of its tools' arguments)."""
+    tool_call, action = chat.call(str(item.get("tool_call_id") or f"call_{number}_{k}"), str(item.get("function_name") or ""),
+                                  item.get("arguments") if item.get("arguments") is not None else {})
+    command = mapping(mapping(item.get("extra")).get("swedeck")).get("command")
+    if isinstance(command, str):
+        action = action.model_copy(update={"command": command})
+    return tool_call, action
 
 
 def _embedded(document: Mapping[str, Any], name: str) -> Mapping[str, Any]:

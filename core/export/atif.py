@@ -1,0 +1,265 @@
+"""Any trajectory as ATIF v1.7 (SPEC §16), the Agent Trajectory Interchange Format of Harbor.
+
+One ATIF step per message in ATIF's sense: the system prompt and each user message are
+`system` / `user` steps; each model response is an `agent` step with its tool calls, the
+results that answered them (`observation.results`, by `source_call_id`) and its `metrics`
+where the provider reported usage. What ATIF has no field for goes under `extra.swedeck`
+(exit status, submission, processor changes, approvals, exit codes, the source's fidelity),
+and what it cannot hold at all is said in `losses`: printed by `swedeck export`, and in
+its `--json`. The text of every message is written as the file has it: nothing is masked
+or changed on the way (a secret the source file holds stays; swedeck's own files are
+masked when they are written).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ..messages import Message, MessageType, content_text
+from ..trajectory.fidelity import summary
+from ..trajectory.model import Step, Trajectory
+
+ATIF_VERSION = "ATIF-v1.7"
+
+
+@dataclass
+class AtifExport:
+    document: dict[str, Any]
+    losses: list[str] = field(default_factory=list)
+    """What ATIF cannot hold, each kind once with its count: re-read, these are gone or rebuilt."""
+
+
+def step_range(text: str | None, count: int) -> tuple[int, int]:
+    """`A:B` (1-based, inclusive; either side may be left out; negative counts from the end)."""
+    if not text:
+        return 1, count
+    first, colon, last = text.partition(":")
+    try:
+        start = int(first) if first.strip() else 1
+        end = (int(last) if last.strip() else count) if colon else start
+    except ValueError:
+        raise ValueError(f"--step {text}: give A:B, step numbers (e.g. 3:10, :5, -10:)") from None
+    start, end = (count + 1 + n if n < 0 else n for n in (start, end))
+    if not 1 <= start <= end <= count:
+        raise ValueError(f"--step {text}: the trajectory has steps 1..{count}")
+    return start, end
+
+
+def to_atif(trajectory: Trajectory, steps: tuple[int, int] | None = None) -> AtifExport:
+    """The trajectory (or its steps `A..B`, with the messages before its first query) as ATIF."""
+    writer = _Writer(trajectory)
+    first, last = steps or (1, len(trajectory.steps))
+    writer.write(first, last)
+    return AtifExport(writer.document(first, last), writer.losses())
+
+
+class _Writer:
+    def __init__(self, trajectory: Trajectory):
+        self.trajectory = trajectory
+        self.steps: list[dict[str, Any]] = []
+        self.lost: Counter[str] = Counter()
+        owner: dict[int, Step] = {}
+        for step in trajectory.steps:
+            for index in step.observation_indices:
+                owner[index] = step
+        self.observation_of = owner
+        self.step_at = {step.message_index: step for step in trajectory.steps}
+
+    def write(self, first: int, last: int) -> None:
+        messages = self.trajectory.messages
+        steps = self.trajectory.steps
+        start = steps[first - 1].message_index if steps and first > 1 else 0
+        end = len(messages) if not steps or last == len(steps) else steps[last].message_index
+        if steps and first > 1:  # the prefix every query was sent: the system prompt and the task
+            for index in range(steps[0].message_index):
+                self._message(index, messages[index])
+            self.lost["steps before the range (left out)"] += first - 1
+        if steps and last < len(steps):
+            self.lost["steps after the range (left out)"] += len(steps) - last
+        for index in range(start, end):
+            self._message(index, messages[index])
+
+    def _message(self, index: int, message: Message) -> None:
+        if index in self.observation_of:
+            return  # written with the agent step it answers
+        step = self.step_at.get(index)
+        if step is not None:
+            self.steps.append(self._agent(step, message))
+            return
+        if message.role == "exit":
+            return  # the end: the exit status and submission go under extra
+        if message.role == "assistant":  # not a query's answer: a demonstration the prompt showed the model
+            self.lost["assistant messages that answer no query, as demonstrations (written as user steps)"] += 1
+            record = self._plain("user", message)
+            record.setdefault("extra", {}).setdefault("swedeck", {})["role"] = "assistant"
+            self.steps.append(record)
+            return
+        if message.role == "tool":
+            self.lost["tool results that answer no call of a step (written as user steps)"] += 1
+        source = "system" if message.role == "system" and not any(s["source"] == "system" for s in self.steps) else "user"
+        if message.role == "system" and source == "user":
+            self.lost["system messages after the first (written as user steps)"] += 1
+        self.steps.append(self._plain(source, message))
+
+    def _plain(self, source: str, message: Message) -> dict[str, Any]:
+        record: dict[str, Any] = {"step_id": len(self.steps) + 1, "source": source, "message": self._text(message)}
+        _stamp(record, message)
+        extra = _extra(message)
+        if extra:
+            record["extra"] = {"swedeck": extra}
+        return record
+
+    def _agent(self, step: Step, message: Message) -> dict[str, Any]:
+        record = self._plain("agent", message)
+        if message.extra.reasoning:
+            record["reasoning_content"] = message.extra.reasoning
+        calls, synthesized = self._calls(step, message)
+        if calls:
+            record["tool_calls"] = calls
+        results = [self._result(self.trajectory.messages[index], synthesized) for index in step.observation_indices]
+        if results:
+            record["observation"] = {"results": results}
+        usage = step.usage
+        if usage is not None and usage.prompt_tokens and not usage.estimated:
+            metrics: dict[str, Any] = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
+                                       "cached_tokens": usage.cached_tokens}
+            if step.cost is not None:
+                metrics["cost_usd"] = step.cost
+            record["metrics"] = metrics
+        elif usage is not None and usage.prompt_tokens:
+            record.setdefault("extra", {}).setdefault("swedeck", {})["estimated_usage"] = {
+                "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+        if step.processors:
+            processors = self.trajectory.processors.get(step.processors)
+            record.setdefault("extra", {}).setdefault("swedeck", {})["processors"] = (
+                processors if processors is not None else step.processors)
+        if self.trajectory.recorded_prompts and step.index in self.trajectory.recorded_prompts:
+            self.lost["recorded prompts (ATIF keeps the conversation: re-read, what the model saw is rebuilt)"] += 1
+        return record
+
+    def _calls(self, step: Step, message: Message) -> tuple[list[dict[str, Any]], list[str]]:
+        """The step's tool calls, and the ids made for commands the model wrote in its text (as
+        mini-swe-agent's protocol has them), which their observations answer in order."""
+        calls: list[dict[str, Any]] = []
+        for call in message.tool_calls or ():
+            try:
+                arguments = json.loads(call.function.arguments or "{}")
+            except ValueError:
+                arguments = None
+            if not isinstance(arguments, dict):
+                self.lost["tool call arguments that are not a JSON object (kept as text under arguments._raw)"] += 1
+                arguments = {"_raw": call.function.arguments}
+            record: dict[str, Any] = {"tool_call_id": call.id, "function_name": call.function.name, "arguments": arguments}
+            command = next((action.command for action in step.actions if action.tool_call_id == call.id), None)
+            if command is not None:  # as the source's agent wrote it (SWE-agent quotes its arguments)
+                record["extra"] = {"swedeck": {"command": command}}
+            calls.append(record)
+        ids: list[str] = []
+        if not calls:
+            for number, action in enumerate(step.actions, start=1):
+                call_id = action.tool_call_id or f"step{step.index}-command{number}"
+                calls.append({"tool_call_id": call_id, "function_name": "bash", "arguments": {"command": action.command},
+                              "extra": {"swedeck": {"from_text": True}}})
+                ids.append(call_id)
+            if step.actions:
+                self.lost["commands the model wrote in its text (ATIF holds them as tool calls, extra.swedeck.from_text)"] \
+                    += len(step.actions)
+        return calls, ids
+
+    def _result(self, message: Message, synthesized: list[str]) -> dict[str, Any]:
+        """One observation; one of a command from the text takes the next id made for them."""
+        result: dict[str, Any] = {"content": self._text(message)}
+        call_id = message.tool_call_id
+        if call_id is None and synthesized and message.message_type == MessageType.OBSERVATION:
+            call_id = synthesized.pop(0)
+        if call_id:
+            result["source_call_id"] = call_id
+        extra = _extra(message)
+        if extra:
+            result["extra"] = {"swedeck": extra}
+        return result
+
+    def _text(self, message: Message) -> str:
+        if isinstance(message.content, list) and any(part.get("type") not in (None, "text")
+                                                     for part in message.content if isinstance(part, dict)):
+            self.lost["content parts that are not text (images, files: their text alone is written)"] += 1
+        if message.cache_control or (isinstance(message.content, list) and any(
+                isinstance(part, dict) and part.get("cache_control") for part in message.content)):
+            self.lost["cache marks on messages (ATIF has no field for them)"] += 1
+        return content_text(message.content)
+
+    def document(self, first: int, last: int) -> dict[str, Any]:
+        trajectory = self.trajectory
+        info = trajectory.info
+        agent: dict[str, Any] = {"name": _agent_name(trajectory), "version": str(info.swedeck_version or "unknown")}
+        if info.model_name:
+            agent["model_name"] = info.model_name
+        stats = info.model_stats
+        metrics: list[dict[str, Any]] = [step["metrics"] for step in self.steps if step.get("metrics")]
+        final: dict[str, Any] = {"total_steps": len(self.steps)}
+        if metrics:
+            final |= {"total_prompt_tokens": sum(m["prompt_tokens"] for m in metrics),
+                      "total_completion_tokens": sum(m["completion_tokens"] for m in metrics),
+                      "total_cached_tokens": sum(m["cached_tokens"] for m in metrics)}
+            costs = [m["cost_usd"] for m in metrics if "cost_usd" in m]
+            if costs:
+                final["total_cost_usd"] = sum(costs)
+            elif stats.instance_cost and (first, last) == (1, len(trajectory.steps)):
+                final["total_cost_usd"] = stats.instance_cost
+        extra: dict[str, Any] = {"source_format": trajectory.format, "source_file": trajectory.path.name,
+                                 "fidelity": summary(trajectory)}
+        if info.exit_status is not None:
+            extra["exit_status"] = info.exit_status
+        if info.submission is not None:
+            extra["submission"] = info.submission  # byte for byte: JSON keeps every character
+        if (first, last) != (1, len(trajectory.steps)):
+            extra["steps"] = [first, last]
+        if trajectory.meta_events:
+            extra["meta_events"] = [{"event": e.event, "message_count": e.message_count, **e.data}
+                                    for e in trajectory.meta_events]
+        session_id = str(info.session.get("id") or info.session.get("sessionId") or trajectory.path.name)
+        return {"schema_version": ATIF_VERSION, "session_id": session_id, "agent": agent, "steps": self.steps,
+                "final_metrics": final, "extra": {"swedeck": extra}}
+
+    def losses(self) -> list[str]:
+        return [f"{what}: {count}" for what, count in self.lost.items()]
+
+
+def _agent_name(trajectory: Trajectory) -> str:
+    if trajectory.format.startswith("swedeck"):
+        return "swedeck"
+    named = trajectory.info.session.get("agent")
+    return str(named) if named else trajectory.format
+
+
+def _stamp(record: dict[str, Any], message: Message) -> None:
+    if message.extra.timestamp is not None:
+        try:
+            stamp = datetime.fromtimestamp(message.extra.timestamp, UTC)
+        except (OverflowError, OSError, ValueError):
+            return
+        record["timestamp"] = stamp.isoformat().replace("+00:00", "Z")
+
+
+_KEPT = ("returncode", "duration_s", "approval", "raw_output", "output_truncated", "timed_out", "command",
+         "finish_reason", "mode")
+
+
+def _extra(message: Message) -> dict[str, Any]:
+    """What swedeck knows of a message that ATIF has no field for."""
+    extra: dict[str, Any] = {}
+    kind = message.message_type
+    if kind not in (MessageType.SYSTEM, MessageType.TASK, MessageType.ACTION, MessageType.OBSERVATION,
+                    MessageType.ASSISTANT_MESSAGE):
+        extra["message_type"] = kind.value
+    for key in _KEPT:
+        value = getattr(message.extra, key, None)
+        if value is not None:
+            if key == "raw_output" and value == content_text(message.content):
+                continue
+            extra[key] = value
+    return extra

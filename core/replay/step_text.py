@@ -1,0 +1,29 @@
+"""What a step shows, as text: the model's words and what its commands printed. Pure
+functions of a `StepView`; the replay panes and the exported page both show these."""
+
+from __future__ import annotations
+
+from ..trajectory.output import answer_label, answer_text, command_output
+from .document import StepView
+
+
+def model_text(view: StepView) -> str:
+    """What the model said: its reasoning and its words. Its tool calls are the step's
+    command blocks (`view.actions`), shown once, below."""
+    parts = []
+    if view.assistant.extra.reasoning:
+        parts.append(f"(reasoning) {view.assistant.extra.reasoning}")
+    parts.append(view.assistant.text)
+    return "\n".join(part for part in parts if part)
+
+
+def output_text(view: StepView) -> str:
+    """What each command printed, with its exit code (the model's view of it is `t`)."""
+    chunks = []
+    for message in view.observations:
+        output = command_output(message)
+        status = f"exit {output.returncode}" if output.returncode is not None else answer_label(message)
+        if message.extra.duration_s is not None:
+            status += f" · {message.extra.duration_s:.2f} s"
+        chunks.append(f"── {status} ──\n{answer_text(message)}")
+    return "\n".join(chunks) or "(no output)"

@@ -1,0 +1,232 @@
+"""`swedeck export` (SPEC §16): any trajectory as ATIF v1.7, checked by Harbor's own validator
+and models, and round-tripped through our reader; and as one offline HTML page, opened in a
+real headless Chromium with the network cut: it shows the steps, moves with the keys,
+searches, makes no request, and runs nothing a hostile run wrote."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_owner_readers import oracle
+
+from conftest import swedeck_command
+from support.browser import Browser, press
+from swedeck.core.export.atif import to_atif
+from swedeck.core.export.share import export
+from swedeck.core.trajectory.loader import load_trajectory, trajectory_files
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SOURCES = [path for path in trajectory_files(FIXTURES) if load_trajectory(path).steps]
+MINI = FIXTURES / "mini-v1-text.traj.json"
+CLAUDE = FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl"
+
+
+def _observations(trajectory) -> list[list[str]]:
+    return [[trajectory.messages[i].text for i in step.observation_indices] for step in trajectory.steps]
+
+
+def _usage(trajectory) -> list[tuple[int, int] | None]:
+    return [(step.usage.prompt_tokens, step.usage.completion_tokens) if step.usage and not step.usage.estimated
+            else None for step in trajectory.steps]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda path: path.relative_to(FIXTURES).as_posix())
+def test_atif_export_passes_harbors_validator_and_round_trips(path, tmp_path):
+    validator = oracle("harbor.utils.trajectory_validator")
+    models = oracle("harbor.models.trajectories")
+    source = load_trajectory(path)
+    document = to_atif(source).document
+    assert document["schema_version"] == "ATIF-v1.7"
+    checker = validator.TrajectoryValidator()
+    assert checker.validate(json.loads(json.dumps(document))), checker.get_errors()
+    theirs = models.Trajectory.model_validate(document)
+    assert sum(1 for step in theirs.steps if step.source == "agent") == len(source.steps)
+    written = tmp_path / "run.atif.json"
+    written.write_text(json.dumps(document))
+    back = load_trajectory(written)
+    assert back.format == "atif"
+    assert [step.commands for step in back.steps] == [step.commands for step in source.steps]
+    assert _observations(back) == _observations(source)
+    assert _usage(back) == _usage(source)
+
+
+def test_atif_keeps_the_submission_byte_for_byte_and_says_what_it_cannot_hold(tmp_path):
+    source = load_trajectory(write_hostile_run(tmp_path / "run.traj.json", "ghp_" + "x" * 36))
+    result = to_atif(source)
+    extra = result.document["extra"]["swedeck"]
+    assert extra["submission"] == source.info.submission == "diff\n+key = 'ghp_" + "x" * 36 + "'\n"
+    assert extra["exit_status"] == "Submitted"
+    assert any(loss.startswith("commands the model wrote in its text") for loss in result.losses)
+    first = result.document["steps"][2]
+    assert first["tool_calls"][0]["extra"] == {"swedeck": {"from_text": True}}
+    assert first["observation"]["results"][0]["source_call_id"] == first["tool_calls"][0]["tool_call_id"]
+
+
+def test_export_command_writes_the_file_and_reports_losses(tmp_path):
+    out = tmp_path / "run.json"
+    done = subprocess.run([*swedeck_command(), "export", str(MINI), "-o", str(out), "--step", "2:3", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["format"] == "atif" and report["version"] == "ATIF-v1.7" and report["steps"] == 2
+    assert "steps before the range (left out): 1" in report["losses"]
+    document = json.loads(out.read_text())
+    assert [step["source"] for step in document["steps"]][:2] == ["system", "user"]  # the prefix of every query
+    assert sum(1 for step in document["steps"] if step["source"] == "agent") == 2
+    text = subprocess.run([*swedeck_command(), "export", str(MINI), "-o", str(tmp_path / "page.html")],
+                          capture_output=True, text=True, timeout=60)
+    assert text.returncode == 0 and "swedeck-html/1" in text.stdout and (tmp_path / "page.html").stat().st_size > 0
+    assert not list(tmp_path.glob(".*.tmp"))  # written whole, through a temporary file
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--step", "9:2"], "--step 9:2: the trajectory has steps 1..8"),
+    (["--step", "x"], "--step x: give A:B"),
+    (["--format", "pdf"], "invalid choice: 'pdf'"),
+])
+def test_export_refuses_bad_input_in_one_line(tmp_path, args, message):
+    done = subprocess.run([*swedeck_command(), "export", str(MINI), "-o", str(tmp_path / "x.json"), *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_export_never_writes_over_the_run_it_exports(tmp_path):
+    copy = tmp_path / "run.traj.json"
+    copy.write_bytes(MINI.read_bytes())
+    done = subprocess.run([*swedeck_command(), "export", str(copy), "-o", str(copy)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2 and "never overwritten" in done.stderr
+    assert copy.read_bytes() == MINI.read_bytes()
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+HOSTILE = [
+    "<script>window.__pwned = 1</script>",
+    "</script><script>window.__pwned = 2</script>",
+    '<img src="https://example.com/x.png" onerror="window.__pwned = 3">',
+    '<a href="javascript:window.__pwned = 4">click</a>',
+    "&lt;b&gt; &amp; &#60;i&#62;",
+    "\x1b]0;owned title\x07 \x1b]52;c;ZWNobyBoaQ==\x07 \x1b[31mred\x1b[0m",
+    "\u202egnp.exe",
+]
+
+
+def write_hostile_run(path: Path, secret: str) -> Path:
+    """A mini-swe-agent run whose every text tries to become markup, script or a request."""
+    evil = "\n".join(HOSTILE)
+    messages = [
+        {"role": "system", "content": "You are a shell agent."},
+        {"role": "user", "content": "Task: " + evil},
+        {"role": "assistant", "content": f"THOUGHT: {evil}\n\n```bash\necho '<script>window.__pwned = 5</script>'\n```"},
+        {"role": "user", "content": f"<returncode>0</returncode>\n<output>\n{evil}\ntoken {secret}\n</output>"},
+        {"role": "assistant", "content": "THOUGHT: done\n\n```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n\n</output>"},
+    ]
+    path.write_text(json.dumps({"info": {"exit_status": "Submitted", "submission": f"diff\n+key = '{secret}'\n"},
+                                "messages": messages, "trajectory_format": "mini-swe-agent-1"}))
+    return path
+
+
+@pytest.fixture
+def browser():
+    chromium = Browser()
+    try:
+        yield chromium
+    finally:
+        chromium.close()
+
+
+def _page(tmp_path: Path, source: Path) -> Path:
+    out = tmp_path / "page.html"
+    out.write_bytes(export(source, "html").data)
+    return out
+
+
+def test_the_page_shows_steps_moves_with_keys_and_searches_offline(tmp_path, browser):
+    page = _page(tmp_path, CLAUDE)
+    browser.open(page)
+    assert browser.text("step-title") == "step 1 / 5"
+    assert browser.evaluate("document.querySelectorAll('#steps li').length") == 5
+    assert "format: claude-code" in browser.text("fidelity")
+    assert "context" in browser.text("meter") and "prompt reconstructed" in browser.text("meter")
+    assert browser.evaluate("document.querySelectorAll('#curve polyline').length") == 1
+    assert "tokens" in browser.evaluate("document.getElementById('curve').textContent")  # the axis says what it counts
+    press(browser, "ArrowRight")
+    browser.wait_for("document.getElementById('step-title').textContent === 'step 2 / 5'")
+    press(browser, "End")
+    browser.wait_for("document.getElementById('step-title').textContent === 'step 5 / 5'")
+    press(browser, "ArrowLeft")
+    browser.wait_for("document.getElementById('step-title').textContent === 'step 4 / 5'")
+    press(browser, "/")
+    browser.wait_for("document.activeElement === document.getElementById('search')")
+    browser.type("1 failed")
+    browser.wait_for("document.getElementById('search-count').textContent === '1 steps match'")
+    assert browser.text("step-title") == "step 2 / 5"  # moved to the match
+    assert browser.evaluate("document.querySelectorAll('#output mark').length") >= 1
+    assert [url for url in browser.requests if not url.startswith("file://")] == []
+    assert browser.errors == []
+
+
+def test_a_hostile_run_runs_no_script_and_shows_its_text(tmp_path, browser):
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    page = _page(tmp_path, write_hostile_run(tmp_path / "evil.traj.json", secret))
+    raw = page.read_text()
+    assert raw.count("<script") == 2 and "window.__pwned" not in raw.split('id="run-data">')[0]
+    assert secret not in raw
+    browser.open(page)
+    assert browser.evaluate("typeof window.__pwned") == "undefined"
+    thought = browser.text("thought")
+    for text in ("<script>window.__pwned = 1</script>", '<a href="javascript:window.__pwned = 4">',
+                 "&lt;b&gt; &amp; &#60;i&#62;", "␛]0;owned title␇", "⟨U+202E⟩gnp.exe"):
+        assert text in thought
+    assert browser.evaluate("document.querySelectorAll('#step img, #step a, #step script').length") == 0
+    assert browser.evaluate("document.title").startswith("swedeck · evil.traj.json")
+    assert "***" in browser.text("output") or "ghp_***" in browser.text("output")
+    assert not browser.evaluate("document.getElementById('notice').hidden")  # the patch shown is not the run's
+    press(browser, "End")
+    browser.wait_for("document.getElementById('step-title').textContent === 'step 2 / 2'")
+    assert browser.evaluate("typeof window.__pwned") == "undefined"
+    assert [url for url in browser.requests if not url.startswith("file://")] == []
+    assert browser.errors == []
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_x_in_replay_exports_the_open_file(tmp_path):
+    from test_replay_ui import screen_of, text_of
+    from textual.widgets import Input
+
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.ask_screen import AskScreen
+
+    out = tmp_path / "shared.html"
+    app = ReplayApp([CLAUDE])
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: "step 1/5" in text_of(screen, "#replay-header"))
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        field = app.screen.query_one(Input)
+        assert field.value == "cc-session-1.atif.json"  # ATIF unless the name says .html
+        field.value = str(out)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("wrote" in str(n.message) for n in app._notifications), timeout=30)
+        assert out.read_bytes() == export(CLAUDE, "html").data
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, AskScreen))
+        app.screen.query_one(Input).value = str(CLAUDE)  # over the run itself: refused, and said
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("export failed" in str(n.message) and "never overwritten" in str(n.message)
+                                          for n in app._notifications), timeout=30)
+        assert load_trajectory(CLAUDE).steps
