@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from . import __version__
 
-SUBCOMMANDS = ("run", "batch", "replay", "prompt", "export", "watch", "demo", "config", "context-window")
+SUBCOMMANDS = ("run", "batch", "replay", "prompt", "export", "diff", "watch", "demo", "config", "context-window")
 EXIT_INTERRUPTED = 130
 
 
@@ -123,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["atif", "html"], help="atif (ATIF v1.7 JSON) or html; default: by OUT's suffix")
     export.add_argument("--step", metavar="A:B", help="only steps A to B (1-based; :B, A:, negative from the end)")
     export.add_argument("--json", action="store_true", help="print the report (output, steps, losses) as JSON")
+
+    diff = sub.add_parser("diff", help="two runs aligned step by step, and where they first part")
+    diff.add_argument("a", metavar="A", help="a trajectory of any format swedeck reads")
+    diff.add_argument("b", metavar="B", help="another, of the same task")
+    diff.add_argument("--print", action="store_true", help="print the alignment (today the only form; the UI comes)")
+    diff.add_argument("--json", action="store_true", help="the alignment as JSON: totals, first_divergence, rows")
 
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")

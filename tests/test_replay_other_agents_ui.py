@@ -68,7 +68,7 @@ async def test_b_opens_a_branch_in_place_and_q_comes_back():
         branch = app.screen
         await wait_for(pilot, lambda: "step 1/1" in text_of(branch, "#replay-header"))
         header = text_of(branch, "#replay-header")
-        assert "branch: sidechain of 2 records" in header and "#s2" in header
+        assert "step 1/1 · branch: sidechain of 2 records" in header and "#s2" in header
         assert "Only calc.py uses it." in text_of(branch, "#model-text")
         await pilot.press("q")
         await wait_for(pilot, lambda: app.screen is main)

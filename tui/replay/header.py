@@ -34,14 +34,14 @@ class ReplayHeader:
 
     def text(self) -> str:
         parts = [self.name]
-        if self.branch:
-            parts.append(f"branch: {self.branch}")
         if self.files > 1:
             parts.append(f"file {self.file_number}/{self.files}")
         if self.format is not None:
             parts += [self.format, f"step {self.step}/{self.steps}"]
-            if self.model:
-                parts.append(self.model)
+        if self.branch:  # after the step: the label is long, the step must stay in sight
+            parts.append(f"branch: {self.branch if len(self.branch) <= 40 else self.branch[:39] + '…'}")
+        if self.format is not None and self.model:
+            parts.append(self.model)
         if self.query:
             parts.append(f"/{self.query}: {self.matches} steps" + (" (searching…)" if self.searching else ""))
         if self.following:

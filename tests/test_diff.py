@@ -1,0 +1,103 @@
+"""`swedeck diff A B` (SPEC §16): real runs against the scripted model server, aligned, and
+the first divergence exactly where the second run took another way; the same steps written
+in other formats never part."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bench.generate import write_jsonl, write_mini_v2, write_sweagent
+from conftest import swedeck_command
+from support.driver import make_config
+from support.openai_server import Turn, model_config
+from support.reliability import SUBMIT
+from swedeck.core.diff.align import align
+from swedeck.core.headless import run_headless
+from swedeck.core.trajectory.loader import load_trajectory
+
+TASK = "Make the failing test pass."
+COMMON = ["ls", "cat calc.py"]
+
+
+def run(server, folder: Path, *turns: Turn) -> Path:
+    """A real headless session against the scripted server; its final trajectory file."""
+    folder.mkdir()
+    server.script(*turns)
+    config = make_config(folder, model_config(server), agent__mode="yolo")
+    result = run_headless(config, TASK, out=io.StringIO())
+    assert result.exit_status.value == "Submitted", result
+    return Path(config.run.output)
+
+
+def commands(*names: str) -> list[Turn]:
+    return [Turn.bash_tool(name) for name in names]
+
+
+@pytest.fixture
+def baseline(openai_server, tmp_path) -> Path:
+    return run(openai_server, tmp_path / "a", *commands(*COMMON, "python -m pytest -q", SUBMIT))
+
+
+@pytest.mark.timeout(120)
+def test_runs_that_agree_for_two_steps_part_at_step_three(openai_server, tmp_path, baseline):
+    other = run(openai_server, tmp_path / "b", *commands(*COMMON, "sed -i 's/- 1//' calc.py", SUBMIT))
+    alignment = align(load_trajectory(baseline), load_trajectory(other))
+    assert alignment.first_divergence == 3
+    assert [row.kind for row in alignment.rows][:2] == ["same", "same"]
+    assert alignment.rows[-1].kind == "same"  # both submit at the end
+
+
+@pytest.mark.timeout(120)
+def test_an_extra_retry_step_is_a_step_only_one_run_took(openai_server, tmp_path, baseline):
+    other = run(openai_server, tmp_path / "b", *commands(*COMMON, "cat calc.py", "python -m pytest -q", SUBMIT))
+    alignment = align(load_trajectory(baseline), load_trajectory(other))
+    assert alignment.first_divergence == 3
+    assert [(row.kind, row.a, row.b) for row in alignment.rows] == [
+        ("same", 1, 1), ("same", 2, 2), ("b_only", None, 3), ("same", 3, 4), ("same", 4, 5)]
+
+
+@pytest.mark.timeout(120)
+def test_a_format_error_parts_the_runs_where_it_happened(openai_server, tmp_path, baseline):
+    other = run(openai_server, tmp_path / "b", Turn.bash_tool("ls"), Turn(text="I will read the file now."),
+                *commands("cat calc.py", "python -m pytest -q", SUBMIT))
+    b = load_trajectory(other)
+    alignment = align(load_trajectory(baseline), b)
+    assert alignment.first_divergence == 2
+    extra = next(row for row in alignment.rows if row.kind == "b_only")
+    assert extra.b == 2 and not b.steps[1].actions
+
+
+@pytest.mark.timeout(120)
+def test_the_same_run_twice_never_parts_and_print_says_so(openai_server, tmp_path, baseline):
+    again = run(openai_server, tmp_path / "b", *commands(*COMMON, "python -m pytest -q", SUBMIT))
+    assert align(load_trajectory(baseline), load_trajectory(again)).first_divergence is None
+    done = subprocess.run([*swedeck_command(), "diff", str(baseline), str(again), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["first_divergence"] is None and record["a"]["steps"] == record["b"]["steps"] == 4
+    assert [row["a_command"] for row in record["rows"]] == [*COMMON, "python -m pytest -q", SUBMIT]
+    text = subprocess.run([*swedeck_command(), "diff", str(baseline), str(again), "--print"], capture_output=True,
+                          text=True, timeout=60)
+    assert "first divergence: the runs never part" in text.stdout
+
+
+def test_the_same_steps_in_other_formats_never_part(tmp_path):
+    ours = load_trajectory(write_jsonl(tmp_path / "run.traj.jsonl", 40, 300))
+    for other in (write_mini_v2(tmp_path / "mini.traj.json", 40, 300), write_sweagent(tmp_path / "swe.traj", 40, 300)):
+        alignment = align(ours, load_trajectory(other))
+        assert alignment.first_divergence is None, other
+        assert len(alignment.rows) == 40
+
+
+def test_a_step_only_a_took_at_the_end_is_after_bs_last(tmp_path):
+    a = load_trajectory(write_jsonl(tmp_path / "a.traj.jsonl", 12, 100))
+    b = load_trajectory(write_jsonl(tmp_path / "b.traj.jsonl", 10, 100))
+    alignment = align(b, a)
+    assert alignment.first_divergence == 11  # after B's (here: A's) last step
+    assert [row.kind for row in alignment.rows][-2:] == ["b_only", "b_only"]
