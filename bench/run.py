@@ -1,6 +1,6 @@
 """`python -m bench`: run the benchmarks of SPEC §12 and print one JSON object per line.
 
-    python -m bench                 all of B1-B8 (a few minutes on 2 cores)
+    python -m bench                 all of B1-B9 (a few minutes on 2 cores)
     python -m bench --quick         small sizes (about a minute)
     python -m bench --only B4,B5    a subset
 """
@@ -28,6 +28,7 @@ BENCHMARKS = {
     "B6": ("b6_output_flood", "output flood"),
     "B7": ("b7_batch", "batch throughput"),
     "B8": ("b8_export_page", "export page"),
+    "B9": ("b9_diff", "diff"),
 }
 
 

@@ -127,8 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff = sub.add_parser("diff", help="two runs aligned step by step, and where they first part")
     diff.add_argument("a", metavar="A", help="a trajectory of any format swedeck reads")
     diff.add_argument("b", metavar="B", help="another, of the same task")
-    diff.add_argument("--print", action="store_true", help="print the alignment (today the only form; the UI comes)")
-    diff.add_argument("--json", action="store_true", help="the alignment as JSON: totals, first_divergence, rows")
+    diff.add_argument("--print", action="store_true", help="print the alignment instead of opening the view")
+    diff.add_argument("--json", action="store_true", help="print the alignment as JSON: totals, first_divergence, rows")
+    diff.add_argument("-m", "--model", metavar="NAME", help="the model a fork (f, F) continues with")
+    _config_options(diff)
+    diff.add_argument("--theme", metavar="NAME")
 
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")

@@ -101,3 +101,76 @@ def test_a_step_only_a_took_at_the_end_is_after_bs_last(tmp_path):
     alignment = align(b, a)
     assert alignment.first_divergence == 11  # after B's (here: A's) last step
     assert [row.kind for row in alignment.rows][-2:] == ["b_only", "b_only"]
+
+
+# --- the view -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def pair(openai_server, tmp_path, baseline) -> tuple[Path, Path]:
+    """A, and B that writes the file before it reads it (real runs)."""
+    other = run(openai_server, tmp_path / "b", *commands("ls", "echo 'x = 1' > calc.py", "cat calc.py",
+                                                        "python -m pytest -q", SUBMIT))
+    return baseline, other
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_the_view_opens_at_the_first_divergence_and_moves_between_them(pair):
+    from support.waiting import wait_for
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.diff_screen import DiffScreen
+    from swedeck.tui.diff.dual_curve import DualCurve
+    from swedeck.tui.screens.prompt_inspector import PromptInspector
+
+    a, b = pair
+    app = DiffApp.of(str(a), str(b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        screen = app.screen
+        header = str(screen.query_one("#diff-header").render())
+        assert "first divergence: step 2 of A" in header and "row 2/5" in header
+        assert screen.query_one("#side-a").has_class("-missing")  # B's echo: A took no step here
+        assert "$ echo 'x = 1' > calc.py" in str(screen.query_one("#model-b").render())
+        await pilot.press("l")  # cat in both: what it printed differs, and those lines are set apart
+        assert "row 3/5" in str(screen.query_one("#diff-header").render())
+        assert [k for k in ("a", "b") if screen.query_one(f"#side-{k}").has_class("-missing")] == []
+        row = screen.alignment.rows[screen.row]
+        assert (row.kind, row.a, row.b, row.output_differs) == ("same", 2, 3, True)
+        assert screen.query_one("#output-b")._changed and "x = 1" in screen.query_one("#output-b").text
+        await pilot.press("0", "d")
+        assert screen.row == 1
+        await pilot.press("d")  # the only stretch where they differ: said, not moved
+        assert screen.row == 1
+        await pilot.press("l", "t")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
+        assert "step 2" in str(app.screen.query_one("#inspector-summary").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen.query(DualCurve) and app.screen.query_one(DualCurve).a)
+        assert len(app.screen.query_one(DualCurve).a) == len(screen.alignment.rows)
+        await pilot.press("q")
+
+
+@pytest.mark.timeout(120)
+def test_the_installed_command_shows_the_diff_in_a_terminal(pair, tmp_path):
+    import uuid
+
+    from support.terminal import TMUX, exit_code, send_keys, wait_for_text
+
+    a, b = pair
+    session = f"swedeck-diff-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "diff", str(a), str(b)]) + f"; echo $? > {done}"
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "120", "-y", "32", command], check=True)
+    try:
+        screen = wait_for_text(session, "first divergence: step 2 of A", timeout=30)
+        assert "no step here" in screen and "echo 'x = 1' > calc.py" in screen
+        send_keys(session, "q")
+        assert exit_code(done, timeout=20) == "0"
+    finally:
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)

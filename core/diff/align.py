@@ -155,3 +155,16 @@ def totals(trajectory: Trajectory) -> RunTotals:
                      completion_tokens=completion, cost=round(cost, 6), exit_status=trajectory.info.exit_status,
                      submission_chars=len(submission) if submission is not None else None,
                      seconds=round(max(stamps) - min(stamps), 1) if len(stamps) > 1 else None)
+
+
+def totals_line(name: str, totals: RunTotals) -> str:
+    """One run's totals as one line: `swedeck diff --print` and the diff view's foot."""
+    parts = [f"{totals.format}", f"{totals.steps} steps", f"{totals.prompt_tokens:,} prompt tokens"]
+    if totals.cost:
+        parts.append(f"${totals.cost:.4f}")
+    if totals.seconds is not None:
+        parts.append(f"{totals.seconds:.0f} s")
+    parts.append(f"exit: {totals.exit_status or 'unknown'}")
+    if totals.submission_chars is not None:
+        parts.append(f"submission {totals.submission_chars:,} chars")
+    return f"{name}: {totals.path} ({', '.join(parts)})"

@@ -1,14 +1,12 @@
-"""`swedeck diff A B [--print [--json]]` (SPEC §16): where two runs parted.
-
-The two-column UI is not built yet (issue 29): until it is, the command prints the
-alignment, as `--print` does."""
+"""`swedeck diff A B [--print [--json]]` (SPEC §16): where two runs parted, in the two-column
+view, or printed for scripts."""
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
 
-from swedeck.core.diff.align import Alignment, align, step_key
+from swedeck.core.diff.align import Alignment, align, step_key, totals_line
 from swedeck.core.text import inert_json, one_line, strip_control
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.model import Trajectory
@@ -18,10 +16,31 @@ WIDTH = 48
 
 
 def run(args: argparse.Namespace) -> int:
-    a, b = load_trajectory(args.a), load_trajectory(args.b)
-    alignment = align(a, b)
-    print(_json(alignment, a, b) if args.json else _text(alignment, a, b))
-    return 0
+    if args.print or args.json:
+        a, b = load_trajectory(args.a), load_trajectory(args.b)
+        alignment = align(a, b)
+        print(_json(alignment, a, b) if args.json else _text(alignment, a, b))
+        return 0
+    return _view(args)
+
+
+def _view(args: argparse.Namespace) -> int:
+    from swedeck.commands import config_flags
+    from swedeck.commands.replay_ui import fork
+    from swedeck.core.config import load_config
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.launch import ui_ended
+
+    config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
+    processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
+    app = DiffApp.of(args.a, args.b, processors=processors, fork_model=config.model.model_name, ui=config.ui,
+                     theme=args.theme)
+    request = app.run()
+    if app.return_code:
+        return ui_ended(app)
+    if request is None:
+        return 0
+    return fork(request, config, replay=False)
 
 
 def _command(trajectory: Trajectory, number: int | None) -> str | None:
@@ -36,21 +55,9 @@ def _json(alignment: Alignment, a: Trajectory, b: Trajectory) -> str:
     })
 
 
-def _run_line(name: str, totals) -> str:
-    parts = [f"{totals.format}", f"{totals.steps} steps", f"{totals.prompt_tokens:,} prompt tokens"]
-    if totals.cost:
-        parts.append(f"${totals.cost:.4f}")
-    if totals.seconds is not None:
-        parts.append(f"{totals.seconds:.0f} s")
-    parts.append(f"exit: {totals.exit_status or 'unknown'}")
-    if totals.submission_chars is not None:
-        parts.append(f"submission {totals.submission_chars:,} chars")
-    return f"{name}: {totals.path} ({', '.join(parts)})"
-
-
 def _text(alignment: Alignment, a: Trajectory, b: Trajectory) -> str:
     first = alignment.first_divergence
-    out = [_run_line("A", alignment.a), _run_line("B", alignment.b)]
+    out = [totals_line("A", alignment.a), totals_line("B", alignment.b)]
     out.append("first divergence: the runs never part" if first is None else
                f"first divergence: step {first} of A" + ("" if first <= alignment.a.steps else " (after A's last step)"))
     out.append("")

@@ -21,6 +21,8 @@ from textual.strip import Strip
 from .text import MAX_MARKS, clean_output
 
 MATCH_STYLE = Style(reverse=True, bold=True)
+CHANGED_STYLE = Style(bold=True, underline=True)
+"""A line the other run does not have (`swedeck diff`)."""
 
 
 class TextView(ScrollView, can_focus=True):
@@ -33,11 +35,13 @@ class TextView(ScrollView, can_focus=True):
         self.text = ""
         self.query_text = ""
         self._lines: list[str] = []
+        self._changed: frozenset[int] = frozenset()
         self._strips: LRUCache[int, Strip] = LRUCache(1024)
 
-    def update(self, text: str, query: str = "") -> None:
-        """Show `text` from its top, with every match of `query` (case-insensitive) marked."""
-        self.text, self.query_text = text, query
+    def update(self, text: str, query: str = "", changed: frozenset[int] = frozenset()) -> None:
+        """Show `text` from its top, with every match of `query` (case-insensitive) marked, and
+        the lines numbered in `changed` (0-based) set apart."""
+        self.text, self.query_text, self._changed = text, query, changed
         self._lines = clean_output(text).expandtabs(8).split("\n") if text else []
         self._strips.clear()
         width = max(map(cell_len, self._lines), default=0)
@@ -54,12 +58,12 @@ class TextView(ScrollView, can_focus=True):
             return Strip.blank(width, style)
         strip = self._strips.get(index)
         if strip is None:
-            strip = self._strips[index] = self._render_line(self._lines[index])
+            strip = self._strips[index] = self._render_line(self._lines[index], index in self._changed)
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
 
-    def _render_line(self, line: str) -> Strip:
+    def _render_line(self, line: str, changed: bool = False) -> Strip:
         """One segment per run of text (two more per search match): no markup, no parsing."""
-        style = self.rich_style
+        style = self.rich_style + CHANGED_STYLE if changed else self.rich_style
         segments: list[Segment] = []
         position = 0
         if self.query_text:

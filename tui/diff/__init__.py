@@ -1,0 +1,1 @@
+"""`swedeck diff A B`: two runs side by side (SPEC §16)."""

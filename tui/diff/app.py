@@ -1,0 +1,55 @@
+"""The app of `swedeck diff A B` (SPEC §16). Its result is a `ForkRequest` when the person
+pressed `f` (A) or `F` (B), else None."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from textual.app import App, SystemCommand
+from textual.screen import Screen
+
+from swedeck.core.config import UIConfig
+
+from ..replay.replay_screen import ForkRequest
+from ..ui_config import apply_ui_config, tell_ui_notes
+from .bindings import DIFF_BINDINGS
+from .diff_screen import DiffScreen, Side
+
+
+class DiffApp(App[ForkRequest | None]):
+    TITLE = "swedeck diff"
+
+    def __init__(self, screen: DiffScreen, *, ui: UIConfig | None = None, theme: str | None = None,
+                 **_: Any) -> None:
+        super().__init__()
+        self.diff_screen = screen
+        self.ui = ui or UIConfig()
+        self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
+
+    @classmethod
+    def of(cls, a: str, b: str, *, processors: list | None = None, fork_model: str | None = None,
+           ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
+        """The view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
+        from pathlib import Path
+
+        from swedeck.core.diff.align import align
+        from swedeck.core.replay.document import LoadedDocument
+        from swedeck.core.trajectory.loader import load_trajectory
+
+        runs = [load_trajectory(a), load_trajectory(b)]
+        sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
+        screen = DiffScreen(*sides, align(*runs), processors=processors, fork_model=fork_model)
+        return cls(screen, ui=ui, theme=theme)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.diff_screen)
+        tell_ui_notes(self, self._startup_notes)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, DiffScreen):
+            for binding in DIFF_BINDINGS:
+                action = getattr(screen, f"action_{binding.action.split('(')[0]}")
+                if "(" not in binding.action:
+                    yield SystemCommand(binding.description, binding.tooltip, action)

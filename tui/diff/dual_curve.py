@@ -1,0 +1,73 @@
+"""Two runs' context sizes in one chart: A `●`, B `○`, `◉` where they meet, over the aligned
+steps (a step one run lacks leaves its mark out), with the scale on the first line."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+class DualCurve(Widget):
+    DEFAULT_CSS = """
+    DualCurve { height: 4; padding: 0 1; }
+    DualCurve > .dual-curve--a { color: $accent; }
+    DualCurve > .dual-curve--b { color: $warning; }
+    DualCurve > .dual-curve--both { color: $success; text-style: bold; }
+    DualCurve > .dual-curve--here { background: $panel; }
+    DualCurve > .dual-curve--label { color: $text-muted; }
+    """
+    COMPONENT_CLASSES = {"dual-curve--a", "dual-curve--b", "dual-curve--both", "dual-curve--here", "dual-curve--label"}
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.a: list[int | None] = []
+        self.b: list[int | None] = []
+        self.here = 0
+
+    def set_points(self, a: list[int | None], b: list[int | None]) -> None:
+        """Prompt tokens of A and of B at each aligned row (None: that run has no step there)."""
+        self.a, self.b = a, b
+        self.refresh()
+
+    def set_here(self, row: int) -> None:
+        self.here = row
+        self.refresh()
+
+    def _columns(self, values: list[int | None], width: int) -> list[int | None]:
+        if not values or width <= 0:
+            return []
+        out: list[int | None] = []
+        for column in range(width):
+            start = column * len(values) // width
+            end = max(start + 1, (column + 1) * len(values) // width)
+            present = [v for v in values[start:end] if v is not None]
+            out.append(max(present) if present else None)
+        return out
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        label = self.get_component_rich_style("dual-curve--label")
+        most = max([v for v in (*self.a, *self.b) if v is not None], default=0)
+        if y == 0:
+            text = f"context: A ● B ○ (◉ both) · top {most:,} tokens" if most else "context: computing…"
+            return Strip([Segment(text[:width], label)], min(len(text), width))
+        rows = self.size.height - 1
+        level = rows - y  # 1 at the bottom line .. rows at the top
+        count = max(len(self.a), len(self.b))
+        columns = min(width, count) if count else 0
+        a, b = self._columns(self.a, columns), self._columns(self.b, columns)
+        here_column = self.here * columns // count if count else -1
+        segments = []
+        for column in range(columns):
+            def at(values: list[int | None], column: int = column) -> bool:
+                value = values[column] if column < len(values) else None
+                return value is not None and most > 0 and max(1, round(value / most * rows)) == level
+            in_a, in_b = at(a), at(b)
+            mark, style = (("◉", "dual-curve--both") if in_a and in_b else ("●", "dual-curve--a") if in_a
+                           else ("○", "dual-curve--b") if in_b else (" ", "dual-curve--label"))
+            rich_style = self.get_component_rich_style(style)
+            if column == here_column:
+                rich_style += self.get_component_rich_style("dual-curve--here")
+            segments.append(Segment(mark, rich_style))
+        return Strip(segments, columns)
