@@ -2,12 +2,18 @@
 replay A`, both from process start to their first frame (headless at 160x48, the median of
 RUNS, in one run): `diff_over_replay_ms` is the difference (goal: at most 1 s). A is a
 `.traj.jsonl` and B the same content as a mini-swe-agent v2 file, so the diff reads both
-formats whole and aligns 500 steps; the replay indexes A without parsing it.
+formats whole and aligns 500 steps; the replay indexes A without parsing it. And two
+500-instance batch folders (`batch.json`, `preds.json` with 2 KB patches, a final
+trajectory per instance) compared by `swedeck diff DIR_A DIR_B --print` as a process
+(`batch_print_ms`, goal: at most 30 s) and by the core alone (`batch_compare_ms`).
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -33,4 +39,40 @@ def run(quick: bool, workdir: Path) -> Result:
     figures = {"steps": steps, "diff_first_frame_ms": ms(diff), "replay_first_frame_ms": ms(replay),
                "diff_over_replay_ms": ms(diff - replay)}
     notes = {"diff": f"A .traj.jsonl and B mini-swe-agent v2, {steps} steps each, same content; median of {RUNS}"}
-    return Result("B9", "diff", figures, notes=notes, goal={"diff_over_replay_ms": at_most(1000)})
+    figures.update(_batches(workdir, 50 if quick else 500))
+    return Result("B9", "diff", figures, notes=notes,
+                  goal={"diff_over_replay_ms": at_most(1000), "batch_print_ms": at_most(30000)})
+
+
+def _batch(folder: Path, count: int, variant: int) -> Path:
+    folder.mkdir()
+    instances, preds = {}, {}
+    for number in range(count):
+        instance_id = f"proj__repo-{number:04d}"
+        submitted = (number + variant) % 7 != 0
+        instances[instance_id] = {"state": "done", "exit_status": "Submitted" if submitted else "LimitsExceeded",
+                                  "cost": 0.01, "steps": 20, "duration_s": 30.0, "error": None, "warnings": []}
+        preds[instance_id] = {"instance_id": instance_id, "model_name_or_path": "bench",
+                              "model_patch": ("diff --git a/x b/x\n" + "+line\n" * 300) if submitted else ""}
+        (folder / instance_id).mkdir()
+        (folder / instance_id / f"{instance_id}.traj.json").write_text("{}")
+    (folder / "batch.json").write_text(json.dumps({"model": "bench", "executor": "local", "workers": 1,
+                                                   "instances": instances, "started_at": 0, "updated_at": 0,
+                                                   "ended": True, "pid": 0}))
+    (folder / "preds.json").write_text(json.dumps(preds))
+    return folder
+
+
+def _batches(workdir: Path, count: int) -> dict:
+    from swedeck.core.diff.batch import compare_batches
+
+    a, b = _batch(workdir / "batch-a", count, 0), _batch(workdir / "batch-b", count, 3)
+    started = time.perf_counter()
+    comparison = compare_batches(a, b)
+    core = time.perf_counter() - started
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "swedeck", "diff", str(a), str(b), "--print"], check=True,
+                   capture_output=True, timeout=300)
+    whole = time.perf_counter() - started
+    return {"batch_instances": count, "batch_differing": comparison.differing, "batch_compare_ms": ms(core),
+            "batch_print_ms": ms(whole)}

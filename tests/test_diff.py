@@ -174,3 +174,83 @@ def test_the_installed_command_shows_the_diff_in_a_terminal(pair, tmp_path):
         assert exit_code(done, timeout=20) == "0"
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+# --- two batches ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_batches(openai_server, tmp_path) -> tuple[Path, Path]:
+    """The same three instances in two real batches: in B, `p-2` never submits (step limit) and
+    `p-3` submits another patch; a verdicts file in B says `p-1` is resolved."""
+    from support.batch import ID_IN_TASK, conversation, run_batch, write_instances
+    from swedeck.core.batch.instances import load_instances
+
+    instances = load_instances(str(write_instances(tmp_path / "i.jsonl", ["p-1", "p-2", "p-3"])))
+
+    def answer(variant: str):
+        def respond(body: dict) -> Turn:
+            instance_id = ID_IN_TASK.search(conversation(body)).group(1)
+            if variant == "b" and instance_id == "p-2":
+                return Turn.bash_tool("ls")
+            patch = "another patch" if variant == "b" and instance_id == "p-3" else f"patch for {instance_id}"
+            return Turn.bash_tool(f"{SUBMIT} && echo '{patch}'")
+        return respond
+
+    folders = []
+    for variant in ("a", "b"):
+        openai_server.respond(answer(variant))
+        config = make_config(tmp_path, model_config(openai_server), agent__step_limit=2)
+        out = tmp_path / f"batch-{variant}"
+        run_batch(config, instances, out)
+        folders.append(out)
+    (folders[1] / "verdicts.json").write_text(json.dumps({"p-1": {"resolved": True}}))
+    (folders[0] / "verdicts.json").write_text(json.dumps({"p-1": "resolved"}))
+    return folders[0], folders[1]
+
+
+@pytest.mark.timeout(120)
+def test_two_batches_list_the_instances_whose_outcome_differs_first(two_batches):
+    a, b = two_batches
+    done = subprocess.run([*swedeck_command(), "diff", str(a), str(b), "--print", "--json"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert [(item["instance_id"], item["differs"]) for item in record["instances"]] == [
+        ("p-2", True), ("p-1", False), ("p-3", False)]  # p-3 submitted in both, a patch in both: the same outcome
+    p2 = record["instances"][0]
+    assert p2["a"]["exit_status"] == "Submitted" and p2["b"]["exit_status"] == "LimitsExceeded"
+    assert record["instances"][1]["a"]["verdict"] == record["instances"][1]["b"]["verdict"] == "resolved"
+    text = subprocess.run([*swedeck_command(), "diff", str(a), str(b), "--print"], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "3 instances, 1 with another outcome (listed first)" in text and "≠ p-2" in text
+    mixed = subprocess.run([*swedeck_command(), "diff", str(a), str(a / "p-1" / "p-1.traj.json"), "--print"],
+                           capture_output=True, text=True, timeout=60)
+    assert mixed.returncode == 2 and "not a batch output folder" in mixed.stderr
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_enter_on_an_instance_opens_the_pairs_diff_and_q_comes_back(two_batches):
+    from textual.widgets import DataTable
+
+    from support.waiting import wait_for
+    from swedeck.core.diff.batch import compare_batches
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.batch_screen import BatchDiffScreen
+    from swedeck.tui.diff.diff_screen import DiffScreen
+
+    a, b = two_batches
+    app = DiffApp.of_batches(compare_batches(a, b))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, BatchDiffScreen))
+        listing = app.screen
+        table = listing.query_one(DataTable)
+        assert table.row_count == 3 and "LimitsExceeded" in str(table.get_row_at(0))
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        header = str(app.screen.query_one("#diff-header").render())
+        assert "p-2.traj.json" in header and "first divergence: step 1 of A" in header
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is listing)
+        assert app.is_running

@@ -7,6 +7,7 @@ import argparse
 from dataclasses import asdict
 
 from swedeck.core.diff.align import Alignment, align, step_key, totals_line
+from swedeck.core.errors import UsageError
 from swedeck.core.text import inert_json, one_line, strip_control
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.model import Trajectory
@@ -16,6 +17,20 @@ WIDTH = 48
 
 
 def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from swedeck.core.diff.batch import compare_batches, is_batch_folder
+
+    folders = [is_batch_folder(Path(path)) for path in (args.a, args.b)]
+    if any(folders):
+        if not all(folders):
+            raise UsageError(f"{args.a if not folders[0] else args.b}: not a batch output folder; "
+                             "give two batch folders or two trajectories")
+        comparison = compare_batches(Path(args.a), Path(args.b))
+        if args.print or args.json:
+            print(_batch_json(comparison) if args.json else _batch_text(comparison))
+            return 0
+        return _view(args, comparison)
     if args.print or args.json:
         a, b = load_trajectory(args.a), load_trajectory(args.b)
         alignment = align(a, b)
@@ -24,7 +39,23 @@ def run(args: argparse.Namespace) -> int:
     return _view(args)
 
 
-def _view(args: argparse.Namespace) -> int:
+def _batch_json(comparison) -> str:
+    return inert_json({"a": comparison.a, "b": comparison.b, "differing": comparison.differing,
+                       "instances": [{"instance_id": pair.instance_id, "differs": pair.differs, "a": asdict(pair.a),
+                                      "b": asdict(pair.b)} for pair in comparison.pairs]})
+
+
+def _batch_text(comparison) -> str:
+    out = [f"A: {comparison.a}", f"B: {comparison.b}",
+           f"{len(comparison.pairs)} instances, {comparison.differing} with another outcome (listed first)", ""]
+    width = max((len(pair.instance_id) for pair in comparison.pairs), default=10)
+    for pair in comparison.pairs:
+        mark = "≠" if pair.differs else "="
+        out.append(f"{mark} {pair.instance_id:<{width}}  {pair.a.label():<32}  {pair.b.label()}")
+    return strip_control("\n".join(out))
+
+
+def _view(args: argparse.Namespace, comparison=None) -> int:
     from swedeck.commands import config_flags
     from swedeck.commands.replay_ui import fork
     from swedeck.core.config import load_config
@@ -33,8 +64,8 @@ def _view(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
-    app = DiffApp.of(args.a, args.b, processors=processors, fork_model=config.model.model_name, ui=config.ui,
-                     theme=args.theme)
+    options = {"processors": processors, "fork_model": config.model.model_name, "ui": config.ui, "theme": args.theme}
+    app = DiffApp.of_batches(comparison, **options) if comparison is not None else DiffApp.of(args.a, args.b, **options)
     request = app.run()
     if app.return_code:
         return ui_ended(app)

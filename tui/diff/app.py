@@ -20,7 +20,7 @@ from .diff_screen import DiffScreen, Side
 class DiffApp(App[ForkRequest | None]):
     TITLE = "swedeck diff"
 
-    def __init__(self, screen: DiffScreen, *, ui: UIConfig | None = None, theme: str | None = None,
+    def __init__(self, screen: Screen, *, ui: UIConfig | None = None, theme: str | None = None,
                  **_: Any) -> None:
         super().__init__()
         self.diff_screen = screen
@@ -28,19 +28,25 @@ class DiffApp(App[ForkRequest | None]):
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     @classmethod
+    def of_batches(cls, comparison: Any, *, processors: list | None = None, fork_model: str | None = None,
+                   ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
+        """The instances of two batches; Enter opens a pair's diff over the list."""
+        from .batch_screen import BatchDiffScreen
+
+        app: DiffApp
+
+        def open_pair(pair: Any) -> None:
+            app.push_screen(_pair_screen(pair.a.trajectory, pair.b.trajectory, processors, fork_model))
+        app = cls(BatchDiffScreen(comparison, open_pair), ui=ui, theme=theme)
+        return app
+
+    @classmethod
     def of(cls, a: str, b: str, *, processors: list | None = None, fork_model: str | None = None,
            ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
-        from pathlib import Path
 
-        from swedeck.core.diff.align import align
-        from swedeck.core.replay.document import LoadedDocument
-        from swedeck.core.trajectory.loader import load_trajectory
 
-        runs = [load_trajectory(a), load_trajectory(b)]
-        sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
-        screen = DiffScreen(*sides, align(*runs), processors=processors, fork_model=fork_model)
-        return cls(screen, ui=ui, theme=theme)
+        return cls(_pair_screen(a, b, processors, fork_model), ui=ui, theme=theme)
 
     def on_mount(self) -> None:
         self.push_screen(self.diff_screen)
@@ -53,3 +59,16 @@ class DiffApp(App[ForkRequest | None]):
                 action = getattr(screen, f"action_{binding.action.split('(')[0]}")
                 if "(" not in binding.action:
                     yield SystemCommand(binding.description, binding.tooltip, action)
+
+
+def _pair_screen(a: str, b: str, processors: list | None, fork_model: str | None) -> DiffScreen:
+    """The diff view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
+    from pathlib import Path
+
+    from swedeck.core.diff.align import align
+    from swedeck.core.replay.document import LoadedDocument
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    runs = [load_trajectory(a), load_trajectory(b)]
+    sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
+    return DiffScreen(*sides, align(*runs), processors=processors, fork_model=fork_model)

@@ -304,7 +304,10 @@ class DiffScreen(DiffState, Screen[None]):
         self.app.exit(ForkRequest(Path(self.sides[key].path), number))
 
     def action_quit_diff(self) -> None:
-        self.app.exit()
+        if len(self.app.screen_stack) > 2:  # opened from two batches' list: back to it
+            self.app.pop_screen()
+        else:
+            self.app.exit()
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(DIFF_BINDINGS, {}))
