@@ -9,7 +9,7 @@ screen's (`PromptInspector.at_step`); `f`/`F` end the app with a fork of A's or 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from textual import work
@@ -81,13 +81,13 @@ class DiffScreen(DiffState, Screen[None]):
     DiffScreen { layout: vertical; }
     #diff-header { height: 1; padding: 0 1; background: $panel; text-style: bold; }
     #diff-body { height: 1fr; }
-    #diff-rows { width: 24; border: round $panel; }
+    #diff-rows { width: 20%; min-width: 16; max-width: 32; border: round $panel; }
     .diff-side { width: 1fr; border: round $accent; }
     .diff-side.-missing { border: round $panel; }
     .diff-model { height: auto; max-height: 45%; }
     .diff-model Static { padding: 0 1; }
     .diff-output { height: 1fr; border-top: solid $panel; }
-    #diff-totals { height: 2; padding: 0 1; color: $text-muted; }
+    #diff-totals { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
 
     def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list | None = None,
@@ -116,8 +116,9 @@ class DiffScreen(DiffState, Screen[None]):
         rows = self.query_one(StepList)
         rows.set_count(len(self.alignment.rows))
         rows.set_commands({index + 1: self._row_label(row) for index, row in enumerate(self.alignment.rows)})
+        named = {key: replace(getattr(self.alignment, key), path=side.name) for key, side in self.sides.items()}
         self.query_one("#diff-totals", Static).update(literal(
-            totals_line("A", self.alignment.a) + "\n" + totals_line("B", self.alignment.b)))
+            totals_line("A", named["a"]) + "\n" + totals_line("B", named["b"])))
         first = self.alignment.divergences()
         self.row = first[0] if first else 0  # the first divergence, at open
         self.watch_row()
@@ -157,7 +158,7 @@ class DiffScreen(DiffState, Screen[None]):
             number = getattr(row, key)
             side = self.sides[key]
             panel.set_class(number is None, "-missing")
-            panel.border_title = visible(f"{key.upper()} · {side.name} · " + (
+            panel.border_title = visible(f"{key.upper()} · " + (
                 f"step {number}/{len(side.trajectory.steps)}" if number is not None else "no step here"))
             text = texts[key]
             if text is None:
