@@ -194,25 +194,27 @@ def _compare_claude(path: Path) -> None:
         assert ours.steps[-1].usage.cached_tokens == (last.cache_read_input_tokens or 0)
 
 def _corpus() -> list[Path]:
-    """Other agents' records among the peers' files (SWEDECK_PEER_FIXTURES, searched whole):
-    public samples, kept outside the repository (docs/trajectory-format.md, "Conformance")."""
+    """Every other agent's file we have whose owner has a reader here: our own fixtures, and
+    the public samples among the peers' files (SWEDECK_PEER_FIXTURES, searched whole, kept
+    outside the repository: docs/trajectory-format.md, "Conformance corpus")."""
     from swedeck.core.trajectory.loader import TRAJECTORY_SUFFIXES, trajectory_files
 
+    ours = [path for path in trajectory_files(AGENTS) if path.parts[len(AGENTS.parts)] in OWNED]
     folder = os.environ.get("SWEDECK_PEER_FIXTURES")
     if not folder or not Path(folder).is_dir():
-        return []
-    return [path for path in trajectory_files(Path(folder)) if not path.name.endswith(TRAJECTORY_SUFFIXES)]
+        return ours
+    return ours + [path for path in trajectory_files(Path(folder)) if not path.name.endswith(TRAJECTORY_SUFFIXES)]
 
 
+OWNED = ("inspect", "claude-code", "atif", "harbor-job")
+"""Our fixture folders of the formats whose owner's reader (or an independent one) is installed."""
 CORPUS = _corpus()
 
 
-@pytest.mark.parametrize("path", CORPUS or [pytest.param(None, marks=pytest.mark.skip(
-    reason="SWEDECK_PEER_FIXTURES holds no other agents' records (the public corpus is added by hand: "
-           "docs/trajectory-format.md, Conformance)"))], ids=lambda path: path.name if path else "none")
-def test_public_records_agree_with_their_owners(path):
-    """Each public file of another agent reads as its owner's reader reads it: Inspect logs
-    against `read_eval_log`, Claude Code sessions against claude-code-log, ATIF against Harbor."""
+@pytest.mark.parametrize("path", CORPUS, ids=lambda path: path.name)
+def test_records_agree_with_their_owners(path):
+    """Each file of another agent reads as its owner's reader reads it: Inspect logs against
+    `read_eval_log`, Claude Code sessions against claude-code-log, ATIF against Harbor."""
     from swedeck.core.trajectory.errors import TrajectoryError
 
     if path.suffix == ".eval" or (path.suffix == ".json" and b'"eval"' in path.read_bytes()[:4096]):
