@@ -71,4 +71,4 @@ def _pair_screen(a: str, b: str, processors: list | None, fork_model: str | None
 
     runs = [load_trajectory(a), load_trajectory(b)]
     sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
-    return DiffScreen(*sides, align(*runs), processors=processors, fork_model=fork_model)
+    return DiffScreen(sides[0], sides[1], align(runs[0], runs[1]), processors=processors, fork_model=fork_model)

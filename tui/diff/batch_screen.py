@@ -11,8 +11,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from swedeck.core.diff.batch import BatchComparison
+from swedeck.core.text import visible
 
-from ..widgets.text import literal, visible
+from ..widgets.text import literal
 
 
 class BatchDiffScreen(Screen[None]):

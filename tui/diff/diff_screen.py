@@ -28,6 +28,7 @@ from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import LoadedDocument, StepView
 from swedeck.core.replay.step_text import model_text, output_text
 from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.text import visible
 from swedeck.core.trajectory.model import Trajectory
 
 from ..replay.ask_screen import AskScreen
@@ -35,7 +36,7 @@ from ..replay.replay_screen import ForkRequest
 from ..screens.help_screen import HelpScreen
 from ..screens.prompt_inspector import PromptInspector
 from ..widgets.step_list import StepList
-from ..widgets.text import literal, visible
+from ..widgets.text import literal
 from ..widgets.text_view import TextView
 from .bindings import DIFF_BINDINGS
 from .dual_curve import DualCurve

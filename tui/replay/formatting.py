@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from textual.content import Content, Span
 
-from ..widgets.text import MAX_MARKS, visible
+from swedeck.core.text import visible
+
+from ..widgets.text import MAX_MARKS
 
 
 def highlighted(text: str, query: str) -> Content:

@@ -32,6 +32,7 @@ from swedeck.core.replay.document import ReplayDocument, StepView, final_of, ope
 from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.step_text import model_text, output_text
 from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.model import Branch
@@ -40,7 +41,7 @@ from ..screens.help_screen import HelpScreen
 from ..screens.prompt_inspector import PromptInspector
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
-from ..widgets.text import literal, visible
+from ..widgets.text import literal
 from ..widgets.text_view import TextView
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS

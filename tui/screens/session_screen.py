@@ -27,6 +27,7 @@ from swedeck.core.agent.approvals import command_prefix
 from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.messages import MessageType, task_text
 from swedeck.core.processors.base import active_labels
+from swedeck.core.text import visible
 
 from ..bindings import SESSION_BINDINGS
 from ..controller import OutputChunk, SessionController, resolve
@@ -37,7 +38,6 @@ from ..widgets.header_bar import HeaderBar, HeaderInfo
 from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
 from ..widgets.processors_panel import ProcessorsPanel
-from ..widgets.text import visible
 from ..widgets.transcript import Transcript
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector

@@ -20,11 +20,12 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from swedeck.core.text import visible
 from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
 from ..replay.replay_screen import ReplayScreen
-from ..widgets.text import literal, visible
+from ..widgets.text import literal
 
 SCAN_INTERVAL_S = 1.0
 COLUMNS = ("name", "status", "steps", "cost", "context left", "last action")

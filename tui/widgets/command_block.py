@@ -7,7 +7,9 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from .text import literal, visible, whole_command
+from swedeck.core.text import visible
+
+from .text import literal, whole_command
 
 STATE_LABELS = {
     "proposed": "…",
