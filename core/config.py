@@ -185,12 +185,23 @@ class UIConfig(_Section):
     layout: Literal["auto", "side-by-side", "stacked"] = "auto"
 
 
+class BatchConfig(_Section):
+    verify: str | None = None
+    """A shell command run in each instance's environment right after its agent ends (before
+    the container is removed), when the instance names none (`verify`): exit 0 is resolved."""
+    verify_timeout_s: float = Field(600, gt=0)
+    """Seconds the verifier may run; longer is an infra failure."""
+    run_verifier: bool = True
+    """False (`swedeck batch --no-verify`): no instance is graded, the named verifiers included."""
+
+
 class SwedeckConfig(_Section):
     agent: AgentConfig = AgentConfig()
     model: ModelConfig = ModelConfig()
     environment: EnvironmentConfig = EnvironmentConfig()
     run: RunConfig = RunConfig()
     ui: UIConfig = UIConfig()
+    batch: BatchConfig = BatchConfig()
 
 
 SECTIONS = tuple(SwedeckConfig.model_fields)

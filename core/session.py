@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -142,6 +143,9 @@ class Session:
         self._notices: list[str] = []
         self.finished = threading.Event()
         """Set when `run` has written the final file and closed the environment."""
+        self.after_agent: Callable[[Any], None] | None = None
+        """Called with the environment when the agent has submitted, before the environment is
+        closed: a batch instance's verifier (`batch.verify.Verifier`) runs in its container."""
 
     # --- control ------------------------------------------------------------------------
 
@@ -246,6 +250,9 @@ class Session:
             status, submission, message = self._agent.run(self.task)
             if self._quit and status == self._quit_status and self._quit_message:
                 message = self._quit_message
+            if self.after_agent is not None and status == ExitStatus.SUBMITTED:
+                emit(ev.StateChanged(ev.AgentState.RUNNING, "verifying"))
+                self.after_agent(env)
         except UsageError as exc:
             status, message, code = ExitStatus.ENVIRONMENT_ERROR, str(exc), exc.exit_code
         except SwedeckError as exc:

@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="threads here (default) or Ray tasks on a cluster")
     batch.add_argument("--address", metavar="ADDR", help="with --executor ray: the cluster (default: start one here)")
     batch.add_argument("--redo", action="store_true", help="run instances that already have a prediction again")
+    batch.add_argument("--rerun", metavar="CLASSES", default="",
+                       help="run again the finished instances of these classes, e.g. infra,agent-error")
+    batch.add_argument("--no-verify", action="store_true",
+                       help="grade no instance (the instances' `verify` and batch.verify are not run)")
     batch.add_argument("-m", "--model", metavar="NAME", help="litellm model string")
     batch.add_argument("--env", choices=["local", "docker"], help="where commands run (default docker)")
     batch.add_argument("--image", metavar="IMAGE", help="docker image for instances that name none")

@@ -18,6 +18,7 @@ from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..session import Session
 from .instances import Instance
+from .verify import LOG, VerdictClass, Verification, Verifier, classify
 
 FAILED_STATUSES = {ExitStatus.ENVIRONMENT_ERROR.value}
 """Ends that say nothing about the agent (the environment did not start or broke): such an
@@ -40,6 +41,14 @@ class InstanceResult:
     """The session's warnings about its result (a submission with a secret masked)."""
     final_trajectory: str | None = None
     """The final file's text (Ray: the driver writes it when the worker's disk is not the output's)."""
+    verified: bool = False
+    """A verifier was named for the instance (and not switched off): its class comes from it."""
+    verification: Verification | None = None
+    """What the verifier said, when the agent submitted and it ran."""
+
+    @property
+    def verdict(self) -> VerdictClass:
+        return classify(self.exit_status, self.submission, self.failed, self.verification, self.verified)
 
     @property
     def failed(self) -> bool:
@@ -70,7 +79,13 @@ def instance_config(config: SwedeckConfig, instance: Instance, trajectory_base: 
 
 
 def prepare(config: SwedeckConfig, instance: Instance, trajectory_base: Path) -> Session:
-    return Session(instance_config(config, instance, trajectory_base), instance.task, interactive=False)
+    """The instance's session, with its verifier (the instance's `verify`, else `batch.verify`)
+    to run in its environment once the agent submits, unless `batch.run_verifier` is off."""
+    session = Session(instance_config(config, instance, trajectory_base), instance.task, interactive=False)
+    command = instance.verify or config.batch.verify
+    if config.batch.run_verifier and command:
+        session.after_agent = Verifier(command, config.batch.verify_timeout_s, trajectory_base.parent / LOG)
+    return session
 
 
 def run_prepared(session: Session, instance_id: str,
@@ -85,6 +100,8 @@ def run_prepared(session: Session, instance_id: str,
         if on_event is not None:
             on_event(event)
 
+    verifier = session.after_agent if isinstance(session.after_agent, Verifier) else None
+    result.verified = verifier is not None
     try:
         outcome = session.run(emit)
     except Exception as exc:  # noqa: BLE001 - one instance's crash never stops the batch
@@ -96,5 +113,6 @@ def run_prepared(session: Session, instance_id: str,
         result.submission, result.message = outcome.submission, outcome.message
         result.warnings = list(outcome.warnings)
         result.trajectory_path = outcome.trajectory_path
+    result.verification = verifier.result if verifier is not None else None
     result.duration_s = time.monotonic() - started
     return result

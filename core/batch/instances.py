@@ -41,6 +41,9 @@ class Instance:
     docker_image: str | None = None
     cwd: str | None = None
     """Where the commands run (a plain task list; SWE-bench images have their own)."""
+    verify: str | None = None
+    """A shell command that grades the instance in its environment after its agent ends (exit 0:
+    resolved), Harbor-style; else the batch's (`batch.verify`)."""
     fields: dict[str, Any] = field(default_factory=dict, compare=False)
     """Everything the record held (`repo`, `base_commit`, ...), for the instance template."""
 
@@ -68,6 +71,7 @@ def parse_instance(record: Any, position: int) -> Instance:
                          f"its files' names must fit a file system (at most {MAX_ID_LENGTH})")
     return Instance(instance_id=instance_id, task=task, image_name=_text(record.get("image_name")),
                     docker_image=_text(record.get("docker_image")), cwd=_text(record.get("cwd")),
+                    verify=_text(record.get("verify")),
                     fields={key: value for key, value in record.items() if isinstance(key, str)})
 
 

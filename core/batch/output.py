@@ -42,6 +42,10 @@ class InstanceState:
     duration_s: float | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    verdict: str | None = None
+    """The instance's class (`batch.verify.CLASSES`), once it ended."""
+    verify: dict[str, Any] | None = None
+    """What its verifier did: `returncode`, `duration_s`, `problem` (None: none ran)."""
     """What the person must know of its result (its patch holds a secret value of theirs, masked)."""
 
 
@@ -148,3 +152,49 @@ class BatchOutput:
         with self._lock:
             state.updated_at = time.time()
             write_atomically(self.folder / STATE, state.to_record())
+
+    def write_report(self, state: BatchState) -> dict[str, Any]:
+        """`report.json` in SWE-bench's report shape, over every instance the batch selected."""
+        report = report_of(state)
+        with self._lock:
+            write_atomically(self.folder / REPORT, report)
+        return report
+
+
+REPORT = "report.json"
+
+
+def _older(record: InstanceState) -> str:
+    """The class of a record a batch from before verdicts wrote (it has none of its own)."""
+    if record.state in ("queued", "running", "interrupted"):
+        return "not_run"
+    if record.state == "failed":
+        return "infra_failure" if record.exit_status == "EnvironmentError" else "agent_error"
+    return "not_verified" if record.exit_status == "Submitted" else "agent_error"
+
+
+def report_of(state: BatchState) -> dict[str, Any]:
+    """SWE-bench's run report (`make_run_report`: totals, `*_ids`, `schema_version` 2) for the
+    batch's instances by class, plus `infra_failure_ids` (as SWE-bench's harness names them),
+    `agent_error_ids`, `not_run_ids` and `not_verified_ids`. The denominator is the whole input."""
+    by_class: dict[str, list[str]] = {}
+    for instance_id, record in sorted(state.instances.items()):
+        verdict = record.verdict or _older(record)
+        by_class.setdefault(verdict, []).append(instance_id)
+
+    def ids(*classes: str) -> list[str]:
+        return sorted(i for name in classes for i in by_class.get(name, []))
+
+    completed = ids("resolved", "unresolved")
+    submitted = sorted(i for i, r in state.instances.items() if r.exit_status is not None and r.verdict != "not_run")
+    errors = ids("agent_error", "infra_failure")
+    return {
+        "total_instances": len(state.instances), "submitted_instances": len(submitted),
+        "completed_instances": len(completed), "resolved_instances": len(ids("resolved")),
+        "unresolved_instances": len(ids("unresolved")), "empty_patch_instances": len(ids("empty_patch")),
+        "error_instances": len(errors), "completed_ids": completed,
+        "incomplete_ids": sorted(set(state.instances) - set(completed)), "empty_patch_ids": ids("empty_patch"),
+        "submitted_ids": submitted, "resolved_ids": ids("resolved"), "unresolved_ids": ids("unresolved"),
+        "error_ids": errors, "infra_failure_ids": ids("infra_failure"), "agent_error_ids": ids("agent_error"),
+        "not_run_ids": ids("not_run"), "not_verified_ids": ids("not_verified"), "schema_version": 2,
+    }

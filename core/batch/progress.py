@@ -53,7 +53,14 @@ class BatchEnded:
     exit_code: int
     warned: list[str] = field(default_factory=list)
     """The instances whose result carries a warning (a patch with a secret of the person's masked)."""
+    verdicts: dict[str, int] = field(default_factory=dict)
+    """Every selected instance by class, earlier runs' included (what `report.json` counts)."""
 
+
+VERDICT_WORDS = {"resolved": "resolved", "unresolved": "unresolved", "empty_patch": "empty patch",
+                 "agent_error": "agent error", "infra_failure": "infra", "not_run": "not run",
+                 "not_verified": "not verified"}
+"""Each class as the progress line says it."""
 
 BatchEvent = BatchStarted | InstanceStarted | InstanceFinished | BatchNotice | BatchEnded
 
@@ -72,6 +79,8 @@ class Tally:
     durations: list[float] = field(default_factory=list)
     exit_statuses: Counter[str] = field(default_factory=Counter)
     warned: list[str] = field(default_factory=list)
+    verdicts: Counter[str] = field(default_factory=Counter)
+    """The finished instances by class (`batch.verify.CLASSES`)."""
 
     def eta_s(self) -> float | None:
         if not self.durations:
@@ -83,8 +92,10 @@ class Tally:
         finished = self.done + self.failed
         eta = self.eta_s()
         when = "" if eta is None or finished >= self.to_run else f" · ETA {_duration(eta)}"
+        graded = "".join(f" · {word} {self.verdicts[key]}" for key, word in VERDICT_WORDS.items()
+                         if self.verdicts[key] and key != "not_verified")  # no verifier: nothing to say
         return (f"batch {finished}/{self.to_run} · {self.done} done · {len(self.running)} running · "
-                f"{self.failed} failed · ${self.cost:.2f}{when}")
+                f"{self.failed} failed{graded} · ${self.cost:.2f}{when}")
 
 
 def _duration(seconds: float) -> str:
@@ -125,6 +136,10 @@ class ProgressLine:
                 what = f"{result.exit_status}"
                 if result.failed and result.message:
                     what += f" ({strip_control(result.message).splitlines()[0][:200]})"
+                if result.verified or result.verdict != "not_verified":
+                    what += f" → {VERDICT_WORDS.get(result.verdict, result.verdict)}"
+                    if result.verification is not None and result.verification.problem:
+                        what += f" ({strip_control(result.verification.problem)})"
                 steps = f"{result.steps} step" + ("" if result.steps == 1 else "s")
                 warnings = "".join(f"\n    warning: {strip_control(warning)}" for warning in result.warnings)
                 return (f"  {result.instance_id}: {what} · {steps} · ${result.cost:.2f} · "
@@ -136,8 +151,11 @@ class ProgressLine:
                 left = f", {event.not_run} not run" if event.not_run else ""
                 warned = (f"\n  warning: {len(event.warned)} patch(es) hold a secret value of yours, masked as *** "
                           f"(they may not apply): {', '.join(event.warned)}") if event.warned else ""
+                classes = ", ".join(f"{VERDICT_WORDS.get(key, key)} {count}" for key, count in event.verdicts.items() if count)
+                graded = any(count for key, count in event.verdicts.items() if key != "not_verified")
                 return (f"swedeck batch: {event.done} done, {event.failed} failed{left} · ${event.cost:.2f} · "
-                        f"{_duration(event.duration_s)}" + (f"\n  exit statuses: {counts}" if counts else "") + warned)
+                        f"{_duration(event.duration_s)}" + (f"\n  exit statuses: {counts}" if counts else "")
+                        + (f"\n  verdicts: {classes} (report.json)" if graded else "") + warned)
         return None
 
     def tick(self, force: bool = False) -> None:
@@ -175,13 +193,13 @@ class JsonLines:
         if isinstance(event, InstanceFinished):
             result = record.pop("result")
             result.pop("final_trajectory", None)
-            record.update(result, failed=event.result.failed)
+            record.update(result, failed=event.result.failed, verdict=event.result.verdict)
         self._write(record)
         if isinstance(event, InstanceStarted | InstanceFinished):
             tally = self.tally
             self._write({"event": "BatchProgress", "to_run": tally.to_run, "done": tally.done,
                          "running": len(tally.running), "failed": tally.failed, "cost": round(tally.cost, 6),
-                         "eta_s": tally.eta_s()})
+                         "eta_s": tally.eta_s(), "verdicts": dict(tally.verdicts)})
 
     def tick(self, force: bool = False) -> None:
         pass

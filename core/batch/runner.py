@@ -16,7 +16,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,9 @@ from ..trajectory.files import write_atomically
 from .executors import Executor, LocalExecutor, RayExecutor
 from .instance_run import InstanceResult
 from .instances import Instance
-from .output import BatchOutput, BatchState, InstanceState, State
+from .output import BatchOutput, BatchState, InstanceState, State, read_state
 from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
+from .verify import CLASSES
 
 WAIT_S = 0.5
 """How often the loop wakes while instances run: redraws the status line, checks the stop flag."""
@@ -45,6 +46,8 @@ class BatchOptions:
     redo: bool = False
     total_cost_limit: float = 0.0
     """Dollars for the whole batch (0: none); once reached no instance starts."""
+    rerun: tuple[str, ...] = ()
+    """Classes (`batch.verify.CLASSES`) of finished instances to run again (`--rerun infra,agent-error`)."""
 
 
 class Batch:
@@ -78,24 +81,36 @@ class Batch:
     def run(self) -> int:
         started = time.monotonic()
         with self.output.claimed():
+            earlier = read_state(self.output.folder)
+            before = earlier.instances if earlier is not None else {}
             finished = set() if self.options.redo else self.output.finished()
+            finished -= {i for i, record in before.items() if record.verdict in self.options.rerun}
             todo = [instance for instance in self.instances if instance.instance_id not in finished]
             for instance in self.instances:
-                self.state.instances[instance.instance_id] = InstanceState(
-                    state="queued" if instance in todo else "skipped")
+                record = before.get(instance.instance_id)
+                self.state.instances[instance.instance_id] = (
+                    InstanceState(state="queued") if instance in todo
+                    else replace(record, state="skipped") if record is not None else InstanceState(state="skipped"))
             self.output.write_state(self.state)
             self.tally.to_run, self.tally.workers = len(todo), self.options.workers
             self.sink(BatchStarted(total=len(self.instances), skipped=len(self.instances) - len(todo),
                                    workers=self.options.workers, executor=self.options.executor,
                                    output=str(self.output.folder)))
             not_run, limit_reached = self._run_all(todo)
+            for record in self.state.instances.values():
+                if record.state in ("queued", "interrupted"):
+                    record.verdict = "not_run"
             self.state.ended = True
             self.output.write_state(self.state)
+            report = self.output.write_report(self.state)
         tally = self.tally
-        code = (EXIT_INTERRUPTED if self._stop.is_set() else EXIT_FAILED if tally.failed
+        infra = report["infra_failure_ids"]
+        code = (EXIT_INTERRUPTED if self._stop.is_set() else EXIT_FAILED if tally.failed or infra
                 else EXIT_LIMIT if limit_reached else 0)
+        verdicts: dict[str, int] = {name: len(report[f"{name}_ids"]) for name in CLASSES}
         self.sink(BatchEnded(exit_statuses=dict(tally.exit_statuses), done=tally.done, failed=tally.failed,
-                             not_run=not_run, warned=list(tally.warned), cost=tally.cost, duration_s=time.monotonic() - started, exit_code=code))
+                             not_run=not_run, warned=list(tally.warned), cost=tally.cost,
+                             duration_s=time.monotonic() - started, exit_code=code, verdicts=verdicts))
         return code
 
     def _executor(self) -> Executor:
@@ -190,10 +205,16 @@ class Batch:
             tally.exit_statuses[result.exit_status] += 1
             tally.durations.append(result.duration_s)
         tally.cost = self._cost()
+        verdict = "not_run" if interrupted else result.verdict
+        tally.verdicts[verdict] += 1
+        verification = result.verification
         self.state.instances[instance_id] = InstanceState(
             state=state, exit_status=result.exit_status, cost=result.cost, steps=result.steps,
             duration_s=round(result.duration_s, 3), error=result.message if result.failed else None,
-            warnings=list(result.warnings))
+            warnings=list(result.warnings), verdict=verdict,
+            verify=None if verification is None else {"returncode": verification.returncode,
+                                                      "duration_s": round(verification.duration_s, 3),
+                                                      "problem": verification.problem})
         if result.warnings and not interrupted:
             tally.warned.append(instance_id)
         self.output.write_state(self.state)

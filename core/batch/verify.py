@@ -1,0 +1,81 @@
+"""Grading a batch instance (SPEC §15 verdicts): a shell command run in the instance's own
+environment right after its agent ends, before the container is removed (Harbor's way):
+exit 0 is resolved, any other exit unresolved, and a verifier that cannot run, crashes the
+environment or runs past its time is an infra failure, never the agent's. Its output is
+kept beside the trajectory (`<id>/verify.log`).
+
+Every instance ends in exactly one class (`CLASSES`), from how its session ended and what
+the verifier said.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+VerdictClass = Literal["resolved", "unresolved", "empty_patch", "agent_error", "infra_failure", "not_run",
+                       "not_verified"]
+CLASSES: tuple[VerdictClass, ...] = ("resolved", "unresolved", "empty_patch", "agent_error", "infra_failure",
+                                     "not_run", "not_verified")
+"""`not_verified`: submitted with a patch, and no verifier was named or `--no-verify` was given."""
+AGENT_ERRORS = {"FormatError", "LimitsExceeded", "ContextWindowExceeded", "APIError", "TimeExceeded",
+                "UserQuit"}
+INFRA_ERRORS = {"EnvironmentError"}
+LOG = "verify.log"
+
+
+@dataclass(frozen=True)
+class Verification:
+    resolved: bool | None
+    """None: the verifier could not give an answer (an infra failure)."""
+    returncode: int | None
+    duration_s: float
+    problem: str | None = None
+    """Why there is no answer: it timed out, the environment failed, it could not start."""
+
+
+class Verifier:
+    """Runs `command` in a session's environment when its agent has ended (`Session.after_agent`)."""
+
+    def __init__(self, command: str, timeout_s: float, log: Path):
+        self.command, self.timeout_s, self.log = command, timeout_s, log
+        self.result: Verification | None = None
+
+    def __call__(self, environment: Any) -> None:
+        started = time.monotonic()
+        try:
+            outcome = environment.execute(self.command, timeout=self.timeout_s)
+        except Exception as error:  # noqa: BLE001 - whatever the environment does, it is not the agent's fault
+            self.result = Verification(None, None, time.monotonic() - started, f"the verifier could not run: {error}")
+            self._write(f"$ {self.command}\n(could not run: {error})\n")
+            return
+        duration = time.monotonic() - started
+        if outcome.timed_out or outcome.returncode is None:
+            why = f"the verifier ran past {self.timeout_s:g} s" if outcome.timed_out else "the verifier was cut off"
+            self.result = Verification(None, outcome.returncode, duration, why)
+        else:
+            self.result = Verification(outcome.returncode == 0, outcome.returncode, duration)
+        self._write(f"$ {self.command}\n{outcome.output}\n(exit {outcome.returncode}, {duration:.2f} s"
+                    + (", timed out" if outcome.timed_out else "") + ")\n")
+
+    def _write(self, text: str) -> None:
+        try:
+            self.log.write_text(text, encoding="utf-8")
+        except OSError:
+            pass
+
+
+def classify(exit_status: str, submission: str, failed: bool, verification: Verification | None,
+             verified: bool) -> VerdictClass:
+    """The instance's one class: how its session ended, then what its verifier said."""
+    if exit_status in INFRA_ERRORS:
+        return "infra_failure"
+    if failed or exit_status in AGENT_ERRORS or exit_status != "Submitted":
+        return "agent_error"  # a limit, a format error, the model's API, or swedeck itself on this instance
+    if verified:
+        if verification is None or verification.resolved is None:
+            return "infra_failure"
+        return "resolved" if verification.resolved else "unresolved"
+    return "not_verified" if submission.strip() else "empty_patch"
