@@ -1,9 +1,10 @@
 """Two batches compared (SPEC §16): every instance with how it ended in each run, the ones
 whose outcome differs first, and where each run's trajectory of it is (for the pair's diff).
 
-Read from what each batch folder keeps (`batch.json`, `preds.json`, and a verdicts file
-where the batch has one: `verdicts.json`, or SWE-bench's `report.json`), never from the
-trajectories, so two 500-instance folders compare in well under a second.
+Read from what each batch folder keeps (`batch.json`, `preds.json`, and the verdicts: a
+`verdicts.json` someone wrote, else the class swedeck's own verifier gave in `batch.json`,
+else SWE-bench's `report.json`), never from the trajectories, so two 500-instance folders
+compare in well under a second.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 from ..batch.output import PREDS, STATE, instance_trajectory
 from ..errors import UsageError
 
-VERDICT_FILES = ("verdicts.json", "report.json")
+GRADED = ("resolved", "unresolved", "empty_patch", "agent_error", "infra_failure")
+"""The classes swedeck's own verdicts give that say how an instance ended (`batch.verify`)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,9 @@ class Outcome:
     def label(self) -> str:
         if self.state == "absent":
             return "(not in this batch)"
-        parts = [self.verdict or self.exit_status or self.state]
+        parts = [self.exit_status or self.state]
+        if self.verdict is not None:
+            parts[0] += f" → {self.verdict.replace('_', ' ')}"
         if self.patch_chars is not None:
             parts.append(f"patch {self.patch_chars:,}" if self.patch_chars else "empty patch")
         return ", ".join(parts)
@@ -102,33 +106,36 @@ def _read(folder: Path) -> dict[str, Outcome]:
     preds = _json(folder / PREDS) or {}
     if isinstance(preds, list):
         preds = {item.get("instance_id"): item for item in preds if isinstance(item, dict)}
-    verdicts = _verdicts(folder)
+    verdicts = _verdicts(folder, "verdicts.json")
+    reported = _verdicts(folder, "report.json")
     out: dict[str, Outcome] = {}
     for instance_id in set(instances or {}) | set(preds if isinstance(preds, dict) else {}):
         record = (instances or {}).get(instance_id) or {}
         prediction = preds.get(instance_id) if isinstance(preds, dict) else None
         patch = prediction.get("model_patch") if isinstance(prediction, dict) else None
         trajectory = instance_trajectory(folder, instance_id)
+        own = record.get("verdict") if record.get("verdict") in GRADED else None
         out[instance_id] = Outcome(
             state=str(record.get("state") or ("done" if prediction is not None else "unknown")),
-            exit_status=record.get("exit_status"), verdict=verdicts.get(instance_id),
+            exit_status=record.get("exit_status"), verdict=verdicts.get(instance_id) or own or reported.get(instance_id),
             patch_chars=len(patch) if isinstance(patch, str) else None, steps=int(record.get("steps") or 0),
             cost=float(record.get("cost") or 0.0), trajectory=str(trajectory) if trajectory.exists() else None)
     return out
 
 
-def _verdicts(folder: Path) -> dict[str, str]:
-    """Instance id -> verdict, from the batch's verdicts (`verdicts.json`: an object of ids to a
-    word or to a record with `verdict`/`resolved`) or SWE-bench's report (`resolved_ids`,
-    `unresolved_ids`, `error_ids`)."""
-    for name in VERDICT_FILES:
+def _verdicts(folder: Path, name: str) -> dict[str, str]:
+    """Instance id -> verdict, from `verdicts.json` (an object of ids to a word or to a record
+    with `verdict`/`resolved`) or a report in SWE-bench's shape (`resolved_ids`, `unresolved_ids`,
+    `error_ids`, and swedeck's `infra_failure_ids`, `agent_error_ids`)."""
+    for _ in (name,):
         data = _json(folder / name)
         if not isinstance(data, dict):
             continue
         if any(key.endswith("_ids") for key in data):
             out: dict[str, str] = {}
-            for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"), ("error_ids", "error"),
-                              ("empty_patch_ids", "empty patch")):
+            for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"),
+                              ("infra_failure_ids", "infra_failure"), ("agent_error_ids", "agent_error"),
+                              ("error_ids", "error"), ("empty_patch_ids", "empty_patch")):
                 for instance_id in data.get(key) or []:
                     out.setdefault(str(instance_id), word)
             return out
