@@ -150,6 +150,11 @@ async def test_the_view_opens_at_the_first_divergence_and_moves_between_them(pai
         await pilot.press("l", "t")
         await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
         assert "step 2" in str(app.screen.query_one("#inspector-summary").render())
+        await pilot.press("escape", "p")  # both final patches, side by side
+        from swedeck.tui.diff.patch_screen import PatchScreen
+
+        await wait_for(pilot, lambda: isinstance(app.screen, PatchScreen))
+        assert app.screen.query_one("#patch-side-a").border_title.startswith("A · patch · ")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen.query(DualCurve) and app.screen.query_one(DualCurve).a)
         assert len(app.screen.query_one(DualCurve).a) == len(screen.alignment.rows)

@@ -20,6 +20,7 @@ DIFF_BINDINGS: list[Binding] = [
             tooltip="Previous search match"),
     Binding("t", "prompt('a')", "Prompt A", id="diff_prompt_a", tooltip="What A's model saw at this step"),
     Binding("T", "prompt('b')", "Prompt B", id="diff_prompt_b", show=False, tooltip="What B's model saw at this step"),
+    Binding("p", "patches", "Patches", id="diff_patches", tooltip="Both runs' final patches side by side"),
     Binding("f", "fork('a')", "Fork A", id="diff_fork_a", show=False, tooltip="Fork a live session from A's step"),
     Binding("F", "fork('b')", "Fork B", id="diff_fork_b", show=False, tooltip="Fork a live session from B's step"),
     Binding("q", "quit_diff", "Quit", id="diff_quit", tooltip="Quit"),

@@ -305,6 +305,11 @@ class DiffScreen(DiffState, Screen[None]):
             return
         self.app.exit(ForkRequest(Path(self.sides[key].path), number))
 
+    def action_patches(self) -> None:
+        from .patch_screen import PatchScreen
+
+        self.app.push_screen(PatchScreen(*(side.trajectory.info.submission for side in self.sides.values())))
+
     def action_quit_diff(self) -> None:
         if len(self.app.screen_stack) > 2:  # opened from two batches' list: back to it
             self.app.pop_screen()
