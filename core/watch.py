@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -51,6 +51,8 @@ class WatchRow:
     last_action: str = ""
     exit_status: str | None = None
     error: str | None = None
+    verdict: str | None = None
+    """A batch instance's class once it ended (`batch.verify.CLASSES`), from `batch.json`."""
 
 
 @dataclass(frozen=True)
@@ -178,10 +180,12 @@ class DirectoryWatcher:
             path = instance_trajectory(self.root, instance_id)
             key = str(base_name(path))
             if key in rows:
+                if instance.verdict and rows[key].verdict != instance.verdict:
+                    rows[key] = replace(rows[key], verdict=instance.verdict)
                 continue
             if instance.state == "failed":
                 rows[key] = WatchRow(key, instance_id, path, "error", exit_status=instance.exit_status,
-                                     error=instance.error or instance.exit_status)
+                                     error=instance.error or instance.exit_status, verdict=instance.verdict)
             elif instance.state in ("queued", "running"):  # running: its file is not written yet
                 rows[key] = WatchRow(key, instance_id, path, "queued" if instance.state == "queued" else "running")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from support.batch import ID_IN_TASK, conversation, run_batch
 from support.driver import make_config
 from support.openai_server import Turn, model_config
@@ -116,3 +118,36 @@ def test_rerun_names_only_known_classes():
     assert rerun_classes("infra,agent-error") == ("infra_failure", "agent_error")
     with pytest.raises(UsageError, match="--rerun broken: the classes are resolved, unresolved"):
         rerun_classes("infra,broken")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_watch_shows_each_instances_verdict_and_filters_by_class(openai_server, tmp_path):
+    from support.waiting import wait_for
+    from swedeck.core.watch import DirectoryWatcher
+    from swedeck.tui.watch.app import WatchApp
+    from swedeck.tui.watch.watch_screen import DataTable, WatchScreen
+
+    openai_server.respond(answer)
+    instances = [i for i in load_instances(str(write_instances(tmp_path))) if i.instance_id in ("ok", "no", "limit")]
+    out = tmp_path / "out"
+    run_batch(config_for(openai_server, tmp_path), instances, out)
+    app = WatchApp(DirectoryWatcher(out, stale_after_s=60), interval_s=0.1)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.query_one(DataTable).row_count == 3)
+        table = app.screen.query_one(DataTable)
+
+        def verdicts() -> dict[str, str]:
+            return {str(table.get_row(key)[0]).split("/")[0]: str(table.get_row(key)[2]) for key in table.rows}
+        await wait_for(pilot, lambda: verdicts() == {"ok": "resolved", "no": "unresolved", "limit": "agent error"})
+        assert "resolved 1, unresolved 1, agent error 1" in str(app.screen.query_one("#watch-header").render())
+        await pilot.press("v")  # resolved only
+        await wait_for(pilot, lambda: list(verdicts()) == ["ok"])
+        assert "showing resolved" in str(app.screen.query_one("#watch-header").render())
+        await pilot.press("v")  # unresolved only
+        await wait_for(pilot, lambda: list(verdicts()) == ["no"])

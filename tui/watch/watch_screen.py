@@ -20,6 +20,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from swedeck.core.batch.progress import VERDICT_WORDS
+from swedeck.core.batch.verify import CLASSES
 from swedeck.core.text import visible
 from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
@@ -28,7 +30,9 @@ from ..replay.replay_screen import ReplayScreen
 from ..widgets.text import literal
 
 SCAN_INTERVAL_S = 1.0
-COLUMNS = ("name", "status", "steps", "cost", "context left", "last action")
+COLUMNS = ("name", "status", "verdict", "steps", "cost", "context left", "last action")
+FILTERS: tuple[str | None, ...] = (None, *CLASSES)
+"""What `v` cycles through: every row, then the rows of one class."""
 
 
 def cells(row: WatchRow) -> tuple[Text, ...]:
@@ -38,7 +42,9 @@ def cells(row: WatchRow) -> tuple[Text, ...]:
     context = "–" if row.context_left is None else f"{row.context_left:.0f}%"
     status = status_text(row) if row.status != "error" else f"error: {row.error}"
     style = {"running": "bold", "stale": "italic", "error": "reverse", "queued": "dim"}.get(row.status, "")
-    return (Text(visible(row.name)), Text(visible(status), style=style), Text(str(row.steps)),
+    verdict = Text(VERDICT_WORDS.get(row.verdict, row.verdict) if row.verdict else "–",
+                   style={"resolved": "bold", "infra_failure": "reverse"}.get(row.verdict or "", ""))
+    return (Text(visible(row.name)), Text(visible(status), style=style), verdict, Text(str(row.steps)),
             Text(f"${row.cost:.2f}"), Text(context), Text(visible(row.last_action)))
 
 
@@ -48,6 +54,7 @@ class WatchScreen(Screen[None]):
     WatchScreen DataTable { height: 1fr; }
     """
     BINDINGS = [Binding("enter", "follow", "Follow", id="watch_follow"),
+                Binding("v", "next_filter", "Filter by verdict", id="watch_filter"),
                 Binding("q", "quit_watch", "Quit", id="watch_quit")]
 
     def __init__(self, watcher: DirectoryWatcher, interval_s: float = SCAN_INTERVAL_S) -> None:
@@ -58,6 +65,8 @@ class WatchScreen(Screen[None]):
         self.notices = False
         """The folder is followed by the file system's change notices (else by polling)."""
         self._stop = threading.Event()
+        self.filter: str | None = None
+        """The class whose rows are shown (`v`); None: every row."""
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"watching {self.watcher.root}"), id="watch-header", markup=False)
@@ -105,6 +114,10 @@ class WatchScreen(Screen[None]):
             if key in table.rows:
                 table.remove_row(key)
         for row in update.changed:
+            if self.filter is not None and row.verdict != self.filter:
+                if row.key in table.rows:
+                    table.remove_row(row.key)
+                continue
             if row.key in table.rows:
                 for column, value in zip(COLUMNS, cells(row), strict=True):
                     table.update_cell(row.key, column, value, update_width=True)  # "running" becomes "finished (…)"
@@ -115,6 +128,14 @@ class WatchScreen(Screen[None]):
         for row in self.watcher.rows.values():
             counts[row.status] = counts.get(row.status, 0) + 1
         summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        verdicts: dict[str, int] = {}
+        for row in self.watcher.rows.values():
+            if row.verdict:
+                verdicts[row.verdict] = verdicts.get(row.verdict, 0) + 1
+        if verdicts:
+            summary += " · " + ", ".join(f"{VERDICT_WORDS.get(k, k)} {verdicts[k]}" for k in CLASSES if k in verdicts)
+        if self.filter is not None:
+            summary += f" · showing {VERDICT_WORDS.get(self.filter, self.filter)} (v: next)"
         batch = self.watcher.batch
         if batch is not None:
             cost = sum(row.cost for row in self.watcher.rows.values())
@@ -135,6 +156,13 @@ class WatchScreen(Screen[None]):
             self.notify(f"{row.name}: no trajectory yet ({row.status})", severity="warning")
         elif row is not None:
             self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished"))
+
+    def action_next_filter(self) -> None:
+        """Show only the rows of the next class (then every row again)."""
+        self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
+        table = self.query_one(DataTable)
+        table.clear()
+        self.apply(WatchUpdate(changed=list(self.watcher.rows.values()), removed=[]))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_follow()
