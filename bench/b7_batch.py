@@ -12,6 +12,13 @@ Figures, all from one run on this machine:
 - `instances_per_min_{1,2,4}`: whole-batch throughput (start-up included) at each width.
 Local environment: the figures are swedeck's own overhead; a Docker instance adds its
 container start (B4's `swedeck_docker_start_ms`).
+
+Scaling (issue 30): the server answers after `LATENCY_S` (1 s, as a real model takes), so
+an instance mostly waits, as real ones do. `scaled_per_min_{1,4,16}`: instances a minute
+at 1, 4 and 16 workers on local threads (start-up included); `scaled_linear_ratio_{4,16}`:
+that rate over `workers x` the 1-worker rate (goal at 16: at least 0.8); `peak_rss_mb_{w}`
+is the batch process's peak memory, and `rss_per_running_instance_mb` the growth from 1 to
+16 workers over the 15 more instances running at once.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-from .result import Result, at_most
+from .result import Result, at_least, at_most
 from .server_process import StreamServer
 
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && echo done"
+LATENCY_S = 1.0
 
 
 def _model_args(server: StreamServer) -> list[str]:
@@ -40,21 +48,52 @@ def _swedeck() -> list[str]:
 
 
 def _timed(argv: list[str], cwd: Path) -> float:
+    return _timed_rss(argv, cwd)[0]
+
+
+def _timed_rss(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """Seconds the command took, and its peak resident memory in MB (this run's child alone)."""
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=600, env=os.environ)
+    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               env=os.environ)
+    _, rusage_status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv[:4])} exited {done.returncode}: {done.stderr[-400:]}")
-    return seconds
+    process.returncode = os.waitstatus_to_exitcode(rusage_status)
+    if process.returncode != 0:
+        stderr = process.stderr.read() if process.stderr else ""
+        raise RuntimeError(f"{' '.join(argv[:4])} exited {process.returncode}: {stderr[-400:]}")
+    return seconds, usage.ru_maxrss / 1024
 
 
 def _batch_wall(server: StreamServer, workdir: Path, count: int, workers: int, label: str) -> float:
+    return _batch(server, workdir, count, workers, label)[0]
+
+
+def _batch(server: StreamServer, workdir: Path, count: int, workers: int, label: str) -> tuple[float, float]:
     instances = workdir / f"{label}.jsonl"
     instances.write_text("".join(json.dumps({"instance_id": f"b7-{i:03d}", "problem_statement": "say done"}) + "\n"
                                  for i in range(count)))
     out = workdir / f"out-{label}"
-    return _timed([*_swedeck(), "batch", str(instances), "-o", str(out), "--env", "local", "--cwd", str(workdir),
-                   "-w", str(workers), *_model_args(server)], workdir)
+    return _timed_rss([*_swedeck(), "batch", str(instances), "-o", str(out), "--env", "local", "--cwd", str(workdir),
+                       "-w", str(workers), *_model_args(server)], workdir)
+
+
+def _scaling(workdir: Path, quick: bool) -> dict:
+    """Instances a minute at 1, 4 and 16 workers when each answer takes LATENCY_S."""
+    counts = {1: 4, 4: 8, 16: 16} if quick else {1: 8, 4: 32, 16: 64}
+    figures: dict = {"scaled_latency_s": LATENCY_S}
+    rates, rss = {}, {}
+    with StreamServer(workdir, [{"tokens": 5, "command": SUBMIT, "latency_s": LATENCY_S}]) as server:
+        for workers, count in counts.items():
+            wall, rss[workers] = _batch(server, workdir, count, workers, f"scaled-w{workers}")
+            rates[workers] = count / wall * 60
+            figures[f"scaled_instances_{workers}"] = count
+            figures[f"scaled_per_min_{workers}"] = round(rates[workers], 1)
+            figures[f"peak_rss_mb_{workers}"] = round(rss[workers], 1)
+    for workers in (4, 16):
+        figures[f"scaled_linear_ratio_{workers}"] = round(rates[workers] / (workers * rates[1]), 2)
+    figures["rss_per_running_instance_mb"] = round((rss[16] - rss[1]) / 15, 1)
+    return figures
 
 
 def run(quick: bool, workdir: Path) -> Result:
@@ -77,9 +116,13 @@ def run(quick: bool, workdir: Path) -> Result:
         **{f"instances_per_min_{w}": round(count / wall * 60, 1) for w, wall in walls.items()},
         **{f"batch_wall_s_{w}": round(wall, 2) for w, wall in walls.items()},
     }
+    figures.update(_scaling(workdir, quick))
     notes = {
+        "scaled": (f"each answer after {LATENCY_S:g} s, as a real model's; start-up included; more instances at "
+                   "more workers so each worker runs several"),
         "per_instance_s": "marginal time of one more instance in a 1-worker batch, litellm already loaded",
         "environment": "local; a Docker instance adds its container start (B4)",
         "cores": "2 shared cores here: 4 workers cannot be twice as fast as 2",
     }
-    return Result("B7", "batch throughput", figures, goal={"per_instance_over_single": at_most(0.10)}, notes=notes)
+    return Result("B7", "batch throughput", figures, notes=notes,
+                  goal={"per_instance_over_single": at_most(0.10), "scaled_linear_ratio_16": at_least(0.8)})

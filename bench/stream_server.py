@@ -3,8 +3,9 @@ never competes with the client for the GIL.
 
     python -m bench.stream_server SCRIPT.json      prints `PORT` on its first stdout line
 
-SCRIPT.json is a list of responses `{"tokens": N, "command": "..."}`: request k gets
-response k (the last one repeats). A response streams N one-token content deltas of
+SCRIPT.json is a list of responses `{"tokens": N, "command": "...", "latency_s": S}`:
+request k gets response k (the last one repeats), after `latency_s` (default 0: a real
+model's time to answer, without holding up the other requests). A response streams N one-token content deltas of
 markdown-ish prose, then one `bash` tool call with the command, then a usage chunk. Each
 whole response is encoded before the first request, so the socket writes as fast as the
 client reads.
@@ -16,6 +17,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 
 WORDS = ("the", "parser", "reads", "each", "line", "and", "returns", "a", "token", "so", "we", "check",
@@ -74,7 +76,7 @@ def read_request(conn: socket.socket) -> None:
         body += chunk
 
 
-def serve(responses: list[bytes]) -> None:
+def serve(responses: list[bytes], latencies: list[float]) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     print(listener.getsockname()[1], flush=True)
     served = 0
@@ -85,9 +87,11 @@ def serve(responses: list[bytes]) -> None:
         with conn:
             read_request(conn)
             with lock:
-                body = responses[min(served, len(responses) - 1)]
+                index = min(served, len(responses) - 1)
                 served += 1
-            conn.sendall(body)
+            if latencies[index]:
+                time.sleep(latencies[index])
+            conn.sendall(responses[index])
 
     while True:
         conn, _ = listener.accept()
@@ -96,4 +100,5 @@ def serve(responses: list[bytes]) -> None:
 
 if __name__ == "__main__":
     script = json.loads(Path(sys.argv[1]).read_text())
-    serve([response(sse_body(item["tokens"], item["command"])) for item in script])
+    serve([response(sse_body(item["tokens"], item["command"])) for item in script],
+          [float(item.get("latency_s", 0)) for item in script])
