@@ -18,7 +18,10 @@ an instance mostly waits, as real ones do. `scaled_per_min_{1,4,16}`: instances 
 at 1, 4 and 16 workers on local threads (start-up included); `scaled_linear_ratio_{4,16}`:
 that rate over `workers x` the 1-worker rate (goal at 16: at least 0.8); `peak_rss_mb_{w}`
 is the batch process's peak memory, and `rss_per_running_instance_mb` the growth from 1 to
-16 workers over the 15 more instances running at once.
+16 workers over the 15 more instances running at once. `ray_per_min_{4,16}` and
+`ray_linear_ratio_{4,16}`: the same instances on a Ray cluster of two nodes started on
+this machine (`ray start --head`, a second `ray start --address`), against the 1-worker
+local rate.
 """
 
 from __future__ import annotations
@@ -90,10 +93,60 @@ def _scaling(workdir: Path, quick: bool) -> dict:
             figures[f"scaled_instances_{workers}"] = count
             figures[f"scaled_per_min_{workers}"] = round(rates[workers], 1)
             figures[f"peak_rss_mb_{workers}"] = round(rss[workers], 1)
+        for workers in (4, 16):
+            figures[f"ray_per_min_{workers}"] = _ray(server, workdir, counts[workers], workers, figures)
     for workers in (4, 16):
         figures[f"scaled_linear_ratio_{workers}"] = round(rates[workers] / (workers * rates[1]), 2)
+        ray_rate = figures.get(f"ray_per_min_{workers}")
+        if ray_rate:
+            figures[f"ray_linear_ratio_{workers}"] = round(ray_rate / (workers * rates[1]), 2)
     figures["rss_per_running_instance_mb"] = round((rss[16] - rss[1]) / 15, 1)
     return figures
+
+
+def _ray(server: StreamServer, workdir: Path, count: int, workers: int, figures: dict) -> float | None:
+    """Instances a minute on a Ray cluster of two nodes started here (`ray start --head`, then a
+    second `ray start --address`), each offering 8 CPUs to Ray; None (and a note) when Ray is
+    not installed or the cluster does not start."""
+    import secrets
+    import shutil
+    import socket
+    import tempfile
+
+    ray_cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
+    if ray_cli is None:
+        figures["ray_note"] = "ray is not installed (pip install '.[batch]')"
+        return None
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    ray_tmp = tempfile.mkdtemp(prefix="ray-", dir="/tmp")  # Ray's socket paths must be short
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    common = ["--num-cpus", "8", "--disable-usage-stats"]
+    try:
+        subprocess.run([ray_cli, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                        "--include-dashboard", "false", *common], check=True, capture_output=True, env=env, timeout=180)
+        subprocess.run([ray_cli, "start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1",
+                        *common], check=True, capture_output=True, env=env, timeout=180)
+        instances = workdir / f"ray-{workers}.jsonl"
+        instances.write_text("".join(json.dumps({"instance_id": f"r7-{i:03d}", "problem_statement": "say done"}) + "\n"
+                                     for i in range(count)))
+        start = time.perf_counter()
+        done = subprocess.run([*_swedeck(), "batch", str(instances), "-o", str(workdir / f"out-ray-{workers}"),
+                               "--env", "local", "--cwd", str(workdir), "-w", str(workers), "--executor", "ray",
+                               "--address", f"127.0.0.1:{port}", *_model_args(server)],
+                              cwd=workdir, capture_output=True, text=True, timeout=900, env=env)
+        wall = time.perf_counter() - start
+        if done.returncode != 0:
+            figures["ray_note"] = f"the Ray batch exited {done.returncode}: {done.stderr[-300:]}"
+            return None
+        return round(count / wall * 60, 1)
+    except (subprocess.SubprocessError, OSError) as error:
+        figures["ray_note"] = f"the two-node cluster did not start: {error}"
+        return None
+    finally:
+        subprocess.run([ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def run(quick: bool, workdir: Path) -> Result:
