@@ -54,8 +54,8 @@ def prompt_summary(messages: int, total: int, window: int | None, *, step: int |
                    processors_source: str | None = None, without_processors: int | None = None,
                    dropped: int = 0, expected: int | None = None) -> str:
     """One line on a prompt, for both inspectors (the live one: what the model gets next; the
-    replay's and what-if: what it got at a step) and `swedeck prompt`: its messages and
-    tokens against the window, how it is known, and what the processors did to it.
+    replay's and what-if: what it got at a step): its messages and tokens against the window,
+    how it is known, and what the processors did to it.
 
     `expected` is the meter's provider-anchored prediction of the next prompt (live only): then
     the local count and the prediction are both given, the prediction against the window."""

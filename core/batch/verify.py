@@ -15,14 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..agent.exits import ExitStatus
+
 VerdictClass = Literal["resolved", "unresolved", "empty_patch", "agent_error", "infra_failure", "not_run",
                        "not_verified"]
 CLASSES: tuple[VerdictClass, ...] = ("resolved", "unresolved", "empty_patch", "agent_error", "infra_failure",
                                      "not_run", "not_verified")
 """`not_verified`: submitted with a patch, and no verifier was named or `--no-verify` was given."""
-AGENT_ERRORS = {"FormatError", "LimitsExceeded", "ContextWindowExceeded", "APIError", "TimeExceeded",
-                "UserQuit"}
-INFRA_ERRORS = {"EnvironmentError"}
 LOG = "verify.log"
 
 
@@ -70,9 +69,9 @@ class Verifier:
 def classify(exit_status: str, submission: str, failed: bool, verification: Verification | None,
              verified: bool) -> VerdictClass:
     """The instance's one class: how its session ended, then what its verifier said."""
-    if exit_status in INFRA_ERRORS:
+    if exit_status == ExitStatus.ENVIRONMENT_ERROR.value:
         return "infra_failure"
-    if failed or exit_status in AGENT_ERRORS or exit_status != "Submitted":
+    if failed or exit_status != ExitStatus.SUBMITTED.value:
         return "agent_error"  # a limit, a format error, the model's API, or swedeck itself on this instance
     if verified:
         if verification is None or verification.resolved is None:

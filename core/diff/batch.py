@@ -127,26 +127,23 @@ def _verdicts(folder: Path, name: str) -> dict[str, str]:
     """Instance id -> verdict, from `verdicts.json` (an object of ids to a word or to a record
     with `verdict`/`resolved`) or a report in SWE-bench's shape (`resolved_ids`, `unresolved_ids`,
     `error_ids`, and swedeck's `infra_failure_ids`, `agent_error_ids`)."""
-    for _ in (name,):
-        data = _json(folder / name)
-        if not isinstance(data, dict):
-            continue
-        if any(key.endswith("_ids") for key in data):
-            out: dict[str, str] = {}
-            for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"),
-                              ("infra_failure_ids", "infra_failure"), ("agent_error_ids", "agent_error"),
-                              ("error_ids", "error"), ("empty_patch_ids", "empty_patch")):
-                for instance_id in data.get(key) or []:
-                    out.setdefault(str(instance_id), word)
-            return out
-        out = {}
-        for instance_id, value in data.items():
-            if isinstance(value, str):
-                out[instance_id] = value
-            elif isinstance(value, dict):
-                verdict = value.get("verdict") or (
-                    None if value.get("resolved") is None else "resolved" if value["resolved"] else "unresolved")
-                if verdict:
-                    out[instance_id] = str(verdict)
+    data = _json(folder / name)
+    if not isinstance(data, dict):
+        return {}
+    out: dict[str, str] = {}
+    if any(key.endswith("_ids") for key in data):
+        for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"),
+                          ("infra_failure_ids", "infra_failure"), ("agent_error_ids", "agent_error"),
+                          ("error_ids", "error"), ("empty_patch_ids", "empty_patch")):
+            for instance_id in data.get(key) or []:
+                out.setdefault(str(instance_id), word)
         return out
-    return {}
+    for instance_id, value in data.items():
+        if isinstance(value, str):
+            out[instance_id] = value
+        elif isinstance(value, dict):
+            verdict = value.get("verdict") or (
+                None if value.get("resolved") is None else "resolved" if value["resolved"] else "unresolved")
+            if verdict:
+                out[instance_id] = str(verdict)
+    return out

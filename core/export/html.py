@@ -61,16 +61,18 @@ class _Masker:
         self.submission_masked = False
 
     def text(self, text: str) -> str:
+        return visible(self._masked(text))
+
+    def submission(self, text: str) -> str:
+        masked = self._masked(text)
+        self.submission_masked = self.submission_masked or masked != text
+        return visible(masked)
+
+    def _masked(self, text: str) -> str:
         masked = self.redactor.text(text)
         if masked != text:
             self.masked += 1
-        return visible(masked)
-
-    def submission(self, text: str) -> str:
-        shown = self.text(text)
-        if self.redactor.text(text) != text:
-            self.submission_masked = True
-        return shown
+        return masked
 
     def losses(self) -> list[str]:
         out = []

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from support.waiting import wait_until
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 START_TIMEOUT_S = 30.0
 
@@ -60,17 +62,15 @@ class Browser:
             self.call(f"{domain}.enable")
 
     def _port(self) -> int:
+        """The DevTools port, from the file the browser writes once it listens."""
         marker = self.profile / "DevToolsActivePort"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if marker.exists():
-                lines = marker.read_text().splitlines()
-                if lines and lines[0].isdigit():
-                    return int(lines[0])
+
+        def listening() -> int | None:
             if self.process.poll() is not None:
                 raise RuntimeError(f"chromium exited {self.process.returncode} before it listened")
-            time.sleep(0.05)  # polling a file the browser writes once it listens
-        raise RuntimeError("chromium did not open its DevTools port")
+            lines = marker.read_text().splitlines() if marker.exists() else []
+            return int(lines[0]) if lines and lines[0].isdigit() else None
+        return wait_until(listening, START_TIMEOUT_S, "chromium's DevTools port")
 
     def _event(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params", {})
@@ -112,16 +112,11 @@ class Browser:
         return self.evaluate(f"document.getElementById({json.dumps(element_id)}).textContent")
 
     def wait_for(self, expression: str, timeout: float = 10.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.evaluate(f"!!({expression})"):
-                return
-            time.sleep(0.02)  # the condition is polled; no fixed wait stands in for it
-        raise AssertionError(f"timed out waiting for {expression}")
+        wait_until(lambda: self.evaluate(f"!!({expression})"), timeout, expression)
 
     def press(self, key: str, code: str | None = None, key_code: int = 0, text: str = "") -> None:
         base = {"key": key, "code": code or key, "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code}
-        self.call("Input.dispatchKeyEvent", type="keyDown" if not text else "keyDown", text=text, **base)
+        self.call("Input.dispatchKeyEvent", type="keyDown", text=text, **base)
         self.call("Input.dispatchKeyEvent", type="keyUp", **base)
 
     def type(self, text: str) -> None:

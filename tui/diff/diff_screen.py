@@ -26,6 +26,7 @@ from swedeck.core.diff.align import Alignment, Row, step_key, totals_line
 from swedeck.core.diff.lines import changed_lines
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import LoadedDocument, StepView
+from swedeck.core.replay.search import next_match
 from swedeck.core.replay.step_text import model_text, output_text
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
@@ -267,22 +268,23 @@ class DiffScreen(DiffState, Screen[None]):
                         found.append(index)
                         break
         self.matches = found
-        if found and self.row not in found:
-            self.go(next((index for index in found if index > self.row), found[0]))
+        target = next_match(found, self.row)
+        if target is not None and self.row not in found:
+            self.go(target)
         else:
             self.watch_row()
         if text and not found:
             self.notify(visible(f"no step matches {text!r}"), severity="warning", markup=False)
 
     def action_next_match(self) -> None:
-        later = [index for index in self.matches if index > self.row]
-        if later or self.matches:
-            self.go((later or self.matches)[0])
+        target = next_match(self.matches, self.row)
+        if target is not None:
+            self.go(target)
 
     def action_previous_match(self) -> None:
-        earlier = [index for index in self.matches if index < self.row]
-        if earlier or self.matches:
-            self.go((earlier or self.matches)[-1])
+        target = next_match(self.matches, self.row, forward=False)
+        if target is not None:
+            self.go(target)
 
     def action_prompt(self, key: str) -> None:
         row = self.alignment.rows[self.row] if self.alignment.rows else None

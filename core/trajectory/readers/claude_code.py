@@ -84,7 +84,7 @@ def read(source: Source) -> Trajectory:
     if subagents:
         fidelity.branches += len(subagents)
         fidelity.openable += [Branch(f"subagent file {path.stem}", str(path)) for path in subagents]
-        fidelity.notes.append(f"{len(subagents)} subagent files beside it (open them from the folder): "
+        fidelity.notes.append(f"{len(subagents)} subagent files beside it (b opens them, as branches): "
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
