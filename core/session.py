@@ -143,9 +143,9 @@ class Session:
         self._notices: list[str] = []
         self.finished = threading.Event()
         """Set when `run` has written the final file and closed the environment."""
-        self.after_agent: Callable[[Any], None] | None = None
-        """Called with the environment when the agent has submitted, before the environment is
-        closed: a batch instance's verifier (`batch.verify.Verifier`) runs in its container."""
+        self.after_agent: Callable[[Any, str], None] | None = None
+        """Called with the environment and the submission when the agent has submitted, before the
+        environment is closed: a batch instance's verifier (`batch.verify.Verifier`) runs in its container."""
 
     # --- control ------------------------------------------------------------------------
 
@@ -252,7 +252,7 @@ class Session:
                 message = self._quit_message
             if self.after_agent is not None and status == ExitStatus.SUBMITTED:
                 emit(ev.StateChanged(ev.AgentState.RUNNING, "verifying"))
-                self.after_agent(env)
+                self.after_agent(env, submission)
         except UsageError as exc:
             status, message, code = ExitStatus.ENVIRONMENT_ERROR, str(exc), exc.exit_code
         except SwedeckError as exc:

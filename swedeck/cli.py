@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="run again the finished instances of these classes, e.g. infra,agent-error")
     batch.add_argument("--no-verify", action="store_true",
                        help="grade no instance (the instances' `verify` and batch.verify are not run)")
+    batch.add_argument("--grade-only", action="store_true",
+                       help="run no agent: grade the finished instances in -o again, each in a fresh environment")
     batch.add_argument("-m", "--model", metavar="NAME", help="litellm model string")
     batch.add_argument("--env", choices=["local", "docker"], help="where commands run (default docker)")
     batch.add_argument("--image", metavar="IMAGE", help="docker image for instances that name none")

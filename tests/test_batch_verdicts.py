@@ -151,3 +151,14 @@ async def test_watch_shows_each_instances_verdict_and_filters_by_class(openai_se
         assert "showing resolved" in str(app.screen.query_one("#watch-header").render())
         await pilot.press("v")  # unresolved only
         await wait_for(pilot, lambda: list(verdicts()) == ["no"])
+        # Enter: the instance's trajectory at its last step, with its verifier's output beside it
+        await pilot.press("enter")
+        from swedeck.tui.replay.replay_screen import ReplayScreen
+        from swedeck.tui.widgets.text_view import TextView
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen))
+        replay = app.screen
+        assert str(replay.query_one("#replay-verifier").border_title) == "verifier: unresolved"
+        said = replay.query_one("#verifier-text", TextView)
+        assert said.text.startswith(f"$ {DONE_CHECK}\n") and "(exit 1," in said.text
+        await wait_for(pilot, lambda: replay.step_count > 0 and replay.step == replay.step_count)

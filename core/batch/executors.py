@@ -19,7 +19,7 @@ from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..errors import UsageError
 from ..session import Session
-from .instance_run import InstanceResult, prepare, run_prepared
+from .instance_run import InstanceResult, Prepared, prepare, run_prepared
 from .instances import Instance
 
 Handle = Any
@@ -49,15 +49,15 @@ class LocalExecutor:
         self._on_event = on_event
 
     def submit(self, instance: Instance, trajectory_base: Path) -> Handle:
-        session = prepare(self.config, instance, trajectory_base)  # here, so that `stop` reaches it at once
+        prepared = prepare(self.config, instance, trajectory_base)  # here, so that `stop` reaches it at once
         with self._lock:
-            self._sessions[instance.instance_id] = session
-        return self._pool.submit(self._run, session, instance.instance_id)
+            self._sessions[instance.instance_id] = prepared.session
+        return self._pool.submit(self._run, prepared, instance.instance_id)
 
-    def _run(self, session: Session, instance_id: str) -> InstanceResult:
+    def _run(self, prepared: Prepared, instance_id: str) -> InstanceResult:
         on_event = self._on_event
         try:
-            return run_prepared(session, instance_id,
+            return run_prepared(prepared, instance_id,
                                 (lambda event: on_event(instance_id, event)) if on_event else None)
         finally:
             with self._lock:

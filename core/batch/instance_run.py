@@ -18,7 +18,8 @@ from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..session import Session
 from .instances import Instance
-from .verify import LOG, VerdictClass, Verification, Verifier, classify
+from .swebench_grade import SWEbenchVerifier, is_swebench
+from .verify import LOG, CommandVerifier, VerdictClass, Verification, Verifier, classify
 
 FAILED_STATUSES = {ExitStatus.ENVIRONMENT_ERROR.value}
 """Ends that say nothing about the agent (the environment did not start or broke): such an
@@ -78,17 +79,38 @@ def instance_config(config: SwedeckConfig, instance: Instance, trajectory_base: 
     return own
 
 
-def prepare(config: SwedeckConfig, instance: Instance, trajectory_base: Path) -> Session:
-    """The instance's session, with its verifier (the instance's `verify`, else `batch.verify`)
-    to run in its environment once the agent submits, unless `batch.run_verifier` is off."""
+def verifier_for(config: SwedeckConfig, instance: Instance, folder: Path) -> Verifier | None:
+    """What grades the instance, unless `batch.run_verifier` is off: its own `verify` command;
+    else SWE-bench's grading, for an instance in SWE-bench's shape (`swebench_grade.FIELDS`);
+    else the batch's `batch.verify`. None: nothing grades it."""
+    if not config.batch.run_verifier:
+        return None
+    timeout = config.batch.verify_timeout_s
+    if instance.verify:
+        return CommandVerifier(instance.verify, timeout, folder / LOG)
+    if is_swebench(instance.fields):
+        return SWEbenchVerifier(instance.fields, timeout, folder, config.model.model_name or "")
+    if config.batch.verify:
+        return CommandVerifier(config.batch.verify, timeout, folder / LOG)
+    return None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    session: Session
+    verifier: Verifier | None
+
+
+def prepare(config: SwedeckConfig, instance: Instance, trajectory_base: Path) -> Prepared:
+    """The instance's session, with its verifier (`verifier_for`) to run in its environment once
+    the agent submits."""
     session = Session(instance_config(config, instance, trajectory_base), instance.task, interactive=False)
-    command = instance.verify or config.batch.verify
-    if config.batch.run_verifier and command:
-        session.after_agent = Verifier(command, config.batch.verify_timeout_s, trajectory_base.parent / LOG)
-    return session
+    verifier = verifier_for(config, instance, trajectory_base.parent)
+    session.after_agent = verifier
+    return Prepared(session, verifier)
 
 
-def run_prepared(session: Session, instance_id: str,
+def run_prepared(prepared: Prepared, instance_id: str,
                  on_event: Callable[[ev.Event], None] | None = None) -> InstanceResult:
     """Run the instance's session to its end; never raises (a crash is a failed result)."""
     started = time.monotonic()
@@ -100,7 +122,7 @@ def run_prepared(session: Session, instance_id: str,
         if on_event is not None:
             on_event(event)
 
-    verifier = session.after_agent if isinstance(session.after_agent, Verifier) else None
+    session, verifier = prepared.session, prepared.verifier
     result.verified = verifier is not None
     try:
         outcome = session.run(emit)

@@ -39,6 +39,7 @@ class Instance:
     image_name: str | None = None
     """The Docker image, as SWE-bench-Live MultiLang names it (wins over `docker_image`, SPEC §8)."""
     docker_image: str | None = None
+    """`docker_image`, else `image` (as SWE-bench >= 5 datasets name it)."""
     cwd: str | None = None
     """Where the commands run (a plain task list; SWE-bench images have their own)."""
     verify: str | None = None
@@ -70,7 +71,7 @@ def parse_instance(record: Any, position: int) -> Instance:
         raise UsageError(f"instance {position + 1}: id {instance_id[:40]!r}… is {len(instance_id)} characters; "
                          f"its files' names must fit a file system (at most {MAX_ID_LENGTH})")
     return Instance(instance_id=instance_id, task=task, image_name=_text(record.get("image_name")),
-                    docker_image=_text(record.get("docker_image")), cwd=_text(record.get("cwd")),
+                    docker_image=_text(record.get("docker_image") or record.get("image")), cwd=_text(record.get("cwd")),
                     verify=_text(record.get("verify")),
                     fields={key: value for key, value in record.items() if isinstance(key, str)})
 

@@ -42,11 +42,11 @@ class InstanceState:
     duration_s: float | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
+    """What the person must know of its result (its patch holds a secret value of theirs, masked)."""
     verdict: str | None = None
     """The instance's class (`batch.verify.CLASSES`), once it ended."""
     verify: dict[str, Any] | None = None
     """What its verifier did: `returncode`, `duration_s`, `problem` (None: none ran)."""
-    """What the person must know of its result (its patch holds a secret value of theirs, masked)."""
 
 
 @dataclass

@@ -31,6 +31,7 @@ from .instance_run import InstanceResult
 from .instances import Instance
 from .output import BatchOutput, BatchState, InstanceState, State, read_state
 from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
+from .swebench_grade import is_swebench, require_package
 from .verify import CLASSES
 
 WAIT_S = 0.5
@@ -57,6 +58,8 @@ class Batch:
             raise UsageError("--workers must be at least 1")
         if options.executor not in ("local", "ray"):
             raise UsageError(f"--executor {options.executor!r}: choose local or ray")
+        if config.batch.run_verifier and any(is_swebench(i.fields) and not i.verify for i in instances):
+            require_package()  # said before anything runs, not once per instance
         self.config = config
         self.instances = instances
         self.output = BatchOutput(folder)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..agent.exits import ExitStatus
 
@@ -33,16 +33,27 @@ class Verification:
     duration_s: float
     problem: str | None = None
     """Why there is no answer: it timed out, the environment failed, it could not start."""
+    report: dict[str, Any] | None = None
+    """SWE-bench's report of the instance (`get_eval_report`), when SWE-bench graded it."""
 
 
-class Verifier:
+class Verifier(Protocol):
+    """What grades an instance: called with its environment and its submission when its agent
+    has submitted (`Session.after_agent`); `result` is None when it did not run."""
+
+    result: Verification | None
+
+    def __call__(self, environment: Any, submission: str) -> None: ...
+
+
+class CommandVerifier:
     """Runs `command` in a session's environment when its agent has ended (`Session.after_agent`)."""
 
     def __init__(self, command: str, timeout_s: float, log: Path):
         self.command, self.timeout_s, self.log = command, timeout_s, log
         self.result: Verification | None = None
 
-    def __call__(self, environment: Any) -> None:
+    def __call__(self, environment: Any, submission: str = "") -> None:
         started = time.monotonic()
         try:
             outcome = environment.execute(self.command, timeout=self.timeout_s)
@@ -74,7 +85,20 @@ def classify(exit_status: str, submission: str, failed: bool, verification: Veri
     if failed or exit_status != ExitStatus.SUBMITTED.value:
         return "agent_error"  # a limit, a format error, the model's API, or swedeck itself on this instance
     if verified:
+        if verification is None and not submission.strip():
+            return "empty_patch"  # SWE-bench's grader grades no empty patch
         if verification is None or verification.resolved is None:
             return "infra_failure"
         return "resolved" if verification.resolved else "unresolved"
     return "not_verified" if submission.strip() else "empty_patch"
+
+
+def verifier_output(folder: Path) -> str | None:
+    """What the instance's verifier said, as kept in its folder: SWE-bench's test output
+    (`test_output.txt`) when SWE-bench graded it, else `verify.log`; None when nothing graded it."""
+    for name in ("test_output.txt", LOG):
+        try:
+            return (folder / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return None

@@ -138,7 +138,11 @@ class DockerEnvironment(SessionEnvironment):
             raise SwedeckError(f"image {self.image} not found locally and could not be pulled: {error}") from error
 
     def _open_channel(self) -> DockerChannel:
-        return DockerChannel(self.client, self.container)
+        try:
+            return DockerChannel(self.client, self.container)
+        except Exception as error:  # docker's APIError and connection errors: the environment is gone
+            raise SwedeckError(f"the container {self.container_name} cannot run a shell "
+                               f"(it stopped, or the engine lost it): {str(error).splitlines()[0] if str(error) else type(error).__name__}") from error
 
     def _initial_cwd(self) -> str | None:
         return None  # `working_dir` of the container

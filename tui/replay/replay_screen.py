@@ -75,8 +75,11 @@ class ReplayScreen(ReplayState, Screen[None]):
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
-                 fork_model: str | None = None, trust_file: bool = False, branch: str | None = None) -> None:
+                 fork_model: str | None = None, trust_file: bool = False, branch: str | None = None,
+                 verifier: tuple[str, str] | None = None) -> None:
         super().__init__()
+        self.verifier = verifier
+        """(title, text): a batch instance's verifier output, shown beside the command output (`swedeck watch`)."""
         self.branch = branch
         """The branch this screen shows (opened with `b` from its main line), by its label."""
         self.trust_file = trust_file
@@ -113,6 +116,9 @@ class ReplayScreen(ReplayState, Screen[None]):
                     yield Static(id="model-command", markup=False)
             with Vertical(id="replay-output"):
                 yield TextView(id="output-text")
+            if self.verifier is not None:
+                with Vertical(id="replay-verifier"):
+                    yield TextView(id="verifier-text")
         yield Sparkline([0], id="replay-curve").data_bind(data=ReplayState.curve_points)
         yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
         yield Footer()
@@ -129,6 +135,10 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.meter.processors = None  # a step's processors are in `t`, not here
         self.query_one("#replay-model").border_title = "model output"
         self.query_one("#replay-output").border_title = "output"
+        if self.verifier is not None:
+            title, text = self.verifier
+            self.query_one("#replay-verifier").border_title = title
+            self.query_one("#verifier-text", TextView).update(text)
         self.open_file(self.file_index)
         if self.follow:
             self.set_interval(FOLLOW_INTERVAL_S, self.poll)

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from swedeck.core.batch.progress import VERDICT_WORDS
-from swedeck.core.batch.verify import CLASSES
+from swedeck.core.batch.verify import CLASSES, verifier_output
 from swedeck.core.text import visible
 from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
@@ -155,7 +155,10 @@ class WatchScreen(Screen[None]):
         if row is not None and not row.path.exists() and not live_path(base_name(row.path)).exists():
             self.notify(f"{row.name}: no trajectory yet ({row.status})", severity="warning")
         elif row is not None:
-            self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished"))
+            said = verifier_output(row.path.parent) if row.verdict else None
+            verifier = None if said is None else (f"verifier: {VERDICT_WORDS.get(row.verdict or '', row.verdict)}", said)
+            self.app.push_screen(ReplayScreen([row.path], start_step=-1, follow=row.status != "finished",
+                                              verifier=verifier))
 
     def action_next_filter(self) -> None:
         """Show only the rows of the next class (then every row again)."""
