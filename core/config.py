@@ -45,6 +45,18 @@ def _check_template(value: str) -> str:
     return value
 
 
+class CompactionConfig(_Section):
+    """How compactions by the `summarize` processor are applied (SPEC §17, docs/history-processors.md)."""
+
+    confirm: bool = True
+    """In confirm mode a summary is shown before it is used: accept it, edit it, or keep the full
+    history. Yolo, human and headless sessions (and batches) use it at once."""
+    on_context_exceeded: bool = True
+    """A prompt the provider refuses as too long is compacted first (with the `summarize`
+    processor's settings, else its defaults) when its summary is predicted to fit; else the
+    smallest elision is offered or applied (`on_context_exceeded`)."""
+
+
 class AgentConfig(_Section):
     agent_class: str = "default"
     """`default` | `interactive` (alias of default) | `reasoning_tool_call` | `text` | `package.module:Class`."""
@@ -73,6 +85,7 @@ class AgentConfig(_Section):
     """When the provider refuses a prompt as too long: `ask` (interactive: offer the smallest
     processor change that fits; headless: stop), `fit` (apply that change and retry, headless
     too), `stop` (end with ContextWindowExceeded)."""
+    compaction: CompactionConfig = CompactionConfig()
 
     @field_validator("agent_class")
     @classmethod

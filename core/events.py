@@ -237,6 +237,37 @@ class MessageAdded(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionStarted(Event):
+    """A summary is being written (`summarize`, SPEC §17): `reason` is `threshold`, `request`
+    or `context_exceeded`; `messages` is how many it replaces."""
+
+    reason: str = ""
+    messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted(Event):
+    """A compaction was recorded at history `position` (or, `undone`, taken back): the next
+    prompt went from `tokens_before` to `tokens_after` (the meter's prediction either side)."""
+
+    position: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    messages: int = 0
+    model: str = ""
+    cost: float = 0.0
+    undone: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFailed(Event):
+    """No compaction was made (the summary call failed, or nothing could be summarized): the
+    history is as it was."""
+
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The answer to a ConfirmationRequested."""
 
@@ -285,6 +316,17 @@ class PauseRequested(Request[PauseDecision | None]):
     """None: as `quit`."""
     fit: Any = None
     """With `context_exceeded`: the smallest processor change that fits (`agent.context.ContextFit`), if any."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionReview(Request[str | None]):
+    """Confirm mode: the summary before it is used. The answer is the text to use (as written
+    or edited), or None to keep the full history."""
+
+    summary: str = ""
+    messages: int = 0
+    tokens_before: int | None = None
+    tokens_after: int | None = None
 
 
 EventSink = Callable[[Event], None]

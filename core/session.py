@@ -102,6 +102,9 @@ class SessionControl(Protocol):
     def interrupt(self) -> None:
         """Cancel the model stream or the running command (only that command)."""
 
+    def compact(self, undo: bool = False) -> None:
+        """Compact the history with a summary (or undo the last compaction) before the next query (SPEC §17)."""
+
     def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
         """End the session with `status` (and `message`) once the current operation is cancelled."""
 
@@ -172,6 +175,10 @@ class Session:
     def interrupt(self) -> None:
         if self._agent:
             self._agent.interrupt()
+
+    def compact(self, undo: bool = False) -> None:
+        if self._agent:
+            self._agent.request_compaction(undo=undo)
 
     def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
         """End the session; the first quit names how it is recorded (see `Control.request_quit`),

@@ -34,7 +34,7 @@ def test_default_returns_the_history_unchanged_as_a_new_list():
 
 def test_every_processor_is_registered_by_its_type():
     assert set(PROCESSORS) == {"default", "last_n_observations", "tag_tool_call_observations", "cache_control",
-                               "remove_regex", "context_filter", "worker", "orchestrator", "manager"}
+                               "remove_regex", "context_filter", "worker", "orchestrator", "manager", "summarize"}
     for name, cls in PROCESSORS.items():
         assert cls.model_fields["type"].default == name
 

@@ -9,15 +9,16 @@ import pytest
 import yaml
 
 from conftest import REPO
+from swedeck.core.agent.prompt import PromptBuilder
 from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
 from swedeck.core.processors import PROCESSORS
-from swedeck.core.processors.chain import ProcessorChain, validate_processors
+from swedeck.core.processors.chain import validate_processors
 
 DOC = REPO / "docs" / "history-processors.md"
 ROLES = {
     MessageType.SYSTEM: "system", MessageType.TASK: "user", MessageType.USER_MESSAGE: "user",
     MessageType.FINAL: "user", MessageType.OBSERVATION: "user", MessageType.ACTION: "assistant",
-    MessageType.ASSISTANT_MESSAGE: "assistant",
+    MessageType.ASSISTANT_MESSAGE: "assistant", MessageType.COMPACTION: "user",
 }
 
 
@@ -44,7 +45,8 @@ def to_message(entry: list) -> Message:
         return Message(role=role, content=content, extra=extra)
     if kind is MessageType.OBSERVATION and call_id:
         role, fields["tool_call_id"] = "tool", call_id
-    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags), **fields)
+    recorded = {"replaces": details["replaces"]} if "replaces" in details else {}
+    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags, **recorded), **fields)
 
 
 def shown(message: Message) -> list:
@@ -59,6 +61,8 @@ def shown(message: Message) -> list:
         details["function"] = call.function.name
     if message.extra.tags:
         details["tags"] = list(message.extra.tags)
+    if "replaces" in (message.extra.model_extra or {}):
+        details["replaces"] = message.extra.model_extra["replaces"]
     marked = message.cache_control is not None or (
         isinstance(message.content, list) and any("cache_control" in part for part in message.content))
     if marked:
@@ -75,7 +79,7 @@ def test_the_doc_has_an_example_for_every_processor():
 def test_documented_example_produces_the_documented_prompt(index):
     example = examples()[index]
     history = [to_message(entry) for entry in example["history"]]
-    result = ProcessorChain(example["processors"]).apply(history)
+    result = PromptBuilder(example["processors"]).build(history)  # as the agent builds it: compactions first
     assert result.errors == []
     assert [shown(m) for m in result.messages] == example["prompt"]
 

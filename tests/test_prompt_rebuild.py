@@ -59,8 +59,8 @@ def test_every_step_is_rebuilt_as_it_was_sent(openai_server, tmp_path, monkeypat
     handed: list[list[dict]] = []
     request = LitellmModel.request
 
-    def spy(self, messages, *, stream):
-        kwargs = request(self, messages, stream=stream)
+    def spy(self, messages, *, stream, **shape):
+        kwargs = request(self, messages, stream=stream, **shape)
         handed.append(json.loads(json.dumps(kwargs["messages"])))
         return kwargs
 

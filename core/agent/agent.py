@@ -17,6 +17,7 @@ flags, cancel the model stream or the running command, and resolve pending futur
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from typing import Any
@@ -36,7 +37,7 @@ from ..models.base import (
 )
 from ..processors.base import active_labels
 from ..trajectory.normalize import is_step
-from . import commands, endings, limits, replies
+from . import commands, compaction, endings, limits, replies
 from .context import ContextTracker
 from .control import Control
 from .exits import (
@@ -99,6 +100,11 @@ class Agent:
         self.replayed: list[tuple[int, str, ExecutionResult | None]] = []
         self.warnings: list[str] = []
         """What the person must know of the run's result (a submission with a secret masked)."""
+        self.compaction_quiet_until = 0
+        """No automatic compaction before this step (one just failed, or had nothing to compact)."""
+        self._compaction_asks: queue.SimpleQueue[str] = queue.SimpleQueue()
+        """`compact` / `undo`, asked from the front end; done before the next query."""
+        self._summary_models: dict[str, Model] = {}
 
     @property
     def history(self) -> list[Message]:
@@ -137,6 +143,19 @@ class Agent:
             self.model.cancel()
         elif state == ev.AgentState.RUNNING:
             self.env.interrupt_session()
+
+    def request_compaction(self, undo: bool = False) -> None:
+        """From any thread: compact (or undo the last compaction) before the next query."""
+        self._compaction_asks.put("undo" if undo else "compact")
+
+    def summary_model(self, name: str) -> Model:
+        """The model a `summarize` processor names for its summaries (the agent's settings otherwise)."""
+        if name not in self._summary_models:
+            from ..models import get_model
+
+            config = self.config.model.model_copy(update={"model_name": name})
+            self._summary_models[name] = get_model(config, ModelSpec(action_format="text"))
+        return self._summary_models[name]
 
     def quit(self, status: ExitStatus = ExitStatus.USER_QUIT) -> None:
         """End the session; `status` is how it is recorded (Ctrl+C headless: Interrupted)."""
@@ -243,8 +262,20 @@ class Agent:
 
     # --- one step -----------------------------------------------------------------------
 
+    def _compaction_first(self) -> None:
+        """What was asked of compaction, then the `summarize` threshold (SPEC §17)."""
+        while not self._compaction_asks.empty():
+            if self._compaction_asks.get() == "undo":
+                compaction.undo(self)
+            else:
+                self.compaction_quiet_until = 0
+                compaction.compact(self, "request")
+        if compaction.due(self):
+            compaction.compact(self, "threshold")
+
     def _step(self) -> None:
         step = self.step + 1  # counted once the model answers: a failed query is retried as the same step
+        self._compaction_first()
         prompt = self.prompts.build(self.history)
         for error in prompt.errors:
             self.emit(ev.Notice(text=error, level="warning"))
@@ -348,6 +379,7 @@ class Agent:
 
     def set_processors(self, processors: list[Any]) -> None:
         self.prompts.set_processors(processors)
+        self.compaction_quiet_until = 0  # a new `summarize` setting is acted on from the next query
         self.transcript.meta("processors_change", processors=self.prompts.describe(),
                              hash=self.prompts.processors_hash)
         self.emit(ev.ProcessorsChanged(labels=tuple(active_labels(self.prompts.processors))))

@@ -10,6 +10,12 @@ tokenizer's bias cancels and a processor toggle shows at once. Before anything w
 measured, or when the provider sent no usage, the prediction is the local count alone and
 says so (`ContextStatus.next_anchored`).
 
+The difference carries the tokenizer's bias on what changed, which is small for a step and
+large for a compaction (a prompt of 180,000 tokens becoming 15,000). So when the next prompt
+differs from the measured one by more than `BIG_CHANGE` of it, the prediction comes from the
+line through the recent (local count, measured) pairs instead: the provider's own scale and
+its fixed overhead (tools, template), both learnt from this session.
+
 When the provider refuses a prompt as too long, `smallest_fit` finds the smallest change
 to the processors whose predicted prompt fits, to offer it (or, with
 `agent.on_context_exceeded: fit`, to apply it) before the query is sent again.
@@ -36,6 +42,8 @@ class ContextTracker:
         self.cached_tokens = 0
         self._sent_local: int | None = None
         """The local count of the prompt the provider measured: the anchor's other end."""
+        self._pairs: list[tuple[int, int]] = []
+        """(local count, measured) of the last `PAIRS` measured prompts."""
 
     def record(self, usage: Usage | None, sent: list[Message]) -> None:
         """A query was answered: `sent` is the prompt (after processors) it measured."""
@@ -45,12 +53,19 @@ class ContextTracker:
         self.estimated = usage.estimated
         self.cached_tokens = usage.cached_tokens
         self._sent_local = None if usage.estimated else count_messages(sent)
+        if self._sent_local is not None:
+            self._pairs = [*self._pairs, (self._sent_local, usage.prompt_tokens)][-PAIRS:]
 
     def predict(self, next_prompt: list[Message]) -> tuple[int, bool]:
         """The next prompt's tokens, and whether the figure is anchored to a measured one."""
         local = count_messages(next_prompt)
         if self.prompt_tokens is None or self._sent_local is None:
             return local, False
+        if abs(local - self._sent_local) > BIG_CHANGE * self._sent_local:
+            line = _fit(self._pairs)
+            if line is not None:
+                scale, overhead = line
+                return max(0, round(scale * local + overhead)), True
         return max(0, self.prompt_tokens + local - self._sent_local), True
 
     def status(self, next_prompt: list[Message] | None = None) -> ContextStatus:
@@ -58,6 +73,26 @@ class ContextTracker:
         return ContextStatus(window=self.window, prompt_tokens=self.prompt_tokens, cached_tokens=self.cached_tokens,
                              next_estimate=predicted, window_source=self.window_source,
                              estimated=self.estimated, next_anchored=anchored)
+
+
+PAIRS = 8
+BIG_CHANGE = 0.25
+
+
+def _fit(pairs: list[tuple[int, int]]) -> tuple[float, float] | None:
+    """Least squares of measured on local count: (scale, overhead); None without two counts
+    at least a tenth apart, or with a scale no tokenizer has."""
+    if len(pairs) < 2:
+        return None
+    xs, ys = [float(x) for x, _ in pairs], [float(y) for _, y in pairs]
+    if max(xs) < 1.1 * min(xs):
+        return None
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    spread = sum((x - mean_x) ** 2 for x in xs)
+    scale = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
+    if not 0.5 <= scale <= 2.0:
+        return None
+    return scale, mean_y - scale * mean_x
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..messages import MessageType, make_message
-from . import limits
+from . import compaction, limits
 from .context import ContextFit, smallest_fit
 from .exits import ExitStatus, SessionEnd
 
@@ -48,10 +48,17 @@ def after_interrupt(agent: Agent) -> None:
 
 
 def context_exceeded(agent: Agent, detail: str) -> None:
-    """Offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that
-    fits the window; never the same refused prompt again."""
+    """Compact when a summary is predicted to fit (`agent.compaction.on_context_exceeded`), else
+    offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that fits
+    the window; never the same refused prompt again."""
     policy = agent.config.agent.on_context_exceeded
     retried = agent.fit_applied
+    if not retried and policy != "stop" and (agent.interactive or policy == "fit") and compaction.fits(agent):
+        agent.emit(ev.Notice(text=f"The prompt did not fit the context window ({detail}): compacting the history.",
+                             level="warning"))
+        if compaction.compact(agent, "context_exceeded", review=agent.interactive and policy == "ask"):
+            agent.fit_applied = True
+            return
     fit = None if retried else smallest_fit([m for m in agent.history if m.role != "exit"],
                                              agent.prompts.processors, agent.context)
     if fit is not None:

@@ -1,8 +1,9 @@
 """The prompt of a query: the history after the active history processors (SPEC §6.1, §7).
 
 Wraps the processor chain so the agent, the TUI's meter and prompt inspector, and
-`swedeck prompt` build prompts the same way. Messages whose role is `exit` are records,
-never sent.
+`swedeck prompt` build prompts the same way: every compaction recorded in the history is
+applied first (`trajectory.compaction.compacted`, as `prompt_view.history_before` does for
+a file), then the processors. Messages whose role is `exit` are records, never sent.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
+from ..trajectory.compaction import compacted
 
 if TYPE_CHECKING:
     from ..processors.chain import ProcessorChain
@@ -54,6 +56,6 @@ class PromptBuilder:
     def build(self, history: list[Message]) -> Prompt:
         with self._lock:
             chain = self._chain
-        sendable = [message for message in history if message.role != "exit"]
+        sendable = [message for message in compacted(history) if message.role != "exit"]
         result = chain.apply(sendable)
         return Prompt(messages=result.messages, processors_hash=chain.config_hash(), errors=list(result.errors))

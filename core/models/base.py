@@ -32,6 +32,24 @@ class ModelResponse:
     stream_guard_fired: bool = False
 
 
+@dataclass(frozen=True)
+class TextAnswer:
+    """A plain answer (`Model.complete`): its text and what it cost."""
+
+    text: str
+    usage: Usage | None
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How a request is asked: with the agent's tools (a step) or without (a summary)."""
+
+    tools: bool = True
+    max_tokens: int | None = None
+    """Overrides `model.max_tokens` (a summary's own limit)."""
+
+
 class ModelError(Exception):
     """Base of the outcomes of a query that are not a response."""
 
@@ -76,6 +94,11 @@ class Model(Protocol):
     def query(self, messages: list[Message], *, step: int = 0, emit: EventSink | None = None) -> ModelResponse:
         """Send `messages` (their `to_api()` form); stream deltas to `emit` as `StreamDelta`
         events, retries as `QueryRetrying`. Raises the `ModelError`s above."""
+        ...
+
+    def complete(self, messages: list[Message], *, max_tokens: int | None = None) -> TextAnswer:
+        """A plain text answer (no tools, no command read from it): a compaction's summary.
+        Raises the `ModelError`s above; counted in `stats`."""
         ...
 
     def cancel(self) -> None:

@@ -21,7 +21,7 @@ from ..config import ModelConfig
 from ..events import EventSink, QueryRetrying
 from ..messages import FunctionCall, Message, ModelStats, ToolCall, valid_text
 from .assembler import Assembler, _get
-from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, QueryCancelled
+from .base import APIError, ContextWindowExceeded, ModelResponse, ModelSpec, QueryCancelled, Shape, TextAnswer
 from .cache_control import request_messages
 from .http_call import CANCEL, DEFAULT_MAX_TOKENS, END, ERROR, Call, provider_usage, run_call
 from .litellm_loader import litellm
@@ -62,11 +62,21 @@ class LitellmModel:
     # --- the contract ---------------------------------------------------------------------
 
     def query(self, messages: list[Message], *, step: int = 0, emit: EventSink | None = None) -> ModelResponse:
+        parts = self._answer(messages, step, emit, Shape())
+        return build_response(parts, self.spec, self.config.require_reasoning, self.config.format_error_template)
+
+    def complete(self, messages: list[Message], *, max_tokens: int | None = None) -> TextAnswer:
+        """A plain answer to `messages`: no tools, no command read from it (a compaction's summary).
+        Retried, cancelable and counted in `stats` as a query is."""
+        parts = self._answer(messages, 0, None, Shape(tools=False, max_tokens=max_tokens))
+        return TextAnswer(text=parts.content, usage=parts.usage, cost=parts.cost)
+
+    def _answer(self, messages: list[Message], step: int, emit: EventSink | None, shape: Shape) -> Parts:
         self._cancelled.clear()
         attempts = self.config.retry.attempts
         for attempt in range(1, attempts + 1):
             try:
-                parts, calls = self._attempt(messages, step, emit)
+                parts, calls = self._attempt(messages, step, emit, shape)
                 break
             except _Cancelled:
                 raise QueryCancelled() from None
@@ -88,7 +98,7 @@ class LitellmModel:
         # A usage requery is a second, billed completion of the same prompt.
         parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking) * calls
         self.stats.add(parts.cost, parts.usage, calls)
-        return build_response(parts, self.spec, self.config.require_reasoning, self.config.format_error_template)
+        return parts
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -100,14 +110,15 @@ class LitellmModel:
 
     # --- one attempt ----------------------------------------------------------------------
 
-    def _attempt(self, messages: list[Message], step: int, emit: EventSink | None) -> tuple[Parts, int]:
+    def _attempt(self, messages: list[Message], step: int, emit: EventSink | None,
+                 shape: Shape) -> tuple[Parts, int]:
         """The response parts and the number of API calls made (2 after a usage requery)."""
         if not self.config.use_streaming:
-            return self._complete(messages, step, emit), 1
+            return self._complete(messages, step, emit, shape), 1
         assembler = Assembler(step=step, emit=emit)
         guard = self._guard()
         fired = False
-        call = self._start(self.request(messages, stream=True))
+        call = self._start(self.request(messages, stream=True, shape=shape))
         stall = _Stall(self.config.stall_timeout_s, self.config.timeout_s)
         for item in _items(call, stall):
             stall.item()
@@ -133,11 +144,11 @@ class LitellmModel:
         )
         calls = 1
         if parts.usage is None:
-            calls += self._fallback_usage(parts, messages, step, guard_fired=fired)
+            calls += self._fallback_usage(parts, messages, shape, guard_fired=fired)
         return parts, calls
 
-    def _complete(self, messages: list[Message], step: int, emit: EventSink | None) -> Parts:
-        response = self._run(self.request(messages, stream=False))
+    def _complete(self, messages: list[Message], step: int, emit: EventSink | None, shape: Shape) -> Parts:
+        response = self._run(self.request(messages, stream=False, shape=shape))
         choices = _get(response, "choices") or []
         message = _get(choices[0], "message") if choices else None
         if message is None:
@@ -167,12 +178,12 @@ class LitellmModel:
             parts.usage = estimate_usage(messages, _response_text(parts))
         return parts
 
-    def _fallback_usage(self, parts: Parts, messages: list[Message], step: int, guard_fired: bool) -> int:
+    def _fallback_usage(self, parts: Parts, messages: list[Message], shape: Shape, guard_fired: bool) -> int:
         mode = self.config.usage_fallback
         if mode == "estimate" or guard_fired:  # §4.4: a guarded stream is estimated, never requeried
             parts.usage = estimate_usage(messages, _response_text(parts))
         elif mode == "requery":
-            response = self._run(self.request(messages, stream=False))
+            response = self._run(self.request(messages, stream=False, shape=shape))
             parts.usage = usage_from(_get(response, "usage")) or estimate_usage(messages, _response_text(parts))
             return 1
         return 0
@@ -184,20 +195,23 @@ class LitellmModel:
 
     # --- the request ----------------------------------------------------------------------
 
-    def request(self, messages: list[Message], *, stream: bool) -> dict[str, Any]:
+    def request(self, messages: list[Message], *, stream: bool, shape: Shape | None = None) -> dict[str, Any]:
         """The keyword arguments of `litellm.completion` for `messages`."""
         config = self.config
+        shape = shape or Shape()
         kwargs: dict[str, Any] = {key: value for key, value in config.model_kwargs.items() if key != "tokens_per_second"}
         api_messages = request_messages(messages, config.set_cache_control)
         kwargs.update(model=self.model_name, messages=api_messages, max_retries=0, timeout=config.timeout_s)
-        if config.max_tokens and not {"max_tokens", "max_completion_tokens"} & set(kwargs):
+        if shape.max_tokens:
+            kwargs["max_tokens"] = shape.max_tokens
+        elif config.max_tokens and not {"max_tokens", "max_completion_tokens"} & set(kwargs):
             kwargs["max_tokens"] = config.max_tokens
             kwargs[DEFAULT_MAX_TOKENS] = True  # lowered to the model's limit where litellm runs
         if stream:
             kwargs["stream"] = True
             if config.stream_include_usage:
                 kwargs["stream_options"] = {"include_usage": True}
-        if self.spec.action_format != "text":
+        if self.spec.action_format != "text" and shape.tools:
             require = config.require_reasoning or self.spec.require_reasoning
             kwargs["tools"] = [*ToolSchema(require).tools(), *self.spec.extra_tools]
             if config.tool_choice is not None:

@@ -19,8 +19,8 @@ from ..config import ModelConfig
 from ..events import EventSink, StreamDelta
 from ..messages import Action, Message, MessageType, ModelStats
 from ..tokens import count_text
-from .base import FormatError, ModelResponse, ModelSpec, QueryCancelled, ReplayExhausted
-from .replay_source import assistant_messages
+from .base import FormatError, ModelResponse, ModelSpec, QueryCancelled, ReplayExhausted, TextAnswer
+from .replay_source import recorded_answers
 from .responses import Parts, build_response
 from .usage import estimate_usage
 
@@ -39,8 +39,9 @@ class ReplayModel:
         self.path = Path(self.model_name.removeprefix(PREFIX)).expanduser()
         self.tokens_per_second = float(config.model_kwargs.get("tokens_per_second", DEFAULT_TOKENS_PER_SECOND))
         self.stats = ModelStats()
-        self._messages = assistant_messages(self.path)
+        self._messages, self._summaries = recorded_answers(self.path)
         self._next = 0
+        self._next_summary = 0
         self._cancelled = threading.Event()
 
     @property
@@ -75,6 +76,19 @@ class ReplayModel:
         # replay them as `name args` commands rather than failing every step.
         message = recorded.with_extra(message_type=MessageType.ACTION, actions=foreign, usage=usage, cost=parts.cost)
         return ModelResponse(message=message, actions=list(foreign), usage=usage, cost=parts.cost)
+
+    def complete(self, messages: list[Message], *, max_tokens: int | None = None) -> TextAnswer:
+        """The next summary the file recorded (its compactions, in order)."""
+        if self._next_summary >= len(self._summaries):
+            raise ReplayExhausted(f"the replayed trajectory {self.path} has no more recorded summaries")
+        recorded = self._summaries[self._next_summary]
+        self._next_summary += 1
+        extra = recorded.extra.model_extra or {}
+        text = str(extra["summary"])
+        usage = estimate_usage(messages, text)
+        cost = float(extra.get("summary_cost") or 0.0)
+        self.stats.add(cost, usage)
+        return TextAnswer(text=text, usage=usage, cost=cost)
 
     def cancel(self) -> None:
         self._cancelled.set()

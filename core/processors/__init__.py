@@ -17,6 +17,7 @@ from .last_n_observations import LastNObservations
 from .manager import Manager
 from .orchestrator import Orchestrator
 from .remove_regex import RemoveRegex
+from .summarize import Summarize
 from .tag_tool_call_observations import TagToolCallObservations
 from .worker import Worker
 
@@ -30,6 +31,7 @@ PROCESSORS: dict[str, type[Processor]] = {
     "worker": Worker,
     "orchestrator": Orchestrator,
     "manager": Manager,
+    "summarize": Summarize,
 }
 
 if TYPE_CHECKING:

@@ -3,6 +3,12 @@
 a reader writes a `MessageType.COMPACTION` message where it happened. What the model saw
 after it is what `compacted` keeps: without `forgotten`, the leading system prompt, the
 marker (its summary) and what follows; with `forgotten` (message indices), all but those.
+
+swedeck's own `summarize` processor (SPEC §17, `agent/compaction.py`) records `replaces`
+(message indices, one range of the history as the model then saw it): the marker, whose
+content is the summary, stands where the first of them stood, and they are gone. An undo
+is a marker with `undoes` (the position of the compaction it takes back): from there on
+that compaction is as if it never happened, and the undo marker itself is never sent.
 """
 
 from __future__ import annotations
@@ -22,13 +28,38 @@ def is_compaction(message: Message) -> bool:
     return message.message_type == MessageType.COMPACTION
 
 
+def undone(messages: Sequence[Message]) -> set[int]:
+    """Positions of the compactions an undo marker takes back."""
+    out = set()
+    for message in messages:
+        if is_compaction(message):
+            target = _extra(message).get("undoes")
+            if isinstance(target, int):
+                out.add(target)
+    return out
+
+
 def compacted(messages: Sequence[Message]) -> list[Message]:
     """The history a query was sent, with every compaction before it applied."""
+    if not any(is_compaction(message) for message in messages):
+        return list(messages)
+    taken_back = undone(messages)
     kept = list(range(len(messages)))
     for position, message in enumerate(messages):
         if not is_compaction(message):
             continue
-        forgotten = _extra(message).get("forgotten")
+        extra = _extra(message)
+        if "undoes" in extra or position in taken_back:
+            kept = [index for index in kept if index != position]
+            continue
+        replaces = extra.get("replaces")
+        if isinstance(replaces, list):
+            gone = {index for index in replaces if isinstance(index, int)}
+            first = next((index for index in kept if index in gone), None)
+            kept = [position if index == first else index for index in kept
+                    if index != position and (index not in gone or index == first)]
+            continue
+        forgotten = extra.get("forgotten")
         if isinstance(forgotten, list):
             dropped = {index for index in forgotten if isinstance(index, int)}
             kept = [index for index in kept if index not in dropped]
@@ -41,6 +72,8 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
 def label(message: Message) -> str:
     """`compacted: 180,000 -> 12,000` (the token figures where the file records them)."""
     extra = _extra(message)
+    if "undoes" in extra:
+        return "compaction undone"
     before, after = extra.get("tokens_before"), extra.get("tokens_after")
     if isinstance(before, int) and isinstance(after, int):
         return f"compacted: {before:,} -> {after:,}"

@@ -68,6 +68,9 @@ class ScriptedSession:
         self.calls.append(("set_processors", processors))
         self._processors = list(processors)
 
+    def compact(self, undo: bool = False) -> None:
+        self.calls.append(("compact", undo))
+
     def interrupt(self) -> None:
         """As the agent does: a waiting confirmation is given up (answered with nothing)."""
         self.calls.append(("interrupt", None))

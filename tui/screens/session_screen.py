@@ -39,10 +39,11 @@ from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
 from ..widgets.processors_panel import ProcessorsPanel
 from ..widgets.transcript import Transcript
+from .compaction_screen import CompactionScreen
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
 from .quit_screen import QuitScreen
-from .session_state import SessionState
+from .session_state import SessionState, compaction_note
 
 if TYPE_CHECKING:
     from swedeck.core.session import SessionControl
@@ -99,7 +100,8 @@ class SessionScreen(SessionState, Screen):
             yield ObservationPane(id="observation")
         yield ProcessorsPanel(self.registry, self.session.processors, id="processors").data_bind(
             open=SessionState.processors_open)
-        yield ContextMeter(id="meter").data_bind(status=SessionState.context, processors=SessionState.processor_labels)
+        yield ContextMeter(id="meter").data_bind(status=SessionState.context, processors=SessionState.processor_labels,
+                                                 notes=SessionState.meter_notes)
         yield InputLine(id="input").data_bind(purpose=SessionState.line_purpose)
         yield Footer()
 
@@ -303,6 +305,27 @@ class SessionScreen(SessionState, Screen):
         self.app.push_screen(PauseScreen(event.reason, event.detail, event.fit), answer)
         return None
 
+    def _draw_compaction_review(self, event: ev.CompactionReview) -> None:
+        def answer(text: str | None) -> None:
+            resolve(event.future, text)
+
+        self.app.push_screen(CompactionScreen(event.summary, event.messages, event.tokens_before, event.tokens_after),
+                             answer)
+
+    async def _draw_compaction_started(self, event: ev.CompactionStarted) -> None:
+        why = {"threshold": "the context reached the summarize threshold", "request": "asked",
+               "context_exceeded": "the prompt did not fit the window"}.get(event.reason, event.reason)
+        await self.transcript.add_note(f"compacting: summarizing {event.messages} messages ({why})…", "info")
+
+    async def _draw_compacted(self, event: ev.Compacted) -> None:
+        if event.undone:
+            text = f"{compaction_note(event)} · the next prompt is the one before the compaction"
+        else:
+            cost = f", ${event.cost:.4f}" if event.cost else ""
+            text = (f"{compaction_note(event)} · {event.messages} messages summarized by {event.model}{cost} "
+                    "· ctrl+z undoes")
+        await self.transcript.add_note(text, "info", "compaction")
+
     def _block(self, action_id: str) -> CommandBlock | None:
         return self.transcript.commands.get(action_id)
 
@@ -423,6 +446,14 @@ class SessionScreen(SessionState, Screen):
         except Exception as exc:  # noqa: BLE001 - reported to the person
             self.notify(f"{exc}", title="No prediction", severity="warning", markup=False)
 
+    def action_compact(self) -> None:
+        self.session.compact()
+        self.notify("the history will be compacted before the next query", markup=False)
+
+    def action_undo_compaction(self) -> None:
+        self.session.compact(undo=True)
+        self.notify("the last compaction will be undone before the next query", markup=False)
+
     def action_prompt_inspector(self) -> None:
         try:
             preview = self.session.prompt_preview()
@@ -478,6 +509,9 @@ DRAW: dict[type, Draw] = {
     ev.ConfirmationRequested: SessionScreen._draw_confirmation,
     ev.InputRequested: SessionScreen._draw_input,
     ev.PauseRequested: SessionScreen._draw_pause,
+    ev.CompactionReview: SessionScreen._draw_compaction_review,
+    ev.CompactionStarted: SessionScreen._draw_compaction_started,
+    ev.Compacted: SessionScreen._draw_compacted,
 }
 """What each event adds to the transcript and the output pane (its effect on the state is
 `SessionState.apply`): one line per event type."""

@@ -30,6 +30,13 @@ LinePurpose = Literal["task", "follow_up", "human_command", "after_interrupt", "
 edit) answer the pending confirmation with a comment or an edited command."""
 
 
+def compaction_note(event: ev.Compacted) -> str:
+    """`compacted 182,400 -> 14,900 tokens` (or `compaction undone: 14,900 -> 182,400 tokens`)."""
+    sizes = (f"{event.tokens_before:,} -> {event.tokens_after:,} tokens"
+             if event.tokens_before is not None and event.tokens_after is not None else "")
+    return f"compaction undone: {sizes}" if event.undone else f"compacted {sizes}"
+
+
 class SessionState(DOMNode):
     info: var[HeaderInfo] = var(HeaderInfo)
     """The header's figures: task, model, environment, mode, step, cost, state."""
@@ -47,12 +54,17 @@ class SessionState(DOMNode):
     """The meter's figures: the agent's last report, or the prediction after a processor change."""
     processor_labels: var[list[str]] = var(list)
     """The enabled processors, as the meter names them."""
+    meter_notes: var[list[str]] = var(list)
+    """What the meter names beside its figures: the last compaction (or its undo), until the next answer."""
     stacked: var[bool] = var(False)
     """The transcript sits above the command output instead of beside it."""
     processors_open: var[bool] = var(False)
     """The processors panel is shown."""
     ended: var[bool] = var(False, bindings=True)
     """The session's thread has returned (or failed): nothing more will be asked."""
+
+    _note_answers = 0
+    """Answers left before the meter's compaction note goes."""
 
     def apply(self, event: Any) -> None:
         """The event's effect on the state; events that only add to the transcript have none."""
@@ -90,6 +102,15 @@ class SessionState(DOMNode):
 
     def _rule_context(self, event: ev.ContextUpdated) -> None:
         self.context = event.status
+
+    def _rule_compacted(self, event: ev.Compacted) -> None:
+        self.meter_notes = [compaction_note(event)]
+        self._note_answers = 2  # the answer it shaped, and the one after: its figures are the meter's
+
+    def _rule_answered(self, event: ev.QueryFinished) -> None:
+        self._note_answers -= 1
+        if self._note_answers <= 0 and self.meter_notes:
+            self.meter_notes = []
 
     def _rule_retrying(self, event: ev.QueryRetrying) -> None:
         self.header(state=f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s")
@@ -149,6 +170,8 @@ RULES: dict[type, Any] = {
     ev.ProgressUpdated: SessionState._rule_progress,
     ev.ContextUpdated: SessionState._rule_context,
     ev.QueryRetrying: SessionState._rule_retrying,
+    ev.Compacted: SessionState._rule_compacted,
+    ev.QueryFinished: SessionState._rule_answered,
     ev.ActionDecided: SessionState._rule_decided,
     ev.MessageAdded: SessionState._rule_message,
     ev.ConfirmationRequested: SessionState._rule_confirmation,

@@ -1,0 +1,165 @@
+"""Compaction by summary (SPEC §17, issue 31), through real sessions against the scripted
+server with a small window. The server counts prompts as a provider does: its own count of
+the whole request body plus the tools' overhead, not swedeck's. Checked: the requests the
+server received after a compaction are the ones `swedeck prompt` rebuilds from the file;
+the meter's prediction of the next prompt after a compaction is within 5% of what the
+server then reports; undo gives back the earlier prefix byte for byte; a summary call that
+fails (429s, a cut stream) leaves the history untouched and says so."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from test_prompt_rebuild import as_litellm_sends_to_openai
+
+from conftest import swedeck_command
+from support.driver import Driver, make_config, run_session
+from support.openai_server import Turn, Usage, model_config
+from support.reliability import SUBMIT
+from swedeck.core import events as ev
+from swedeck.core.messages import MessageType
+from swedeck.core.prompt_view import step_prompt
+from swedeck.core.tokens import count_text
+from swedeck.core.trajectory.loader import load_trajectory
+
+WINDOW = 6000
+TOOLS_OVERHEAD = 180
+SUMMARY = "Summary: printed the numbers 1..300 four times; nothing failed; next: submit."
+
+
+def provider_count(body: dict) -> int:
+    """A provider's prompt tokens: its count of the request as it sees it (JSON, keys and all)."""
+    return count_text(json.dumps(body["messages"])) + (TOOLS_OVERHEAD if body.get("tools") else 0)
+
+
+def is_summary_request(body: dict) -> bool:
+    return not body.get("tools") and "The conversation to summarize" in json.dumps(body["messages"])
+
+
+def steps_in(body: dict) -> int:
+    return sum(1 for message in body["messages"] if message["role"] == "assistant")
+
+
+def scripted(steps_before_submit: int = 6, summary: Turn | None = None):
+    """Step k prints 300 numbers; then submits. Summaries are answered with `summary`."""
+    answered = []
+
+    def answer(body: dict) -> Turn:
+        usage = Usage(provider_count(body), 30)
+        if is_summary_request(body):
+            return summary if summary is not None else Turn(text=SUMMARY, usage=usage)
+        if provider_count(body) > WINDOW:
+            return Turn.context_exceeded()
+        answered.append(body)
+        if len(answered) > steps_before_submit:
+            return Turn.bash_tool(SUBMIT, usage=usage)
+        return Turn.bash_tool(f"seq {len(answered)} {len(answered) + 299}", usage=usage)
+    return answer
+
+
+def config_for(server, tmp_path, **summarize):
+    model = model_config(server, context_window=WINDOW)
+    config = make_config(tmp_path, model, agent__mode="yolo", agent__step_limit=12)
+    config.agent.history_processors = [{"type": "summarize", "at": 0.5, "keep_last": 1, **summarize}]
+    return config
+
+
+def step_requests(server) -> list[dict]:
+    return [body for body in server.requests if not is_summary_request(body)]
+
+
+def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_server, tmp_path):
+    openai_server.respond(scripted())
+    driver = Driver()
+    result = run_session(config_for(openai_server, tmp_path), "print numbers", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    summaries = [body for body in openai_server.requests if is_summary_request(body)]
+    assert len(summaries) >= 1 and "max_tokens" in summaries[0] and "tools" not in summaries[0]
+    path = tmp_path / "session.traj.json"
+    trajectory = load_trajectory(path)
+    markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+    assert markers, "no compaction was recorded"
+    record = markers[0].extra.model_extra
+    assert record["summary"] == SUMMARY and record["reason"] == "threshold" and record["model"]
+    assert record["tokens_before"] > record["tokens_after"] and record["summary_usage"]["prompt_tokens"] > 0
+    assert SUMMARY in markers[0].text
+    # every request the server received is what the file rebuilds (swedeck prompt's core function)
+    sent = step_requests(openai_server)
+    assert len(trajectory.steps) == len(sent)
+    for number, received in enumerate(sent, 1):
+        rebuilt = step_prompt(trajectory, number)
+        assert as_litellm_sends_to_openai(rebuilt.request_messages()) == received["messages"], f"step {number}"
+    after = next(n for n, body in enumerate(sent, 1) if SUMMARY in json.dumps(body["messages"]))
+    assert steps_in(sent[after - 1]) < steps_in(sent[after - 2])  # earlier steps are gone from it
+    # ... and so does the CLI
+    cli = subprocess.run([*swedeck_command(), "prompt", str(path), "--step", str(after), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 0, cli.stderr
+    shown = [{key: value for key, value in message.items()
+              if key not in ("tokens", "history_index", "changed", "message_type")}
+             for message in json.loads(cli.stdout)["messages"]]
+    assert as_litellm_sends_to_openai(shown) == sent[after - 1]["messages"]
+    # the meter's prediction after the compaction, against what the server then counted
+    reported = provider_count(sent[after - 1])
+    assert abs(record["tokens_after"] - reported) <= 0.05 * reported, (record["tokens_after"], reported)
+    compacted = driver.of(ev.Compacted)
+    assert compacted and compacted[0].tokens_after == record["tokens_after"] and not compacted[0].undone
+    # the summary call counts in the run's totals
+    info = json.loads(path.read_text())["info"]["model_stats"]
+    assert info["api_calls"] == len(openai_server.requests)
+
+
+def test_undo_gives_back_the_prefix_from_before_the_compaction(openai_server, tmp_path):
+    openai_server.respond(scripted(steps_before_submit=7))
+
+    def undo_once(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.Compacted) and not event.undone:
+            driver.session.compact(undo=True)
+
+    driver = Driver(on_event=undo_once)
+    result = run_session(config_for(openai_server, tmp_path, at=0.6), "print numbers", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    sent = step_requests(openai_server)
+    compacted_at = next(i for i, body in enumerate(sent) if SUMMARY in json.dumps(body["messages"]))
+    before, after_undo = sent[compacted_at - 1]["messages"], sent[compacted_at + 1]["messages"]
+    assert SUMMARY not in json.dumps(after_undo)
+    # the request after the undo starts with the whole request before the compaction, byte for byte
+    assert json.dumps(after_undo[: len(before)]) == json.dumps(before)
+    assert [e.undone for e in driver.of(ev.Compacted)][:2] == [False, True]
+    trajectory = load_trajectory(tmp_path / "session.traj.json")
+    for number, received in enumerate(sent, 1):
+        assert as_litellm_sends_to_openai(step_prompt(trajectory, number).request_messages()) == received["messages"]
+
+
+def test_a_failed_summary_leaves_the_history_untouched_and_says_so(openai_server, tmp_path):
+    for failure in (Turn.rate_limited(), Turn(text="Summary: half", drop_after=2)):
+        openai_server.requests.clear()
+        openai_server.respond(scripted(summary=failure))
+        driver = Driver()
+        folder = tmp_path / ("a" if failure.status == 429 else "b")
+        folder.mkdir()
+        result = run_session(config_for(openai_server, folder), "print numbers", driver, interactive=False)
+        assert result.exit_status == "Submitted", result.message
+        trajectory = load_trajectory(folder / "session.traj.json")
+        assert not [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+        failed = driver.of(ev.CompactionFailed)
+        assert failed and "the history is unchanged" in failed[0].error
+        assert any("the summary failed" in n.text for n in driver.of(ev.Notice))
+        sent = step_requests(openai_server)
+        assert all(steps_in(body) == n for n, body in enumerate(sent))  # nothing was dropped from any request
+
+
+def test_a_refused_prompt_is_compacted_when_a_summary_fits(openai_server, tmp_path):
+    """No summarize threshold: the provider refuses the prompt; `on_context_exceeded: fit`
+    compacts (headless) and the run goes on."""
+    openai_server.respond(scripted(steps_before_submit=9))
+    config = config_for(openai_server, tmp_path)
+    config.agent.history_processors = []
+    config.agent.on_context_exceeded = "fit"
+    driver = Driver()
+    result = run_session(config, "print numbers", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    trajectory = load_trajectory(tmp_path / "session.traj.json")
+    markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+    assert markers and markers[0].extra.model_extra["reason"] == "context_exceeded"

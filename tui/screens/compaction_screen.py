@@ -1,0 +1,56 @@
+"""Confirm mode: a compaction's summary before it is used (SPEC §17).
+
+The summary is shown in an editable box: accept it as written or as edited (ctrl+s or
+Use), or keep the full history (escape). The answer is the text to use, or None.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+from ..widgets.text import literal
+
+
+def figures(messages: int, before: int | None, after: int | None) -> str:
+    """`40 messages -> one summary · next prompt ≈ 182,400 -> 14,900 tokens`."""
+    sizes = f" · next prompt ≈ {before:,} -> {after:,} tokens" if before is not None and after is not None else ""
+    return f"{messages} messages -> one summary{sizes}"
+
+
+class CompactionScreen(ModalScreen[str | None]):
+    CSS_PATH = "compaction_screen.tcss"
+    BINDINGS = [Binding("ctrl+s", "use", "Use the summary", id="compaction_use"),
+                Binding("escape", "keep", "Keep the full history", id="compaction_keep")]
+
+    def __init__(self, summary: str, messages: int, before: int | None, after: int | None) -> None:
+        super().__init__()
+        self.summary = summary
+        self.detail = figures(messages, before, after)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="compaction-box"):
+            yield Label("Compact the history with this summary?", id="compaction-title")
+            yield Static(literal(self.detail + " · edit it below if you like"), id="compaction-detail")
+            yield TextArea(self.summary, id="compaction-summary", soft_wrap=True)
+            with Horizontal():
+                yield Button("Use it (ctrl+s)", variant="primary", id="use")
+                yield Button("Keep the full history (esc)", variant="default", id="keep")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "use":
+            self.action_use()
+        else:
+            self.action_keep()
+
+    def action_use(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_keep(self) -> None:
+        self.dismiss(None)
