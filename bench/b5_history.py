@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from swedeck.core.agent.context import ContextTracker
+from swedeck.core.agent.prompt import PromptBuilder
 from swedeck.core.processors import PROCESSORS
-from swedeck.core.processors.chain import ProcessorChain
 
 from .generate import Generator
 from .result import Result, at_most
@@ -43,29 +43,29 @@ def run(quick: bool, workdir: Path) -> Result:
     generator = Generator(mean_output_chars=2000)
     stream = generator.messages(steps=(size - 2) // 2 + rebuilds + 1)
     history = [next(stream) for _ in range(size)]
-    chain = ProcessorChain(all_processors())
+    chain = PromptBuilder(all_processors())  # the agent's own path: recorded compactions, then the processors
 
     start = time.perf_counter()
-    cold = chain.apply(history)
+    cold = chain.build(history)
     cold_build = time.perf_counter() - start
     tracker = ContextTracker(window=None)
     start = time.perf_counter()
-    tracker.predict(chain.apply(history).messages)
+    tracker.predict(chain.build(history).messages)
     cold_estimate = time.perf_counter() - start
 
     builds, estimates = [], []
     for _ in range(rebuilds):
         history += [next(stream), next(stream)]  # one more step: action and observation
         start = time.perf_counter()
-        chain.apply(history)
+        chain.build(history)
         builds.append(time.perf_counter() - start)
         start = time.perf_counter()
-        tracker.predict(chain.apply(history).messages)
+        tracker.predict(chain.build(history).messages)
         estimates.append(time.perf_counter() - start)
 
     figures = {
         "messages": size,
-        "processors": [processor.type for processor in chain.processors],
+        "processors": [processor["type"] for processor in chain.describe()],
         "prompt_messages": len(cold.messages),
         "errors": cold.errors,
         **summary_ms(builds, "build"),
