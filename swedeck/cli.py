@@ -16,6 +16,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from . import __version__
 
@@ -24,7 +25,7 @@ EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # exit 2 with one line, as argparse does, but named
+    def error(self, message: str) -> NoReturn:  # exit 2 with one line, as argparse does, but named
         self.print_usage(sys.stderr)
         self.exit(2, f"swedeck: error: {message}\n")
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App, SystemCommand
+from textual.binding import BindingType
 from textual.screen import Screen
 
 from swedeck.core.agent.exits import exit_line
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 class SwedeckApp(App[int]):
     TITLE = "swedeck"
-    BINDINGS = APP_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
     def __init__(self, session: SessionControl, *, theme: str | None = None, themes_dir: Path | None = None,
                  registry: dict[str, type] | None = None) -> None:
@@ -62,7 +63,7 @@ class SwedeckApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(all_bindings(), self.ui.keymap))
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         seen: set[str] = set()
         for binding in all_bindings():

@@ -53,9 +53,11 @@ def coalesce(events: list[ev.Event]) -> list[Any]:
             if isinstance(last, OutputChunk) and last.action_id == event.action_id:
                 texts[-1].append(event.text)
                 continue
-            event = OutputChunk(event.action_id, event.text)
+            merged.append(OutputChunk(event.action_id, event.text))
+            texts.append([event.text])
+            continue
         merged.append(event)
-        texts.append([event.text] if isinstance(event, (ev.StreamDelta, OutputChunk)) else [])
+        texts.append([event.text] if isinstance(event, ev.StreamDelta) else [])
     for i, pieces in enumerate(texts):
         if len(pieces) > 1:
             merged[i] = dataclasses.replace(merged[i], text="".join(pieces))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
+from typing import Any
 
 from swedeck.core.diff.align import Alignment, align, step_key, totals_line
 from swedeck.core.errors import UsageError
@@ -39,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     return _view(args)
 
 
-def _batch_json(comparison) -> str:
+def _batch_json(comparison: Any) -> str:
     return inert_json({"a": comparison.a, "b": comparison.b, "differing": comparison.differing,
                        "instances": [{"instance_id": pair.instance_id, "differs": pair.differs, "a": asdict(pair.a),
                                       "b": asdict(pair.b)} for pair in comparison.pairs]})
 
 
-def _batch_text(comparison) -> str:
+def _batch_text(comparison: Any) -> str:
     out = [f"A: {comparison.a}", f"B: {comparison.b}",
            f"{len(comparison.pairs)} instances, {comparison.differing} with another outcome (listed first)", ""]
     width = max((len(pair.instance_id) for pair in comparison.pairs), default=10)
@@ -55,7 +56,7 @@ def _batch_text(comparison) -> str:
     return strip_control("\n".join(out))
 
 
-def _view(args: argparse.Namespace, comparison=None) -> int:
+def _view(args: argparse.Namespace, comparison: Any = None) -> int:
     from swedeck.commands import config_flags
     from swedeck.commands.replay_ui import fork
     from swedeck.core.config import load_config

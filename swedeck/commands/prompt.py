@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from swedeck.core.config import load_config
 from swedeck.core.messages import content_text
@@ -62,6 +63,6 @@ def _text(prompt: StepPrompt, path: str, format: str) -> str:
     return "\n".join(out)
 
 
-def _describe(processor: dict) -> str:
+def _describe(processor: dict[str, Any]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in processor.items() if k not in ("type", "enabled"))
     return f"{processor['type']}({params})"

@@ -7,6 +7,7 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _lines(trajectory, step: int | None, as_json: bool) -> Iterator[str]:
+def _lines(trajectory: Any, step: int | None, as_json: bool) -> Iterator[str]:
     from swedeck.core.trajectory.printer import json_lines, text_lines
 
     steps = trajectory.steps

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from swedeck.core.errors import UsageError
 
@@ -41,7 +42,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     return fork(request, config, replay=getattr(args, "replay_actions", False))
 
 
-def fork(request, config, *, replay: bool) -> int:
+def fork(request: Any, config: Any, *, replay: bool) -> int:
     """Continue the trajectory live from the chosen step, in the live UI."""
     from swedeck.core.replay.fork import fork_session
     from swedeck.core.trajectory.loader import load_trajectory

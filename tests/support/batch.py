@@ -7,6 +7,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any, TextIO, cast
 
 from conftest import swedeck_command
 from support.openai_server import Turn
@@ -17,7 +18,7 @@ from swedeck.core.batch.runner import Batch, BatchOptions
 ID_IN_TASK = re.compile(r"fix issue (\S+)")
 
 
-def conversation(body: dict) -> str:
+def conversation(body: dict[str, Any]) -> str:
     parts = []
     for message in body.get("messages", []):
         content = message.get("content")
@@ -27,19 +28,20 @@ def conversation(body: dict) -> str:
     return "\n".join(parts)
 
 
-def submits_its_own_patch(body: dict) -> Turn:
+def submits_its_own_patch(body: dict[str, Any]) -> Turn:
     """Each instance's first answer submits a patch that names its own instance."""
-    instance_id = ID_IN_TASK.search(conversation(body)).group(1)
-    return Turn.bash_tool(f"{SUBMIT} && echo 'patch for {instance_id}'")
+    found = ID_IN_TASK.search(conversation(body))
+    assert found is not None
+    return Turn.bash_tool(f"{SUBMIT} && echo 'patch for {found.group(1)}'")
 
 
-def write_instances(path: Path, ids: list[str], **fields) -> Path:
+def write_instances(path: Path, ids: list[str], **fields: Any) -> Path:
     path.write_text("\n".join(json.dumps({"instance_id": i, "problem_statement": f"fix issue {i}", **fields})
                               for i in ids) + "\n")
     return path
 
 
-def events_of(lines: list[str]) -> list[dict]:
+def events_of(lines: list[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.startswith("{")]
 
 
@@ -47,9 +49,9 @@ class Collect:
     """A batch sink that keeps the events (the JSON printer's records, as `--json` prints them)."""
 
     def __init__(self, tally: Tally):
-        self.records: list[dict] = []
+        self.records: list[dict[str, Any]] = []
         self.ticks = 0
-        self._json = JsonLines(self, tally)
+        self._json = JsonLines(cast(TextIO, self), tally)  # it writes to us as to a stream
 
     def write(self, text: str) -> None:
         if text.strip():
@@ -58,24 +60,24 @@ class Collect:
     def flush(self) -> None:
         pass
 
-    def __call__(self, event) -> None:
+    def __call__(self, event: Any) -> None:
         self._json(event)
 
     def tick(self) -> None:  # called while instances run, as the batch calls the printers'
         self.ticks += 1
 
-    def of(self, name: str) -> list[dict]:
+    def of(self, name: str) -> list[dict[str, Any]]:
         return [record for record in self.records if record["event"] == name]
 
 
-def run_batch(config, instances, out: Path, **options) -> tuple[int, Collect]:
+def run_batch(config: Any, instances: list[Any], out: Path, **options: Any) -> tuple[int, Collect]:
     tally = Tally(workers=options.get("workers", 1))
     sink = Collect(tally)
     code = Batch(config, instances, out, BatchOptions(**options), sink, tally).run()
     return code, sink
 
 
-def batch_command(server, instances: Path, out: Path, *extra: str) -> list[str]:
+def batch_command(server: Any, instances: Path, out: Path, *extra: str) -> list[str]:
     return [*swedeck_command(), "batch", str(instances), "-o", str(out), "--env", "local", "--cwd", str(out.parent),
             "-m", "hosted_vllm/scripted", "-c", f"model.model_kwargs={{api_base: '{server.url}'}}",
             "-c", "model.cost_tracking=ignore_errors", *extra]

@@ -70,7 +70,9 @@ class Browser:
                 raise RuntimeError(f"chromium exited {self.process.returncode} before it listened")
             lines = marker.read_text().splitlines() if marker.exists() else []
             return int(lines[0]) if lines and lines[0].isdigit() else None
-        return wait_until(listening, START_TIMEOUT_S, "chromium's DevTools port")
+        port = wait_until(listening, START_TIMEOUT_S, "chromium's DevTools port")
+        assert port is not None
+        return port
 
     def _event(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params", {})
@@ -91,7 +93,8 @@ class Browser:
             if message.get("id") == self._id:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
-                return message.get("result", {})
+                result: dict[str, Any] = message.get("result", {})
+                return result
             self._event(message)
 
     def open(self, path: Path, timeout: float = 30.0) -> float:
@@ -109,7 +112,7 @@ class Browser:
         return result["result"].get("value")
 
     def text(self, element_id: str) -> str:
-        return self.evaluate(f"document.getElementById({json.dumps(element_id)}).textContent")
+        return str(self.evaluate(f"document.getElementById({json.dumps(element_id)}).textContent"))
 
     def wait_for(self, expression: str, timeout: float = 10.0) -> None:
         wait_until(lambda: self.evaluate(f"!!({expression})"), timeout, expression)

@@ -13,7 +13,7 @@ def explode(messages: list[Message]) -> list[Message]:
     raise RuntimeError("filter broke")
 
 
-def not_a_list(messages: list[Message]):
+def not_a_list(messages: list[Message]) -> str:
     return "nope"
 
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from swedeck.core.config import EnvironmentConfig
+from swedeck.core.environments.base import Environment
 
 TEST_IMAGE = "swedeck-test:latest"
 
 
-def docker_client():
+def docker_client() -> Any:
     """A client for the real engine; skips (or fails when SWEDECK_REQUIRE_DOCKER=1) without one."""
     try:
         import docker
@@ -29,7 +33,7 @@ def docker_client():
     return client
 
 
-def docker_config(**overrides) -> EnvironmentConfig:
+def docker_config(**overrides: Any) -> EnvironmentConfig:
     docker_client()
     overrides.setdefault("image", TEST_IMAGE)
     return EnvironmentConfig(environment_class="docker", **overrides)
@@ -40,7 +44,7 @@ def unique_session(prefix: str) -> str:
 
 
 @contextmanager
-def started_environment(kind: str, tmp_path, name: str):
+def started_environment(kind: str, tmp_path: Path, name: str) -> Iterator[Environment]:
     """A started local (in `tmp_path`) or Docker environment, closed after the block."""
     from swedeck.core.environments import get_environment
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from swedeck.core import events as ev
 from swedeck.core.config import SwedeckConfig, load_config
@@ -26,7 +27,7 @@ class Driver:
         self.pauses = list(pauses)
         self.on_event = on_event
         self.events: list[ev.Event] = []
-        self.requests: list[ev.Request] = []
+        self.requests: list[ev.Request[Any]] = []
         self.session: Session | None = None
 
     def __call__(self, event: ev.Event) -> None:
@@ -54,7 +55,8 @@ class Driver:
         threading.Timer(0.05, action).start()
 
 
-def make_config(tmp_path, model, *specs: str, env: str = "local", **fields: Any) -> SwedeckConfig:
+def make_config(tmp_path: Path, model: Any, *specs: str, env: Literal["local", "docker"] = "local",
+                **fields: Any) -> SwedeckConfig:
     """The shipped default with the scripted model, commands in `tmp_path`, output in `tmp_path`."""
     config = load_config(list(specs), environ={})
     config.model = model

@@ -22,7 +22,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -402,7 +402,7 @@ class OpenAIServer:
 
 
 @pytest.fixture
-def openai_server():
+def openai_server() -> Iterator[OpenAIServer]:
     """A started scripted server; stopped after the test."""
     with OpenAIServer() as server:
         yield server

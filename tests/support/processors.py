@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
 
 
-def msg(role: str, content: str | None, kind: MessageType, **extra) -> Message:
+def msg(role: str, content: str | None, kind: MessageType, **extra: Any) -> Message:
     fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id") if key in extra}
     return Message(role=role, content=content, extra=MessageExtra(message_type=kind, **extra), **fields)
 
@@ -41,5 +42,5 @@ def steps(count: int, lines: int = 3) -> list[Message]:
     return history
 
 
-def contents(messages: list[Message]) -> list:
+def contents(messages: list[Message]) -> list[Any]:
     return [m.content for m in messages]

@@ -4,6 +4,7 @@ TrajectoryWriter, step by step, so tests can also write while a reader follows."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from swedeck.core.messages import Action, ContextInfo, MessageType, Usage, make_message
 from swedeck.core.trajectory.writer import TrajectoryWriter
@@ -11,7 +12,7 @@ from swedeck.core.trajectory.writer import TrajectoryWriter
 WINDOW = 10_000
 
 
-def session_meta(model: str = "openai/test-model") -> dict:
+def session_meta(model: str = "openai/test-model") -> dict[str, Any]:
     return {"id": "test-session-0001", "started": 0.0, "swedeck_version": "test", "model": model,
             "environment": "local", "config": {"model": {"model_name": model}}}
 
@@ -43,7 +44,7 @@ def add_step(writer: TrajectoryWriter, step: int, *, command: str | None = None,
                                     MessageType.OBSERVATION, step=step, returncode=0))
 
 
-def write_trajectory(base: Path, steps: int = 4, *, finish: bool = True, **options) -> Path:
+def write_trajectory(base: Path, steps: int = 4, *, finish: bool = True, **options: Any) -> Path:
     """A swedeck trajectory of `steps` echo steps; the final `.traj.json` or the live `.jsonl`."""
     writer = start_writer(base)
     for step in range(1, steps + 1):

@@ -44,7 +44,7 @@ class ScriptedSession:
         self._history: list[Message] = []
         self._mode: ev.Mode = config.agent.mode
         self._quit = threading.Event()
-        self._waiting: Future | None = None
+        self._waiting: Future[Any] | None = None
         self._waiting_kind: type | None = None
 
     @property
@@ -106,7 +106,7 @@ class ScriptedSession:
         return SessionResult(exit_status=status, exit_code=0)
 
     def ask(self, emit: ev.EventSink, request_type: type, **fields: Any) -> Any:
-        future: Future = Future()
+        future: Future[Any] = Future()
         self._waiting, self._waiting_kind = future, request_type
         emit(request_type(future=future, **fields))
         while not self._quit.is_set():

@@ -20,7 +20,7 @@ from .diff_screen import DiffScreen, Side
 class DiffApp(App[ForkRequest | None]):
     TITLE = "swedeck diff"
 
-    def __init__(self, screen: Screen, *, ui: UIConfig | None = None, theme: str | None = None,
+    def __init__(self, screen: Screen[Any], *, ui: UIConfig | None = None, theme: str | None = None,
                  **_: Any) -> None:
         super().__init__()
         self.diff_screen = screen
@@ -28,7 +28,7 @@ class DiffApp(App[ForkRequest | None]):
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     @classmethod
-    def of_batches(cls, comparison: Any, *, processors: list | None = None, fork_model: str | None = None,
+    def of_batches(cls, comparison: Any, *, processors: list[Any] | None = None, fork_model: str | None = None,
                    ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The instances of two batches; Enter opens a pair's diff over the list."""
         from .batch_screen import BatchDiffScreen
@@ -41,7 +41,7 @@ class DiffApp(App[ForkRequest | None]):
         return app
 
     @classmethod
-    def of(cls, a: str, b: str, *, processors: list | None = None, fork_model: str | None = None,
+    def of(cls, a: str, b: str, *, processors: list[Any] | None = None, fork_model: str | None = None,
            ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
 
@@ -52,7 +52,7 @@ class DiffApp(App[ForkRequest | None]):
         self.push_screen(self.diff_screen)
         tell_ui_notes(self, self._startup_notes)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, DiffScreen):
             for binding in DIFF_BINDINGS:
@@ -61,7 +61,7 @@ class DiffApp(App[ForkRequest | None]):
                     yield SystemCommand(binding.description, binding.tooltip, action)
 
 
-def _pair_screen(a: str, b: str, processors: list | None, fork_model: str | None) -> DiffScreen:
+def _pair_screen(a: str, b: str, processors: list[Any] | None, fork_model: str | None) -> DiffScreen:
     """The diff view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
     from pathlib import Path
 

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content, Span
 from textual.dom import DOMNode
@@ -61,7 +63,7 @@ class HeaderLine(Static):
 
     text: reactive[str] = reactive("")
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
 
     def watch_text(self, text: str) -> None:
@@ -78,7 +80,7 @@ class DiffState(DOMNode):
 
 
 class DiffScreen(DiffState, Screen[None]):
-    BINDINGS = DIFF_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*DIFF_BINDINGS]
     DEFAULT_CSS = """
     DiffScreen { layout: vertical; }
     #diff-header { height: 1; padding: 0 1; background: $panel; text-style: bold; }
@@ -92,7 +94,7 @@ class DiffScreen(DiffState, Screen[None]):
     #diff-totals { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list | None = None,
+    def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list[Any] | None = None,
                  fork_model: str | None = None) -> None:
         super().__init__()
         self.sides = {"a": a, "b": b}

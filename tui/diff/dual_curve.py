@@ -3,6 +3,8 @@ steps (a step one run lacks leaves its mark out), with the scale on the first li
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.segment import Segment
 from textual.strip import Strip
 from textual.widget import Widget
@@ -19,7 +21,7 @@ class DualCurve(Widget):
     """
     COMPONENT_CLASSES = {"dual-curve--a", "dual-curve--b", "dual-curve--both", "dual-curve--here", "dual-curve--label"}
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.a: list[int | None] = []
         self.b: list[int | None] = []

@@ -32,7 +32,7 @@ class ReplayApp(App[ForkRequest | None]):
         self.push_screen(ReplayScreen(self.paths, **self.screen_options))
         tell_ui_notes(self, self._startup_notes)
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, ReplayScreen):
             for binding in REPLAY_BINDINGS:

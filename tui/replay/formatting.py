@@ -19,7 +19,7 @@ def highlighted(text: str, query: str) -> Content:
     lower, needle = text.casefold(), query.casefold()
     if len(lower) != len(text) or not needle:
         return Content(text)
-    spans = []
+    spans: list[Span] = []
     start = lower.find(needle)
     while start != -1 and len(spans) < MAX_MARKS:
         spans.append(Span(start, start + len(needle), "reverse bold"))

@@ -15,10 +15,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
@@ -71,7 +72,7 @@ SEARCH_BATCH_S = 0.2
 
 class ReplayScreen(ReplayState, Screen[None]):
     CSS_PATH = "replay_screen.tcss"
-    BINDINGS = REPLAY_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
@@ -432,7 +433,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.step = 0
             self.open_file(self.file_index - 1)
 
-    def _trajectory(self):
+    def _trajectory(self) -> Any:
         if self.document is None or self.error:
             self.notify("nothing to inspect here", severity="warning")
             return None

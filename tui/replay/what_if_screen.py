@@ -32,7 +32,7 @@ class WhatIfScreen(ModalScreen[None]):
     WhatIfScreen #what-if-hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q,p", "dismiss", "Close"),
-                *[Binding(str(n), f"toggle({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
+                *[Binding(str(n), f"toggle_processor({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
                 Binding("plus", "bump(1)", "n+1", show=False), Binding("minus", "bump(-1)", "n-1", show=False)]
 
     def __init__(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
@@ -99,7 +99,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.query_one("#what-if-run", Static).update(
             Content(f"whole run: {total:,} tokens saved over {len(saved)} queries"))
 
-    def action_toggle(self, index: int) -> None:
+    def action_toggle_processor(self, index: int) -> None:
         if index < len(self.processors):
             self.processors[index]["enabled"] = not self.processors[index]["enabled"]
             self.refresh_figures()

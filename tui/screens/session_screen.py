@@ -12,10 +12,11 @@ until the person answers.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import getters, work
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Container
 from textual.reactive import var
 from textual.screen import Screen
@@ -65,9 +66,9 @@ class Panes(Container):
     stacked: var[bool] = var(False, toggle_class="-stacked")
 
 
-class SessionScreen(SessionState, Screen):
+class SessionScreen(SessionState, Screen[None]):
     CSS_PATH = "session_screen.tcss"
-    BINDINGS = SESSION_BINDINGS
+    BINDINGS: ClassVar[list[BindingType]] = [*SESSION_BINDINGS]
 
     transcript = getters.query_one(Transcript)
     input_line = getters.query_one(InputLine)
@@ -152,7 +153,7 @@ class SessionScreen(SessionState, Screen):
         self.finish()
         self.app.post_message(SessionFinished(code, status, message, path))
         if self.quitting:
-            self.app.exit(code)  # type: ignore[arg-type]
+            self.app.exit(code)
 
     # --- events from the agent ------------------------------------------------------------
 
@@ -470,7 +471,7 @@ class SessionScreen(SessionState, Screen):
 
     def request_quit(self) -> None:
         if self.ended:
-            self.app.exit(self.result.exit_code if self.result else 0)  # type: ignore[arg-type]
+            self.app.exit(self.result.exit_code if self.result else 0)
             return
         if self.state == ev.AgentState.RUNNING:
             self.app.push_screen(QuitScreen(), lambda yes: self._quit() if yes else None)
@@ -481,7 +482,7 @@ class SessionScreen(SessionState, Screen):
         self.quitting = True
         self.session.quit()
         # The agent notices a quit within a fraction of a second; never hang the terminal.
-        self.set_timer(5, lambda: self.app.exit(self.result.exit_code if self.result else 0))  # type: ignore[arg-type]
+        self.set_timer(5, lambda: self.app.exit(self.result.exit_code if self.result else 0))
 
 
 def _registry() -> dict[str, type]:

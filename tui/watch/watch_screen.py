@@ -12,6 +12,8 @@ cells in place, never rebuilding the table. Enter follows the selected trajector
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -70,7 +72,7 @@ class WatchScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(literal(f"watching {self.watcher.root}"), id="watch-header", markup=False)
-        table: DataTable = DataTable(cursor_type="row", zebra_stripes=True)
+        table: DataTable[Any] = DataTable(cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table
@@ -84,10 +86,7 @@ class WatchScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
     def follow_folder(self) -> None:
-        try:
-            from watchfiles import watch
-        except ImportError:
-            watch = None
+        watch = _watchfiles()
         self.notices = watch is not None
         self._post(self.watcher.scan())
         if watch is not None:
@@ -148,7 +147,7 @@ class WatchScreen(Screen[None]):
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.watcher.rows.get(key)
+        return self.watcher.rows.get(key) if key is not None else None
 
     def action_follow(self) -> None:
         row = self.selected()
@@ -173,3 +172,12 @@ class WatchScreen(Screen[None]):
     def action_quit_watch(self) -> None:
         self._stop.set()  # the worker leaves its wait at once
         self.app.exit()
+
+
+def _watchfiles() -> Callable[..., Any] | None:
+    """watchfiles' `watch` (the file system's change notices), or None where it is missing."""
+    try:
+        from watchfiles import watch
+    except ImportError:
+        return None
+    return watch

@@ -7,6 +7,8 @@ Coloured by how much is left: ok above `WARN_BELOW` percent, warning above
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -31,7 +33,7 @@ class ContextMeter(Static):
     notes: reactive[list[str]] = reactive(list, always_update=True)
     """Said after the figures: replay's "recorded" and the step's cost."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(markup=False, **kwargs)
 
     def on_mount(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -37,7 +38,7 @@ class HeaderInfo:
     cost_limit: float = 0.0
     state: str = "starting"
 
-    def but(self, **changes: object) -> HeaderInfo:
+    def but(self, **changes: Any) -> HeaderInfo:
         return replace(self, **changes)
 
 

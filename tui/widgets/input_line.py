@@ -7,6 +7,8 @@ single-key bindings (y, n, e, a) reach the screen.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.binding import Binding
 from textual.reactive import var
 from textual.widgets import Input
@@ -35,7 +37,7 @@ class InputLine(Input):
     InputLine.-reject:focus { border: tall $error; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(placeholder="", disabled=True, select_on_focus=False, **kwargs)
         self.history: list[str] = []
         """Every line sent this session (tasks, comments, messages, commands), oldest first."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -46,7 +47,7 @@ class ObservationPane(Vertical):
     ObservationPane Log { background: $background; scrollbar-size-vertical: 1; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "output"
         self.records: OrderedDict[str, CommandRecord] = OrderedDict()

@@ -86,7 +86,7 @@ class ProcessorRow(Vertical):
         data: dict[str, Any] = {"type": self.type_name, "enabled": self.enabled}
         for field in self.query(".param-input").results(Input):
             value = parse_value(field.value)
-            if value is not None:
+            if value is not None and field.name:
                 data[field.name] = value
         error = self.query_one(".error", Static)
         try:
@@ -124,7 +124,7 @@ class ProcessorsPanel(VerticalScroll):
             super().__init__()
             self.processors = processors
 
-    def __init__(self, registry: dict[str, type[BaseModel]], configured: list[BaseModel], **kwargs) -> None:
+    def __init__(self, registry: dict[str, type[BaseModel]], configured: list[BaseModel], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.registry = registry
         self.configured = list(configured)
@@ -136,8 +136,9 @@ class ProcessorsPanel(VerticalScroll):
                      classes="hint")
         configured_types = [getattr(p, "type", "") for p in self.configured]
         for processor in self.configured:
-            cls = self.registry.get(processor.type, type(processor))
-            yield ProcessorRow(processor.type, cls, processor)
+            name = str(getattr(processor, "type", ""))
+            cls = self.registry.get(name, type(processor))
+            yield ProcessorRow(name, cls, processor)
         for name, cls in self.registry.items():
             if name not in configured_types:
                 yield ProcessorRow(name, cls, None)

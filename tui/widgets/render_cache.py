@@ -20,5 +20,6 @@ from textual.widget import Widget, _RenderCache
 def release_render_caches(widget: Widget) -> None:
     """Forget the rendered lines of `widget` and everything inside it."""
     for node in widget.walk_children(with_self=True):
-        node.refresh()  # clears the styles cache and marks the whole widget for a re-render
-        node._render_cache = _RenderCache(NULL_SIZE, [])
+        if isinstance(node, Widget):
+            node.refresh()  # clears the styles cache and marks the whole widget for a re-render
+            node._render_cache = _RenderCache(NULL_SIZE, [])

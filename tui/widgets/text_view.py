@@ -10,6 +10,8 @@ are dropped.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
@@ -30,7 +32,7 @@ class TextView(ScrollView, can_focus=True):
     TextView { height: 1fr; padding: 0 1; background: transparent; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = ""
         self.query_text = ""

@@ -12,6 +12,8 @@ overflows, Textual would push short content to the bottom.)
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
@@ -31,7 +33,7 @@ class Transcript(VerticalScroll, can_focus=True):
     Transcript:focus { border: round $primary; }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.border_title = "model"
         self.current: AssistantMessage | None = None
