@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..messages import Action, Message
-from ..trajectory.compaction import compaction_at
+from ..trajectory.compaction import is_compaction
 from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.fidelity import prompt_provenance
@@ -48,6 +48,8 @@ class StepView:
     """How this query's prompt is known: `recorded`, `reconstructed` or `unknown` (SPEC §9.3)."""
     compaction: str | None = None
     """`compacted: 180,000 -> 12,000` when the history was compacted just before this query."""
+    processors: str | None = None
+    """The hash of the processors this query's prompt was built with, as recorded."""
 
 
 class ReplayDocument(Protocol):
@@ -74,7 +76,19 @@ def _view(messages: Sequence[Message], step: Step) -> StepView:
     return StepView(number=step.index, assistant=assistant, actions=step.actions,
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
-                    window=context.window if context else None, cost=step.cost)
+                    window=context.window if context else None, cost=step.cost, processors=step.processors,
+                    compaction=_compaction(messages, step))
+
+
+def _compaction(messages: Sequence[Message], step: Step) -> str | None:
+    """The label of the compaction just before this query, looking only at the messages
+    between the previous answer and this one (user messages: the few a step has)."""
+    index = step.message_index - 1
+    while index >= 0 and messages[index].role != "assistant":
+        if is_compaction(messages[index]):
+            return compaction_label(messages[index])
+        index -= 1
+    return None
 
 
 class LoadedDocument:
@@ -99,9 +113,7 @@ class LoadedDocument:
         view = _view(trajectory.messages, step)
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
-        compaction = compaction_at(trajectory, step)
-        return replace(view, provenance=prompt_provenance(trajectory, step.index),
-                       compaction=compaction_label(compaction) if compaction is not None else None)
+        return replace(view, provenance=prompt_provenance(trajectory, step.index))
 
     def messages_before(self, end: int) -> list[Message]:
         return list(self._trajectory.messages[:end])

@@ -20,19 +20,24 @@ class CurvePoint:
     estimated: bool
     command: str = ""
     """The step's first command, for the step list."""
+    mark: str = ""
+    """`⟲` the history was compacted before this query, `p` its processors changed, else empty."""
 
 
 def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint]:
     """Points for steps `start..step_count`; estimates count the history before each query."""
     running, counted = 3, 0
+    previous = document.step(start - 1).processors if start > 1 else None
     for number in range(start, document.step_count + 1):
         view = document.step(number)
         command = view.actions[0].command if view.actions else ""
+        mark = "⟲" if view.compaction else "p" if number > 1 and view.processors != previous else ""
+        previous = view.processors
         if view.prompt_tokens is not None:
-            yield CurvePoint(number, view.prompt_tokens, False, command)
+            yield CurvePoint(number, view.prompt_tokens, False, command, mark)
             continue
         for message in document.messages_before(view.prompt_end)[counted:]:
             if message.role != "exit":
                 running += count_message(message)
         counted = view.prompt_end
-        yield CurvePoint(number, running, True, command)
+        yield CurvePoint(number, running, True, command, mark)

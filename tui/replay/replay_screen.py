@@ -24,7 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Sparkline, Static
+from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from swedeck.core.meter import model_window, step_meter
@@ -44,6 +44,7 @@ from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
+from ..widgets.token_chart import TokenChart
 from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
 from .branch_screen import BranchScreen
@@ -120,7 +121,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             if self.verifier is not None:
                 with Vertical(id="replay-verifier"):
                     yield TextView(id="verifier-text")
-        yield Sparkline([0], id="replay-curve").data_bind(data=ReplayState.curve_points)
+        yield TokenChart(id="replay-curve").data_bind(points=ReplayState.curve_points, current=ReplayState.step)
         yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
         yield Footer()
 
@@ -155,7 +156,8 @@ class ReplayScreen(ReplayState, Screen[None]):
     def open_file(self, index: int) -> None:
         self.file_index = index
         self.curve, self.matches, self.document, self.view = {}, [], None, None
-        self.curve_points = [0]
+        self.curve_points = []
+        self.query_one(TokenChart).marks = {}
         self.error = None
         steps = self.step_list
         steps.clear()
@@ -249,7 +251,7 @@ class ReplayScreen(ReplayState, Screen[None]):
     class CurvePoints(Message):
         """Points of a file's token curve, from the worker that reads them."""
 
-        def __init__(self, path: Path, points: list[tuple[int, int, str]]) -> None:
+        def __init__(self, path: Path, points: list[tuple[int, int, str, str]]) -> None:
             super().__init__()
             self.path = path
             self.points = points
@@ -257,9 +259,9 @@ class ReplayScreen(ReplayState, Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
     def compute_curve(self, path: Path) -> None:
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
-        batch: list[tuple[int, int, str]] = []
+        batch: list[tuple[int, int, str, str]] = []
         for point in token_curve(document):
-            batch.append((point.step, point.tokens, point.command))
+            batch.append((point.step, point.tokens, point.command, point.mark))
             if len(batch) >= 200:
                 self.post_message(self.CurvePoints(path, batch))
                 batch = []
@@ -270,12 +272,17 @@ class ReplayScreen(ReplayState, Screen[None]):
         if path != self.path:
             return
         commands = {}
-        for step, tokens, command in points:
+        chart = self.query_one(TokenChart)
+        marks = dict(chart.marks)
+        for step, tokens, command, mark in points:
             self.curve[step] = tokens
             if command:
                 commands[step] = command
+            if mark:
+                marks[step] = mark
         self.step_list.set_commands(commands)
-        self.curve_points = [self.curve[k] for k in sorted(self.curve)] or [0]
+        chart.window, chart.marks = self._window(), marks
+        self.curve_points = [self.curve[k] for k in sorted(self.curve)]
         if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
 

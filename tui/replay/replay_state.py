@@ -29,5 +29,5 @@ class ReplayState(DOMNode):
     """The shown step's context figures: recorded, or estimated from the token curve."""
     meter_notes: var[list[str]] = var(list)
     """Said after them: recorded or not, how the prompt is known, a compaction, the cost."""
-    curve_points: var[list[int]] = var(lambda: [0])
+    curve_points: var[list[int]] = var(list)
     """The token curve over the steps computed so far."""

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from swedeck.core.prompt_view import step_summary
@@ -20,6 +20,7 @@ from swedeck.core.replay.what_if import starting_processors, total_saved, what_i
 from swedeck.core.trajectory.model import Trajectory
 
 from ..widgets.text import literal
+from ..widgets.token_chart import TokenChart
 
 
 class WhatIfScreen(ModalScreen[None]):
@@ -28,7 +29,7 @@ class WhatIfScreen(ModalScreen[None]):
     WhatIfScreen #what-if-box { width: 95%; height: auto; max-height: 90%; border: round $accent;
                                 background: $surface; padding: 0 1; }
     WhatIfScreen #what-if-list, WhatIfScreen #what-if-figures { height: auto; }
-    WhatIfScreen Sparkline { height: 3; margin: 1 0; }
+    WhatIfScreen TokenChart { height: 6; margin: 1 0; }
     WhatIfScreen #what-if-hint { color: $text-muted; }
     """
     BINDINGS = [Binding("escape,q,p", "dismiss", "Close"),
@@ -51,7 +52,7 @@ class WhatIfScreen(ModalScreen[None]):
             yield Static(id="what-if-list", markup=False)
             yield Static(id="what-if-figures", markup=False)
             yield Static(id="what-if-run", markup=False)
-            yield Sparkline([0], id="what-if-curve")
+            yield TokenChart(unit="tokens saved", id="what-if-curve")
             yield Static(Content("1-9 toggle a processor · +/- change the first number parameter of the first "
                                  "active one · curve: tokens saved per step · Esc closes"), id="what-if-hint",
                          markup=False)
@@ -95,7 +96,8 @@ class WhatIfScreen(ModalScreen[None]):
         saved, total = message.saved, message.total
         self.curve = saved
         self.run_saved = total
-        self.query_one(Sparkline).data = saved or [0]
+        chart = self.query_one(TokenChart)
+        chart.points, chart.current = saved, self.step
         self.query_one("#what-if-run", Static).update(
             Content(f"whole run: {total:,} tokens saved over {len(saved)} queries"))
 
