@@ -15,6 +15,7 @@ its `batch.json`.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -130,11 +131,18 @@ class DirectoryWatcher:
         self._batch_signature: tuple[float, int] | None = None
         self._found: dict[str, Path] | None = None
         """Session key -> its file, as of the last scan."""
+        self._scanning = threading.Lock()
+        """One scan at a time: each reads and replaces the rows, the file caches and `_found`."""
 
     def scan(self, changed: Iterable[str | Path] | None = None) -> WatchUpdate:
         """Look again. `changed`: the paths a file watcher reported since the last scan (only
         those are looked at, and the live files, whose rows age into `stale`); None walks the
-        whole folder."""
+        whole folder. Scans from several threads take turns: each sees the rows the one before
+        it left, so no change is reported twice or lost."""
+        with self._scanning:
+            return self._scan(changed)
+
+    def _scan(self, changed: Iterable[str | Path] | None) -> WatchUpdate:
         keys = self._changed_keys(changed) if changed is not None and self._found is not None else None
         if keys is None or self._found is None:
             files = self._found = self._files()
