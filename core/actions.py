@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import Action, ToolCall, valid_text
+from .messages import Action, Message, ToolCall, valid_text
 
 BASH_TOOL = "bash"
 MARKED_FENCE = "mswea_bash_command"
@@ -131,3 +131,12 @@ def _call_action(call: ToolCall) -> Action:
     else:
         rendered = str(arguments)
     return Action(command=f"{call.function.name} {rendered}".strip(), tool_call_id=call.id)
+
+
+def actions_of(message: Message) -> tuple[Action, ...]:
+    """A recorded answer's commands: as the file lists them, else read from its tool calls or text."""
+    if message.extra.actions:
+        return message.extra.actions
+    if message.tool_calls:
+        return tool_call_actions(message.tool_calls)
+    return text_actions(message.text)

@@ -45,6 +45,11 @@ def _check_template(value: str) -> str:
     return value
 
 
+AGENT_CLASS_NAMES = ("default", "interactive", "reasoning_tool_call", "text")
+"""The built-in agent classes' names (`agent.AGENT_CLASSES` maps each to its class; the
+config names them itself so that it never imports the agent, which imports it)."""
+
+
 class CompactionConfig(_Section):
     """How compactions by the `summarize` processor are applied (SPEC §17, docs/history-processors.md)."""
 
@@ -90,11 +95,9 @@ class AgentConfig(_Section):
     @field_validator("agent_class")
     @classmethod
     def _known_agent_class(cls, value: str) -> str:
-        from .agent import AGENT_CLASSES  # the agent package imports this module; it owns the names
-
-        if value in AGENT_CLASSES or _DOTTED_PATH.match(value):
+        if value in AGENT_CLASS_NAMES or _DOTTED_PATH.match(value):
             return value
-        allowed = ", ".join(AGENT_CLASSES)
+        allowed = ", ".join(AGENT_CLASS_NAMES)
         raise ValueError(f"unknown agent class {value!r}; allowed: {allowed}, or package.module:Class")
 
     @field_validator("system_template", "instance_template", "observation_template", "format_error_template",

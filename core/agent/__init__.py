@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+from ..config import AGENT_CLASS_NAMES
 from ..errors import UsageError
 from .agent import Agent
 from .exits import ExitStatus, exit_code
@@ -15,6 +16,7 @@ AGENT_CLASSES: dict[str, type[Agent]] = {
     "reasoning_tool_call": ReasoningToolCallAgent,
     "text": TextAgent,
 }
+assert tuple(AGENT_CLASSES) == AGENT_CLASS_NAMES, "config.AGENT_CLASS_NAMES names the classes here"
 
 
 def agent_class(name: str) -> type[Agent]:

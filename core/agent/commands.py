@@ -6,7 +6,6 @@ and answers the actions that did not run. Human mode runs the person's command t
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..environments.base import ExecutionResult
@@ -15,14 +14,12 @@ from ..messages import Action, Message, MessageType, make_message
 from ..redact import mask_shapes
 from . import replies
 from .exits import ExitStatus, Interrupted, SessionEnd, Submitted
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .seams import Runs
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
-def run_actions(agent: Agent, actions: list[Action], step: int) -> None:
+def run_actions(agent: Runs, actions: list[Action], step: int) -> None:
     for position, action in enumerate(actions):
         action_id = f"{step}.{position}"
         try:
@@ -56,14 +53,14 @@ def masked_warning(count: int) -> str:
             "*** : it is not exactly what the command printed, and a patch may not apply")
 
 
-def _not_run(agent: Agent, actions: list[Action], step: int, reason: str) -> list[Message]:
+def _not_run(agent: Runs, actions: list[Action], step: int, reason: str) -> list[Message]:
     if not actions:  # nothing to answer: no template to render (its variables ask the shell for its cwd)
         return []
     text = replies.not_run(agent.config.agent, agent.template_vars(), reason)
     return replies.unanswered(actions, step, text, MessageType.OBSERVATION)
 
 
-def execute(agent: Agent, command: str, action_id: str) -> ExecutionResult:
+def execute(agent: Runs, command: str, action_id: str) -> ExecutionResult:
     agent.control.check_interrupt()
     agent.control.set_state(ev.AgentState.RUNNING, command)
     agent.emit(ev.CommandStarted(action_id=action_id, command=command))
@@ -79,12 +76,12 @@ def execute(agent: Agent, command: str, action_id: str) -> ExecutionResult:
     return result
 
 
-def _observation(agent: Agent, action: Action, command: str, result: ExecutionResult, step: int) -> Message:
+def _observation(agent: Runs, action: Action, command: str, result: ExecutionResult, step: int) -> Message:
     return replies.observation(agent.config.agent, agent.template_vars(), action, command, result, step, agent.turn,
                                agent.mode)
 
 
-def human_step(agent: Agent) -> None:
+def human_step(agent: Runs) -> None:
     """Human mode: the person's command runs as it is, and its output is the observation."""
     agent.control.set_state(ev.AgentState.AWAITING_INPUT, "human mode")
     command = agent.person.ask_text("human_command", "Command to run (human mode):")

@@ -19,7 +19,7 @@ was and says so (`CompactionFailed`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import events as ev
 from ..messages import Message, MessageType, make_message
@@ -27,10 +27,8 @@ from ..models.base import ModelError, QueryCancelled, TextAnswer
 from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
 from ..trajectory.compaction import compacted, is_compaction, undone
 from .context import FIT_SHARE
+from .seams import Compacts
 from .templates import render
-
-if TYPE_CHECKING:
-    from .agent import Agent
 
 RETRY_AFTER_STEPS = 2
 """After a failed automatic compaction, the threshold is not acted on again for this many steps."""
@@ -87,7 +85,7 @@ def request(processor: Summarize, chosen: Plan, task: str) -> list[Message]:
     return [make_message("user", text, MessageType.USER_MESSAGE)]
 
 
-def due(agent: Agent) -> bool:
+def due(agent: Compacts) -> bool:
     """The next prompt has reached the `summarize` processor's share of the window."""
     processor = settings(agent.prompts.processors)
     if processor is None or not agent.window or agent.step < agent.compaction_quiet_until:
@@ -96,7 +94,7 @@ def due(agent: Agent) -> bool:
     return predicted is not None and predicted >= processor.at * agent.window
 
 
-def fits(agent: Agent) -> bool:
+def fits(agent: Compacts) -> bool:
     """A context-window error: a compaction is predicted to fit `FIT_SHARE` of the window, with a
     summary as long as the processor allows (`agent.compaction.on_context_exceeded`)."""
     if not agent.config.agent.compaction.on_context_exceeded or not agent.window:
@@ -112,7 +110,7 @@ def fits(agent: Agent) -> bool:
     return predicted <= FIT_SHARE * agent.window
 
 
-def compact(agent: Agent, reason: str, processor: Summarize | None = None, review: bool = False) -> bool:
+def compact(agent: Compacts, reason: str, processor: Summarize | None = None, review: bool = False) -> bool:
     """Summarize and record; True when a compaction was recorded. `review`: show the summary
     first whatever the mode (a context-window error in an interactive session: an offer)."""
     processor = processor or settings(agent.prompts.processors) or Summarize()
@@ -154,7 +152,7 @@ def compact(agent: Agent, reason: str, processor: Summarize | None = None, revie
     return True
 
 
-def _marker(agent: Agent, chosen: Plan, summary: str, answer: TextAnswer, model_name: str, reason: str,
+def _marker(agent: Compacts, chosen: Plan, summary: str, answer: TextAnswer, model_name: str, reason: str,
             before: int | None, edited: bool = False) -> Message:
     content = render("summarize", SUMMARY_TEMPLATE, {"summary": summary, "count": len(chosen.replaces)})
     usage = answer.usage.model_dump(mode="json") if answer.usage is not None else None
@@ -175,7 +173,7 @@ def active(history: list[Message]) -> int | None:
     return None
 
 
-def undo(agent: Agent) -> bool:
+def undo(agent: Compacts) -> bool:
     """Take back the last compaction in effect: the next prompt is the one before it."""
     target = active(agent.history)
     if target is None:
@@ -192,7 +190,7 @@ def undo(agent: Agent) -> bool:
     return True
 
 
-def _failed(agent: Agent, why: str, retry_later: bool = False) -> bool:
+def _failed(agent: Compacts, why: str, retry_later: bool = False) -> bool:
     if retry_later:
         agent.compaction_quiet_until = agent.step + RETRY_AFTER_STEPS
     agent.emit(ev.CompactionFailed(error=why))

@@ -6,19 +6,16 @@ a message after an interrupt); in a headless one the session ends with the match
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..messages import MessageType, make_message
 from . import compaction, limits
 from .context import ContextFit, smallest_fit
 from .exits import ExitStatus, SessionEnd
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .seams import Ends
 
 
-def next_turn_or_end(agent: Agent) -> None:
+def next_turn_or_end(agent: Ends) -> None:
     """After a submission: a follow-up task (with `confirm_exit`), or the end."""
     if not (agent.interactive and agent.config.agent.confirm_exit):
         raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
@@ -36,7 +33,7 @@ def next_turn_or_end(agent: Agent) -> None:
     agent.add_task(task)
 
 
-def after_interrupt(agent: Agent) -> None:
+def after_interrupt(agent: Ends) -> None:
     agent.control.clear_interrupt()
     agent.transcript.add(make_message("user", "The user interrupted you.", MessageType.INTERRUPT, mode=agent.mode))
     if not agent.interactive:
@@ -47,7 +44,7 @@ def after_interrupt(agent: Agent) -> None:
         agent.transcript.add(make_message("user", text, MessageType.USER_MESSAGE, mode=agent.mode))
 
 
-def context_exceeded(agent: Agent, detail: str) -> None:
+def context_exceeded(agent: Ends, detail: str) -> None:
     """Compact when a summary is predicted to fit (`agent.compaction.on_context_exceeded`), else
     offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that fits
     the window; never the same refused prompt again."""
@@ -79,7 +76,7 @@ def context_exceeded(agent: Agent, detail: str) -> None:
     pause_or_end(agent, "context_exceeded", detail, ExitStatus.CONTEXT_WINDOW_EXCEEDED, fit=fit)
 
 
-def pause_or_end(agent: Agent, reason: str, detail: str, status: ExitStatus, fit: ContextFit | None = None) -> None:
+def pause_or_end(agent: Ends, reason: str, detail: str, status: ExitStatus, fit: ContextFit | None = None) -> None:
     """Headless: end with `status`. Interactive: pause and do what the person decides."""
     if not agent.interactive:
         raise SessionEnd(status, detail)

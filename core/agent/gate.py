@@ -5,16 +5,13 @@ rejects it."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..messages import Action, MessageType
 from . import replies
 from .approvals import Approvals
 from .exits import Rejected
-
-if TYPE_CHECKING:
-    from .agent import Agent
+from .seams import Asks
 
 
 class Gate:
@@ -30,7 +27,7 @@ class Gate:
             return "whitelisted"
         return self.approvals.allowed_by(command)
 
-    def decide(self, agent: Agent, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
+    def decide(self, agent: Asks, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
         """The command to run and how it was approved (recorded on its observation); a
         rejection answers `unrun` (this action and those after it) with the person's words."""
         command = action.command

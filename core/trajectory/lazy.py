@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
+from ..actions import actions_of
 from ..messages import Message, MessageType
 from .errors import TrajectoryError
 from .model import Step
@@ -132,8 +133,6 @@ class StepList(LazySequence[Step]):
         return self._built[index]
 
     def _step(self, index: int) -> Step:
-        from .normalize import actions_of
-
         start = self.starts[index]
         end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self._messages)
         message = self._messages[start]

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..actions import text_actions, tool_call_actions
+from ..actions import actions_of
 from ..messages import Action, Message, MessageExtra, MessageType, ToolCall
 from .lazy import StepList
 
@@ -115,14 +115,6 @@ def counts_as_step(role: str, message_type: MessageType | str | None, demo: bool
 
 def is_step(message: Message) -> bool:
     return counts_as_step(message.role, message.message_type, is_demo(message))
-
-
-def actions_of(message: Message) -> tuple[Action, ...]:
-    if message.extra.actions:
-        return message.extra.actions
-    if message.tool_calls:
-        return tool_call_actions(message.tool_calls)
-    return text_actions(message.text)
 
 
 class TypeInference:
