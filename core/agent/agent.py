@@ -79,7 +79,6 @@ class Agent:
         self.config = config
         self.model = model
         self.env = env
-        self.interactive = interactive
         self.prompts = prompt_builder
         self.emit = emit
         self.transcript = Transcript(list(history or []), emit, record)
@@ -109,6 +108,12 @@ class Agent:
     @property
     def history(self) -> list[Message]:
         return self.transcript.messages
+
+    @property
+    def interactive(self) -> bool:
+        """A person answers (the live UI) or no one does (headless, a batch): decided once, by
+        the channel to the person, which every ending and review asks."""
+        return self.person.interactive
 
     @property
     def turn(self) -> int:

@@ -23,6 +23,8 @@ class PersonChannel:
     def __init__(self, emit: ev.EventSink, interactive: bool):
         self._emit = emit
         self.interactive = interactive
+        """Someone answers (the live UI); False: headless, where every ending that would ask ends
+        the session instead. The one place this is decided (`Agent.interactive` reads it)."""
         self._lock = threading.Lock()
         self._pending: dict[Future[Any], str] = {}
         """Unanswered requests and what each asks for (`ask`'s tag)."""

@@ -73,10 +73,12 @@ class Compacts(Protocol):
     prompts: PromptBuilder
     context: ContextTracker
     model: Model
-    interactive: bool
     window: int | None
     step: int
     compaction_quiet_until: int
+
+    @property
+    def interactive(self) -> bool: ...
 
     @property
     def mode(self) -> ev.Mode: ...
