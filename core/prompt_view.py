@@ -14,6 +14,7 @@ from .processors.chain import ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
 from .trajectory.compaction import compacted
 from .trajectory.fidelity import prompt_provenance
+from .trajectory.model import Trajectory
 
 
 @dataclass
@@ -89,7 +90,7 @@ def step_summary(prompt: StepPrompt) -> str:
                           processors_source=prompt.processors_source, without_processors=prompt.history_tokens)
 
 
-def resolve_step_number(trajectory: Any, step: int) -> int:
+def resolve_step_number(trajectory: Trajectory, step: int) -> int:
     """1-based step number; negative counts from the end (-1 = last); len+1 = the next query."""
     count = len(trajectory.steps)
     number = count + 1 + step if step < 0 else step
@@ -98,7 +99,7 @@ def resolve_step_number(trajectory: Any, step: int) -> int:
     return number
 
 
-def history_before(trajectory: Any, number: int) -> list[Message]:
+def history_before(trajectory: Trajectory, number: int) -> list[Message]:
     """The messages query `number` (1-based; len+1 = the next query) was sent, before
     processors: the request as the file recorded it where it did, else rebuilt from the
     conversation, with every compaction before it applied."""
@@ -127,7 +128,7 @@ def without_requeried(history: list[Message]) -> list[Message]:
     return [message for message in history[:tail] if not is_requeried(message)] + history[last:]
 
 
-def recorded_processors(trajectory: Any, number: int) -> list[dict[str, Any]] | None:
+def recorded_processors(trajectory: Trajectory, number: int) -> list[dict[str, Any]] | None:
     """The processor config step `number` (1-based; len+1 = the next query) was built with, as
     the file records it (data: see `without_recorded_code`); None when it recorded none."""
     if number > len(trajectory.steps):
@@ -167,7 +168,7 @@ def _section(config: Any, name: str) -> dict[str, Any]:
     return section if isinstance(section, dict) else {}
 
 
-def step_prompt(trajectory: Any, step: int, configured: list[Any] | None = None,
+def step_prompt(trajectory: Trajectory, step: int, configured: list[Any] | None = None,
                 window: int | None = None, *, trust_file: bool = False) -> StepPrompt:
     """The prompt of `step`. `configured` processors (non-empty) win over recorded ones.
 

@@ -31,6 +31,7 @@ from ..models.base import (
     ContextWindowExceeded,
     FormatError,
     Model,
+    ModelResponse,
     ModelSpec,
     QueryCancelled,
     ReplayExhausted,
@@ -54,7 +55,7 @@ from .gate import Gate
 from .person import PersonChannel
 from .prompt import PromptBuilder
 from .templates import render
-from .transcript import Transcript
+from .transcript import Recorder, Transcript
 
 
 class Agent:
@@ -70,7 +71,7 @@ class Agent:
         emit: ev.EventSink,
         *,
         prompt_builder: PromptBuilder,
-        record: Any = None,
+        record: Recorder | None = None,
         interactive: bool = True,
         history: list[Message] | None = None,
         window: int | None = None,
@@ -321,7 +322,7 @@ class Agent:
         commands.run_actions(self, response.actions, step)
         self.update_context()
 
-    def _query(self, messages: list[Message], step: int) -> Any:
+    def _query(self, messages: list[Message], step: int) -> ModelResponse:
         """The model's answer; the wall-time limit stops it mid-answer (a silent stream too)."""
         limit = self.config.agent.wall_time_limit_s
         if not limit:

@@ -3,14 +3,22 @@ recorded in the live trajectory, and announced to the front end, in that order."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from .. import events as ev
 from ..messages import Message, last_task
 
 
+class Recorder(Protocol):
+    """Where the history is written as it grows (`trajectory.writer.TrajectoryWriter`)."""
+
+    def add_message(self, message: Message) -> None: ...
+
+    def add_meta(self, event: str, **data: Any) -> None: ...
+
+
 class Transcript:
-    def __init__(self, history: list[Message], emit: ev.EventSink, record: Any = None):
+    def __init__(self, history: list[Message], emit: ev.EventSink, record: Recorder | None = None):
         self.messages = history
         self._emit = emit
         self._record = record

@@ -34,16 +34,17 @@ def fidelity_of(trajectory: Trajectory) -> Fidelity:
     return fidelity
 
 
-def prompt_provenance(trajectory: Any, number: int) -> Provenance:
+def prompt_provenance(trajectory: Trajectory, number: int) -> Provenance:
     """How the prompt of query `number` (1-based; len+1 = the next query) is known: the
     request the file recorded, else the step's own label, else the file's. Cheap: what-if
     asks it of every step."""
     if number in trajectory.recorded_prompts:
         return "recorded"
-    if number <= len(trajectory.steps) and trajectory.steps[number - 1].provenance:
-        return trajectory.steps[number - 1].provenance  # type: ignore[no-any-return]
+    own = trajectory.steps[number - 1].provenance if number <= len(trajectory.steps) else None
+    if own:
+        return own
     if trajectory.fidelity is not None:
-        return trajectory.fidelity.prompt  # type: ignore[no-any-return]
+        return trajectory.fidelity.prompt
     return _KNOWN.get(trajectory.format, ("reconstructed", {}, ""))[0]
 
 
