@@ -53,11 +53,16 @@ async def approve_until(pilot, app: SwedeckApp, done) -> None:
     raise AssertionError(f"never happened: {notes(app)[-6:]} {app.screen} {screen.confirmation}")
 
 
-async def test_the_summary_is_shown_edited_used_and_undone(openai_server, tmp_path):
-    openai_server.respond(scripted(steps_before_submit=6))
-    config = config_for(openai_server, tmp_path)
+def confirm_mode_app(server, tmp_path, steps_before_submit: int) -> SwedeckApp:
+    """The live app in confirm mode on a run that crosses the summarize threshold."""
+    server.respond(scripted(steps_before_submit=steps_before_submit))
+    config = config_for(server, tmp_path)
     config.agent.mode = "confirm"
-    app = SwedeckApp(Session(config, "print numbers"))
+    return SwedeckApp(Session(config, "print numbers"))
+
+
+async def test_the_summary_is_shown_edited_used_and_undone(openai_server, tmp_path):
+    app = confirm_mode_app(openai_server, tmp_path, 6)
     async with app.run_test(size=(120, 36)) as pilot:
         await approve_until(pilot, app, lambda: isinstance(app.screen, CompactionScreen))
         review = app.screen
@@ -86,10 +91,7 @@ async def test_the_summary_is_shown_edited_used_and_undone(openai_server, tmp_pa
 
 
 async def test_keeping_the_full_history_declines_the_summary(openai_server, tmp_path):
-    openai_server.respond(scripted(steps_before_submit=5))
-    config = config_for(openai_server, tmp_path)
-    config.agent.mode = "confirm"
-    app = SwedeckApp(Session(config, "print numbers"))
+    app = confirm_mode_app(openai_server, tmp_path, 5)
     async with app.run_test(size=(120, 36)) as pilot:
         await approve_until(pilot, app, lambda: isinstance(app.screen, CompactionScreen))
         await pilot.press("escape")
@@ -105,16 +107,10 @@ async def test_keeping_the_full_history_declines_the_summary(openai_server, tmp_
 async def test_the_demo_shows_a_compaction(tmp_path):
     """`swedeck demo`: ctrl+k compacts with the summary the bundled run recorded (the replay
     model answers a summary request with it), reviewed first in confirm mode."""
-    from swedeck.commands.demo import TASK, prepare_repo
-    from swedeck.core import paths
-    from swedeck.core.config import load_config
+    from support.demo import demo_session
 
-    repo = prepare_repo(tmp_path)
-    trajectory = paths.shipped_configs_dir() / "demo" / "demo.traj.json"
-    config = load_config(["demo", "model.model_kwargs.tokens_per_second=0"], environ={}, flags={
-        "model.model_name": f"replay:{trajectory}", "environment.cwd": str(repo),
-        "run.output": str(tmp_path / "demo.traj.jsonl")})
-    app = SwedeckApp(Session(config, TASK))
+    session, repo = demo_session(tmp_path)
+    app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = app.session_screen
         await approve_until(pilot, app, lambda: screen.info.step >= 3)

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from support.demo import demo_session
 from support.waiting import wait_for
-from swedeck.commands.demo import TASK, prepare_repo
-from swedeck.core import paths
-from swedeck.core.config import load_config
-from swedeck.core.session import Session
 from swedeck.tui.app import SwedeckApp
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.observation_pane import ObservationPane
@@ -22,12 +19,8 @@ def anyio_backend() -> str:
 
 
 async def test_demo_session_fixes_the_bug_through_the_ui(tmp_path):
-    repo = prepare_repo(tmp_path)
-    trajectory = paths.shipped_configs_dir() / "demo" / "demo.traj.json"
-    config = load_config(["demo", "model.model_kwargs.tokens_per_second=0"], environ={}, flags={
-        "model.model_name": f"replay:{trajectory}", "environment.cwd": str(repo),
-        "run.output": str(tmp_path / "demo.traj.jsonl")})
-    app = SwedeckApp(Session(config, TASK))
+    session, repo = demo_session(tmp_path)
+    app = SwedeckApp(session)
     async with app.run_test(size=(120, 36)) as pilot:
         screen = app.session_screen
         line = screen.query_one(InputLine)
