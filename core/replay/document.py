@@ -84,10 +84,13 @@ def _compaction(messages: Sequence[Message], step: Step) -> str | None:
     """The label of the compaction just before this query, looking only at the messages
     between the previous answer and this one (user messages: the few a step has)."""
     index = step.message_index - 1
-    while index >= 0 and messages[index].role != "assistant":
-        if is_compaction(messages[index]):
-            return compaction_label(messages[index])
-        index -= 1
+    try:
+        while index >= 0 and messages[index].role != "assistant":
+            if is_compaction(messages[index]):
+                return compaction_label(messages[index])
+            index -= 1
+    except TrajectoryError:
+        return None  # a damaged message before it: that step shows the damage, this one shows itself
     return None
 
 
