@@ -80,9 +80,12 @@ def test_rebuilding_a_prompt_reuses_the_changed_copies():
 
 def test_every_processor_field_has_a_description_for_the_panel():
     from swedeck.core.processors import PROCESSORS
+    from swedeck.core.processors.base import field_docs
 
+    assert field_docs(PROCESSORS["last_n_observations"])["n"] == "Observations kept in full."
     for name, model in PROCESSORS.items():
-        for field_name, info in model.model_fields.items():
+        docs = field_docs(model)
+        for field_name in model.model_fields:
             if field_name in ("type", "enabled"):  # the panel shows these as the row itself
                 continue
-            assert info.description, f"{name}.{field_name} has no description"
+            assert docs.get(field_name), f"{name}.{field_name} has no description"

@@ -23,7 +23,7 @@ from textual.reactive import var
 from textual.widgets import Input, Label, Static, Switch
 
 from swedeck.core.config import parse_value as parse_config_value
-from swedeck.core.processors.base import parameters, starting_value
+from swedeck.core.processors.base import field_docs, parameters, starting_value
 
 from .text import literal
 
@@ -66,6 +66,7 @@ class ProcessorRow(Vertical):
         with Horizontal():
             yield Switch(value=enabled)
             yield Label(literal(self.type_name), classes="name")
+        docs = field_docs(self.cls)
         for name, info in parameters(self.cls).items():
             if self.current is not None:
                 value = getattr(self.current, name)
@@ -74,7 +75,9 @@ class ProcessorRow(Vertical):
             with Vertical(classes="param"):  # the name on its own line: never cut
                 yield Label(literal(name))
                 # focusing a value selects it: typing replaces it (`1`, not `15`)
-                yield Input(show_value(value), name=name, classes="param-input", select_on_focus=True)
+                field = Input(show_value(value), name=name, classes="param-input", select_on_focus=True)
+                field.tooltip = docs.get(name)  # what the setting does (its docstring), on hover
+                yield field
         yield Static(classes="error", markup=False)
 
     @property
