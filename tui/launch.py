@@ -13,6 +13,8 @@ from swedeck.core.agent.exits import ExitStatus, exit_line
 from swedeck.core.config import SwedeckConfig
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from swedeck.core.session import SessionControl
 
 
@@ -67,7 +69,7 @@ def run_session_ui(session: SessionControl) -> int:
     return ui_ended(app, session)
 
 
-def crash_message(app: Any) -> str:
+def crash_message(app: App[Any]) -> str:
     """`the UI stopped on an error (ZeroDivisionError: division by zero)`: the exit line's words
     and the message the session records."""
     error = getattr(app, "_exception", None)
@@ -75,7 +77,7 @@ def crash_message(app: Any) -> str:
     return f"the UI stopped on an error ({what})"
 
 
-def ui_ended(app: Any, session: SessionControl | None = None) -> int:
+def ui_ended(app: App[Any], session: SessionControl | None = None) -> int:
     """The exit code of a UI that has ended, with its summary, or, when the UI itself failed
     (Textual printed the traceback), one line that says so and where the trajectory is: 1."""
     if app.return_code:
@@ -86,6 +88,7 @@ def ui_ended(app: Any, session: SessionControl | None = None) -> int:
         where = session.trajectory_path if session is not None else None
         print(line + (f"; the session's trajectory: {where}" if where else ""), file=sys.stderr)
         return 1
-    if getattr(app, "summary", None):
-        print(app.summary)
+    summary = getattr(app, "summary", None)  # the live app's one-line end (SwedeckApp.summary)
+    if summary:
+        print(summary)
     return getattr(app, "exit_code", 0) or 0

@@ -10,6 +10,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from swedeck.core.config import UIConfig
+from swedeck.core.diff.batch import BatchComparison, InstancePair
 
 from ..replay.replay_screen import ForkRequest
 from ..ui_config import apply_ui_config, tell_ui_notes
@@ -28,14 +29,16 @@ class DiffApp(App[ForkRequest | None]):
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     @classmethod
-    def of_batches(cls, comparison: Any, *, processors: list[Any] | None = None, fork_model: str | None = None,
+    def of_batches(cls, comparison: BatchComparison, *, processors: list[Any] | None = None, fork_model: str | None = None,
                    ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The instances of two batches; Enter opens a pair's diff over the list."""
         from .batch_screen import BatchDiffScreen
 
         app: DiffApp
 
-        def open_pair(pair: Any) -> None:
+        def open_pair(pair: InstancePair) -> None:
+            # the list opens only pairs with a trajectory on both sides (BatchDiffScreen.action_open_pair)
+            assert pair.a.trajectory is not None and pair.b.trajectory is not None
             app.push_screen(_pair_screen(pair.a.trajectory, pair.b.trajectory, processors, fork_model))
         app = cls(BatchDiffScreen(comparison, open_pair), ui=ui, theme=theme)
         return app

@@ -3,14 +3,14 @@ ones whose outcome differs first; Enter opens the pair's diff (`q` there comes b
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from swedeck.core.diff.batch import BatchComparison
+from swedeck.core.diff.batch import BatchComparison, InstancePair
 from swedeck.core.text import visible
 
 from ..widgets.text import literal
@@ -25,7 +25,7 @@ class BatchDiffScreen(Screen[None]):
     BINDINGS = [Binding("enter", "open_pair", "Diff the pair", id="batch_diff_open"),
                 Binding("q", "quit_diff", "Quit", id="batch_diff_quit")]
 
-    def __init__(self, comparison: BatchComparison, open_pair: Any) -> None:
+    def __init__(self, comparison: BatchComparison, open_pair: Callable[[InstancePair], None]) -> None:
         super().__init__()
         self.comparison = comparison
         self.open_pair = open_pair

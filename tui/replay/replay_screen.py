@@ -36,7 +36,7 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
-from swedeck.core.trajectory.model import Branch
+from swedeck.core.trajectory.model import Branch, Trajectory
 
 from ..screens.help_screen import HelpScreen
 from ..screens.prompt_inspector import PromptInspector
@@ -440,7 +440,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.step = 0
             self.open_file(self.file_index - 1)
 
-    def _trajectory(self) -> Any:
+    def _trajectory(self) -> Trajectory | None:
         if self.document is None or self.error:
             self.notify("nothing to inspect here", severity="warning")
             return None

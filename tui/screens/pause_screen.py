@@ -8,14 +8,13 @@ waits for.
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from swedeck.core.agent.context import ContextFit
 from swedeck.core.events import PauseDecision
 
 from ..widgets.text import literal
@@ -33,7 +32,7 @@ class PauseScreen(ModalScreen[PauseDecision]):
                 Binding("r", "retry", "Retry", id="pause_retry"),
                 Binding("p", "enable_processor", "Processor", id="pause_processor")]
 
-    def __init__(self, reason: str, detail: str, fit: Any = None) -> None:
+    def __init__(self, reason: str, detail: str, fit: ContextFit | None = None) -> None:
         super().__init__()
         self.reason = reason
         self.detail = detail

@@ -9,7 +9,6 @@ so both say the same things the same way. Text is shown literally.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,19 +17,19 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from swedeck.core.messages import Message
-from swedeck.core.prompt_view import StepPrompt, prompt_summary, step_summary
+from swedeck.core.prompt_view import PromptLine, StepPrompt, prompt_summary, step_summary
+from swedeck.core.session import PromptPreview
 
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
 
-def next_prompt_summary(preview: Any, history_size: int) -> str:
+def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
     """The live prompt against the window, with the meter's own figures (the same window, the
     same prediction): the local count of these messages, and the provider-anchored "next ≈"."""
     status = preview.status
-    anchored = bool(status and status.next_anchored and status.next_estimate is not None)
-    return prompt_summary(len(preview.messages), preview.total, preview.window,
-                          expected=status.next_estimate if anchored else None,
+    expected = status.next_estimate if status is not None and status.next_anchored else None
+    return prompt_summary(len(preview.messages), preview.total, preview.window, expected=expected,
                           dropped=max(0, history_size - len(preview.messages)))
 
 
@@ -38,7 +37,7 @@ class PromptInspector(ModalScreen[None]):
     CSS_PATH = "prompt_inspector.tcss"
     BINDINGS = [Binding("escape,q,t", "close", "Close", id="close_inspector")]
 
-    def __init__(self, title: str, summary: str, lines: Iterable[Any], errors: Iterable[str] = ()) -> None:
+    def __init__(self, title: str, summary: str, lines: Iterable[PromptLine], errors: Iterable[str] = ()) -> None:
         super().__init__()
         self.title_text = title
         self.summary = summary
@@ -46,7 +45,7 @@ class PromptInspector(ModalScreen[None]):
         self.errors = list(errors)
 
     @classmethod
-    def next_prompt(cls, preview: Any, history: list[Message]) -> PromptInspector:
+    def next_prompt(cls, preview: PromptPreview, history: list[Message]) -> PromptInspector:
         """The live screen's: what the model gets next."""
         return cls("What the model gets next (after history processors)", next_prompt_summary(preview, len(history)),
                    preview.lines, preview.errors)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import getters, work
+from textual import events, getters, work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
@@ -47,7 +47,7 @@ from .quit_screen import QuitScreen
 from .session_state import SessionState, compaction_note
 
 if TYPE_CHECKING:
-    from swedeck.core.session import SessionControl
+    from swedeck.core.session import SessionControl, SessionResult
 
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
@@ -80,7 +80,7 @@ class SessionScreen(SessionState, Screen[None]):
         self.session = session
         self.registry = registry if registry is not None else _registry()
         self.controller = SessionController(self.post_message)
-        self.result: Any = None
+        self.result: SessionResult | None = None
         self.quitting = False
         self._draining = False
         config = session.config
@@ -123,7 +123,7 @@ class SessionScreen(SessionState, Screen[None]):
             else:
                 self.session.quit()
 
-    def on_resize(self, event: Any) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self._apply_layout(event.size.width)
 
     def _apply_layout(self, width: int) -> None:
@@ -133,16 +133,18 @@ class SessionScreen(SessionState, Screen[None]):
     # --- the worker -----------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="session")
-    def run_session(self) -> Any:
+    def run_session(self) -> SessionResult:
         return self.session.run(self.controller.emit)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "session":
             return
         if event.state == WorkerState.SUCCESS:
-            self.result = event.worker.result
-            code, status, message = self.result.exit_code, self.result.exit_status, self.result.message
-            path = self.result.trajectory_path
+            result = event.worker.result
+            assert result is not None  # what a session's run returns
+            self.result = result
+            code, status, message = result.exit_code, result.exit_status, result.message
+            path = result.trajectory_path
         elif event.state == WorkerState.ERROR:
             error = event.worker.error
             code, status, message = 1, "error", f"{type(error).__name__}: {error}"
