@@ -163,3 +163,36 @@ def test_a_refused_prompt_is_compacted_when_a_summary_fits(openai_server, tmp_pa
     trajectory = load_trajectory(tmp_path / "session.traj.json")
     markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
     assert markers and markers[0].extra.model_extra["reason"] == "context_exceeded"
+
+
+def test_the_meter_never_jumps_without_an_event_that_names_it(openai_server, tmp_path):
+    """SPEC §17: between two meter readings (`ContextUpdated`), a change of more than a few
+    percent in either figure comes with an event that explains it: a new message, a
+    processor change, a compaction (or its undo), or the model's answer (a measured count)."""
+    openai_server.respond(scripted(steps_before_submit=7))
+
+    def undo_once(driver: Driver, event: ev.Event) -> None:
+        if isinstance(event, ev.Compacted) and not event.undone:
+            driver.session.compact(undo=True)
+
+    driver = Driver(on_event=undo_once)
+    result = run_session(config_for(openai_server, tmp_path, at=0.6), "print numbers", driver, interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    naming = (ev.MessageAdded, ev.ProcessorsChanged, ev.Compacted, ev.QueryFinished)
+    last: ev.ContextStatus | None = None
+    named = False
+    jumps = 0
+    for event in driver.events:
+        if isinstance(event, naming):
+            named = True
+        if not isinstance(event, ev.ContextUpdated):
+            continue
+        status = event.status
+        if last is not None:
+            for before, after in ((last.next_estimate, status.next_estimate), (last.prompt_tokens, status.prompt_tokens)):
+                if before and after and abs(after - before) > 0.05 * before:
+                    jumps += 1
+                    assert named, f"the meter moved {before:,} -> {after:,} with no event naming why"
+        last, named = status, False
+    assert jumps >= 3  # the steps, the compaction and its undo all moved it
+    assert len(driver.of(ev.Compacted)) >= 2
