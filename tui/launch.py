@@ -10,11 +10,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from swedeck.core.agent.exits import ExitStatus, exit_line
-from swedeck.core.config import SwedeckConfig
 
 if TYPE_CHECKING:
     from textual.app import App
 
+    from swedeck.core.config import SwedeckConfig
     from swedeck.core.session import SessionControl
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from textual.app import App
 
-from swedeck.core.config import UIConfig
+from swedeck.core.ui_settings import UIConfig
 from swedeck.themes import DEFAULT_THEME, SHIPPED_THEMES, load_user_themes
 
 

@@ -7,10 +7,13 @@ first query, or earlier through `preload_litellm()`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ..config import ModelConfig
 from .base import Model, ModelSpec
 from .litellm_loader import preload_litellm
+
+if TYPE_CHECKING:
+    from ..config import ModelConfig  # the config imports the models' names, not the reverse at run time
 
 REPLAY_PREFIX = "replay:"
 

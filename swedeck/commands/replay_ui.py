@@ -21,25 +21,42 @@ def replay_paths(path: Path) -> list[Path]:
 
 
 def run_replay_ui(args: argparse.Namespace) -> int:
+    """The replay UI. Before its first frame only the config's `ui` section is read (theme and
+    keymap); the rest (processors, the fork's model) when `t`, `p`, `b` or `f` first needs it,
+    or a fork starts: the models of every section are not built for a replay that never asks."""
     from swedeck.commands import config_flags
-    from swedeck.core.config import load_config
+    from swedeck.core.ui_settings import load_ui_settings
     from swedeck.tui.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplaySettings
 
     path = Path(args.path)
     if not args.follow and not path.exists() and not path.is_symlink():  # one line and 2, as every subcommand
         raise UsageError(f"{path}: no such file or folder")
-    config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
-    processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
-    app = ReplayApp(replay_paths(Path(args.path)), ui=config.ui, theme=args.theme, start_step=args.step, follow=args.follow,
-                    play=args.play, processors=processors, fork_model=config.model.model_name,
+    flags = {k: v for k, v in config_flags(args).items() if k == "model.model_name"}
+    loaded: list[Any] = []
+
+    def config() -> Any:
+        from swedeck.core.config import load_config
+
+        if not loaded:
+            loaded.append(load_config(args.config, flags=flags))
+        return loaded[0]
+
+    def settings() -> ReplaySettings:
+        whole = config()
+        return ReplaySettings([p.model_dump(mode="json") for p in whole.agent.history_processors],
+                              whole.model.model_name)
+
+    app = ReplayApp(replay_paths(Path(args.path)), ui=load_ui_settings(args.config, flags), theme=args.theme,
+                    start_step=args.step, follow=args.follow, play=args.play, settings=settings,
                     trust_file=getattr(args, "trust_trajectory", False))
     request = app.run()
     if app.return_code:
         return ui_ended(app)
     if request is None:
         return 0
-    return fork(request, config, replay=getattr(args, "replay_actions", False))
+    return fork(request, config(), replay=getattr(args, "replay_actions", False))
 
 
 def fork(request: Any, config: Any, *, replay: bool) -> int:

@@ -9,8 +9,8 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from swedeck.core.config import UIConfig
 from swedeck.core.diff.batch import BatchComparison, InstancePair
+from swedeck.core.ui_settings import UIConfig
 
 from ..replay.replay_screen import ForkRequest
 from ..ui_config import apply_ui_config, tell_ui_notes

@@ -10,7 +10,7 @@ from typing import Any
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from swedeck.core.config import UIConfig
+from swedeck.core.ui_settings import UIConfig
 
 from ..ui_config import apply_ui_config, tell_ui_notes
 from .bindings import REPLAY_BINDINGS

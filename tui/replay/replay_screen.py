@@ -13,6 +13,7 @@ from the core.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,8 +28,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
+from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
-from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import matching_steps, next_match
 from swedeck.core.replay.step_text import model_text, output_text
@@ -39,7 +40,6 @@ from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.model import Branch, Trajectory
 
 from ..screens.help_screen import HelpScreen
-from ..screens.prompt_inspector import PromptInspector
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
@@ -52,7 +52,6 @@ from .fidelity_screen import FidelityScreen
 from .formatting import highlighted
 from .header import ReplayHeader, ReplayHeaderBar
 from .replay_state import ReplayState
-from .what_if_screen import WhatIfScreen
 
 FOLLOW_INTERVAL_S = 0.5
 PLAY_TOKENS_PER_SECOND = 80
@@ -71,6 +70,14 @@ SEARCH_BATCH_S = 0.2
 """How often a running search hands its matches to the screen."""
 
 
+@dataclass(frozen=True)
+class ReplaySettings:
+    """What the replay takes from the person's config besides `ui`."""
+
+    processors: list[dict[str, Any]]
+    fork_model: str | None
+
+
 class ReplayScreen(ReplayState, Screen[None]):
     CSS_PATH = "replay_screen.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
@@ -78,22 +85,24 @@ class ReplayScreen(ReplayState, Screen[None]):
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
                  fork_model: str | None = None, trust_file: bool = False, branch: str | None = None,
-                 verifier: tuple[str, str] | None = None) -> None:
+                 verifier: tuple[str, str] | None = None, settings: Callable[[], ReplaySettings] | None = None) -> None:
         super().__init__()
+        self._settings = settings
+        """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
+        `f`): the person's config, read after the first frame, not before it (bench B2)."""
         self.verifier = verifier
         """(title, text): a batch instance's verifier output, shown beside the command output (`swedeck watch`)."""
         self.branch = branch
         """The branch this screen shows (opened with `b` from its main line), by its label."""
         self.trust_file = trust_file
         """`--trust-trajectory`: run a custom_filter the file records (else it is shown, not run)."""
-        self.fork_model = fork_model
-        """The model a fork (`f`) continues with; None: `f` says how to name one."""
+        self._fork_model = fork_model
         self.paths = paths
         self.file_index = file_index
         self.start_step = start_step
         self.follow = follow
         self.playing = play
-        self.processors = list(processors or [])
+        self._processors = list(processors or [])
         self.document: ReplayDocument | None = None
         self.query_text = ""
         self.matches: list[int] = []
@@ -124,6 +133,31 @@ class ReplayScreen(ReplayState, Screen[None]):
         yield TokenChart(id="replay-curve").data_bind(points=ReplayState.curve_points, current=ReplayState.step)
         yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
         yield Footer()
+
+    def _settled(self) -> None:
+        """Read the config's processors and model now, once (a config that cannot be read is said,
+        and the replay goes on without them)."""
+        settings, self._settings = self._settings, None
+        if settings is None:
+            return
+        try:
+            loaded = settings()
+        except UsageError as error:
+            self.notify(visible(str(error)), title="The config cannot be read", severity="error", markup=False)
+            return
+        self._processors, self._fork_model = list(loaded.processors), loaded.fork_model
+
+    @property
+    def processors(self) -> list[dict[str, Any]]:
+        """The person's configured processors (what-if and the prompt inspector start from them)."""
+        self._settled()
+        return self._processors
+
+    @property
+    def fork_model(self) -> str | None:
+        """The model a fork (`f`) continues with; None: `f` says how to name one."""
+        self._settled()
+        return self._fork_model
 
     @property
     def step_list(self) -> StepList:
@@ -453,6 +487,11 @@ class ReplayScreen(ReplayState, Screen[None]):
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
+            # here, not at import: the processors' models are not needed for the first frame (bench B2)
+            from swedeck.core.prompt_view import step_prompt
+
+            from ..screens.prompt_inspector import PromptInspector
+
             prompt = step_prompt(trajectory, self.step, self.processors, self._window(), trust_file=self.trust_file)
             self.app.push_screen(PromptInspector.at_step(prompt))
 
@@ -519,6 +558,8 @@ class ReplayScreen(ReplayState, Screen[None]):
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
+            from .what_if_screen import WhatIfScreen  # with the processors' models (not at the first frame)
+
             self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors, self._window()))
 
     def _window(self) -> int | None:

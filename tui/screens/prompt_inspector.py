@@ -9,6 +9,7 @@ so both say the same things the same way. Text is shown literally.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,10 +19,12 @@ from textual.widgets import Label, Static
 
 from swedeck.core.messages import Message
 from swedeck.core.prompt_view import PromptLine, StepPrompt, prompt_summary, step_summary
-from swedeck.core.session import PromptPreview
 
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
+
+if TYPE_CHECKING:
+    from swedeck.core.session import PromptPreview
 
 
 def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import App
 
-from swedeck.core.config import UIConfig
+from swedeck.core.ui_settings import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
 from ..ui_config import apply_ui_config, tell_ui_notes
