@@ -110,16 +110,22 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
     assert info["api_calls"] == len(openai_server.requests)
 
 
-def test_undo_gives_back_the_prefix_from_before_the_compaction(openai_server, tmp_path):
-    openai_server.respond(scripted(steps_before_submit=7))
+def compacted_then_undone(server, tmp_path) -> Driver:
+    """A headless run that compacts, and undoes the compaction as soon as it is made."""
+    server.respond(scripted(steps_before_submit=7))
 
     def undo_once(driver: Driver, event: ev.Event) -> None:
         if isinstance(event, ev.Compacted) and not event.undone:
             driver.session.compact(undo=True)
 
     driver = Driver(on_event=undo_once)
-    result = run_session(config_for(openai_server, tmp_path, at=0.6), "print numbers", driver, interactive=False)
+    result = run_session(config_for(server, tmp_path, at=0.6), "print numbers", driver, interactive=False)
     assert result.exit_status == "Submitted", result.message
+    return driver
+
+
+def test_undo_gives_back_the_prefix_from_before_the_compaction(openai_server, tmp_path):
+    driver = compacted_then_undone(openai_server, tmp_path)
     sent = step_requests(openai_server)
     compacted_at = next(i for i, body in enumerate(sent) if SUMMARY in json.dumps(body["messages"]))
     before, after_undo = sent[compacted_at - 1]["messages"], sent[compacted_at + 1]["messages"]
@@ -169,15 +175,7 @@ def test_the_meter_never_jumps_without_an_event_that_names_it(openai_server, tmp
     """SPEC §17: between two meter readings (`ContextUpdated`), a change of more than a few
     percent in either figure comes with an event that explains it: a new message, a
     processor change, a compaction (or its undo), or the model's answer (a measured count)."""
-    openai_server.respond(scripted(steps_before_submit=7))
-
-    def undo_once(driver: Driver, event: ev.Event) -> None:
-        if isinstance(event, ev.Compacted) and not event.undone:
-            driver.session.compact(undo=True)
-
-    driver = Driver(on_event=undo_once)
-    result = run_session(config_for(openai_server, tmp_path, at=0.6), "print numbers", driver, interactive=False)
-    assert result.exit_status == "Submitted", result.message
+    driver = compacted_then_undone(openai_server, tmp_path)
     naming = (ev.MessageAdded, ev.ProcessorsChanged, ev.Compacted, ev.QueryFinished)
     last: ev.ContextStatus | None = None
     named = False
