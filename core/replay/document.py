@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..messages import Action, Message
-from ..trajectory.compaction import is_compaction
+from ..trajectory.compaction import compaction_between
 from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.fidelity import prompt_provenance
@@ -66,7 +66,8 @@ class ReplayDocument(Protocol):
     def trajectory(self) -> Trajectory: ...
 
 
-def _view(messages: Sequence[Message], step: Step) -> StepView:
+def _view(messages: Sequence[Message], step: Step, previous_answer: int) -> StepView:
+    """`previous_answer`: the position of the step before's answer (-1: none)."""
     assistant = messages[step.message_index]
     usage, context = step.usage, step.context
     tokens = usage.prompt_tokens if usage and usage.prompt_tokens else None
@@ -77,21 +78,24 @@ def _view(messages: Sequence[Message], step: Step) -> StepView:
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
                     window=context.window if context else None, cost=step.cost, processors=step.processors,
-                    compaction=_compaction(messages, step))
+                    compaction=_compaction(messages, previous_answer, step.message_index))
 
 
-def _compaction(messages: Sequence[Message], step: Step) -> str | None:
-    """The label of the compaction just before this query, looking only at the messages
-    between the previous answer and this one (user messages: the few a step has)."""
-    index = step.message_index - 1
+def _answer_before(steps: Sequence[Step], number: int) -> int:
+    """Where step `number - 1`'s answer is (-1: none), without reading it where the steps are
+    lazy (a damaged answer shows on its own step, not on the next)."""
+    if number < 2:
+        return -1
+    return steps.starts[number - 2] if isinstance(steps, StepList) else steps[number - 2].message_index
+
+
+def _compaction(messages: Sequence[Message], previous_answer: int, answer: int) -> str | None:
+    """The label of the compaction just before this query (`compaction_between`)."""
     try:
-        while index >= 0 and messages[index].role != "assistant":
-            if is_compaction(messages[index]):
-                return compaction_label(messages[index])
-            index -= 1
+        found = compaction_between(messages, previous_answer, answer)
     except TrajectoryError:
-        return None  # a damaged message before it: that step shows the damage, this one shows itself
-    return None
+        return None  # a damaged message before it: its own step shows the damage, this one shows itself
+    return compaction_label(found) if found is not None else None
 
 
 class LoadedDocument:
@@ -113,7 +117,7 @@ class LoadedDocument:
     def step(self, number: int) -> StepView:
         trajectory = self._trajectory
         step = trajectory.steps[number - 1]
-        view = _view(trajectory.messages, step)
+        view = _view(trajectory.messages, step, _answer_before(trajectory.steps, number))
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
         return replace(view, provenance=prompt_provenance(trajectory, step.index))
@@ -153,7 +157,8 @@ class LiveDocument:
 
     def step(self, number: int) -> StepView:
         # A new StepList each time: the last step grows while the session is written.
-        return _view(self._messages, StepList(self._messages, self.index.steps)[number - 1])
+        steps = StepList(self._messages, self.index.steps)
+        return _view(self._messages, steps[number - 1], _answer_before(steps, number))
 
     def messages_before(self, end: int) -> list[Message]:
         return [self.index.message(i) for i in range(end)]

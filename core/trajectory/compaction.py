@@ -85,10 +85,16 @@ def label(message: Message) -> str:
     return "compacted"
 
 
+def compaction_between(messages: Sequence[Message], previous_answer: int, answer: int) -> Message | None:
+    """The compaction between two answers (message positions; -1: none before), the last if
+    several; only the messages between the two are read."""
+    for index in range(answer - 1, previous_answer, -1):
+        if is_compaction(messages[index]):
+            return messages[index]
+    return None
+
+
 def compaction_at(trajectory: Trajectory, step: Step) -> Message | None:
     """The compaction between the previous step's query and this one (the last, if several)."""
     previous = trajectory.steps[step.index - 2].message_index if step.index > 1 else -1
-    for index in range(step.message_index - 1, previous, -1):
-        if is_compaction(trajectory.messages[index]):
-            return trajectory.messages[index]
-    return None
+    return compaction_between(trajectory.messages, previous, step.message_index)
