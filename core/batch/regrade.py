@@ -48,19 +48,17 @@ def grade_finished(config: Any, instances: list[Instance], folder: Path, workers
             raise UsageError(f"-o {folder}: none of these instances has a prediction to grade")
         done = 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(_grade_one, config, instance, folder,
-                                   predictions[instance.instance_id].get("model_patch") or ""): instance
+            patches = {i.instance_id: predictions[i.instance_id].get("model_patch") or "" for i in todo}
+            futures = {pool.submit(_grade_one, config, instance, folder, patches[instance.instance_id]): instance
                        for instance in todo}
             for future in concurrent.futures.as_completed(futures):
                 instance = futures[future]
                 verification, verified = future.result()
                 record = state.instances[instance.instance_id]
-                patch = predictions[instance.instance_id].get("model_patch") or ""
-                verdict = classify(record.exit_status or "", patch, record.state == "failed", verification, verified)
+                verdict = classify(record.exit_status or "", patches[instance.instance_id], record.state == "failed",
+                                   verification, verified)
                 record.verdict = verdict
-                record.verify = None if verification is None else {
-                    "returncode": verification.returncode, "duration_s": round(verification.duration_s, 3),
-                    "problem": verification.problem}
+                record.verify = None if verification is None else verification.record()
                 output.write_state(state)
                 done += 1
                 on_graded(Graded(instance.instance_id, verdict, verification, done, len(todo)))

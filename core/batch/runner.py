@@ -31,7 +31,7 @@ from .instance_run import InstanceResult
 from .instances import Instance
 from .output import BatchOutput, BatchState, InstanceState, State, read_state
 from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
-from .swebench_grade import is_swebench, require_package
+from .swebench_grade import require_package
 from .verify import CLASSES
 
 WAIT_S = 0.5
@@ -58,8 +58,8 @@ class Batch:
             raise UsageError("--workers must be at least 1")
         if options.executor not in ("local", "ray"):
             raise UsageError(f"--executor {options.executor!r}: choose local or ray")
-        if config.batch.run_verifier and any(is_swebench(i.fields) and not i.verify for i in instances):
-            require_package()  # said before anything runs, not once per instance
+        if config.batch.run_verifier:
+            require_package(instances)  # said before anything runs, not once per instance
         self.config = config
         self.instances = instances
         self.output = BatchOutput(folder)
@@ -215,9 +215,7 @@ class Batch:
             state=state, exit_status=result.exit_status, cost=result.cost, steps=result.steps,
             duration_s=round(result.duration_s, 3), error=result.message if result.failed else None,
             warnings=list(result.warnings), verdict=verdict,
-            verify=None if verification is None else {"returncode": verification.returncode,
-                                                      "duration_s": round(verification.duration_s, 3),
-                                                      "problem": verification.problem})
+            verify=None if verification is None else verification.record())
         if result.warnings and not interrupted:
             tally.warned.append(instance_id)
         self.output.write_state(self.state)

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from .instances import Instance
 from .verify import LOG, Verification
 
 FIELDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "eval_script", "log_parser", "eval_type", "repo", "version", "image")
@@ -38,8 +40,11 @@ def is_swebench(fields: dict[str, Any]) -> bool:
     return all(fields.get(name) not in (None, "") for name in FIELDS)
 
 
-def require_package() -> None:
-    """A clear error before any instance runs, when SWE-bench instances are to be graded without it."""
+def require_package(instances: Iterable[Instance]) -> None:
+    """A clear error before any instance runs, when some of `instances` are to be graded by
+    SWE-bench (its shape, no `verify` of their own) and the package is missing."""
+    if not any(is_swebench(instance.fields) and not instance.verify for instance in instances):
+        return
     try:
         import swebench.harness.grading  # noqa: F401
     except ImportError:
@@ -110,13 +115,12 @@ class SWEbenchVerifier:
         mine = report[instance_id]
         duration = time.monotonic() - started
         if timed_out:
-            return Verification(None, None, duration, f"the tests ran past {self.timeout_s:g} s", report=mine)
+            return Verification(None, None, duration, f"the tests ran past {self.timeout_s:g} s")
         if mine.get("infra_failure"):
             why = mine.get("infra_failure_reason", "the environment")
-            return Verification(None, None, duration, f"SWE-bench's grading found an infra failure: {why}",
-                                report=mine)
+            return Verification(None, None, duration, f"SWE-bench's grading found an infra failure: {why}")
         problem = None if applied else "the patch did not apply"
-        return Verification(bool(mine["resolved"]), 0 if mine["resolved"] else 1, duration, problem, report=mine)
+        return Verification(bool(mine["resolved"]), 0 if mine["resolved"] else 1, duration, problem)
 
     def _run(self, environment: Any, command: str, timeout: float = STEP_TIMEOUT_S) -> Any:
         outcome = environment.execute(command, timeout=timeout)

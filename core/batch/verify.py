@@ -33,8 +33,10 @@ class Verification:
     duration_s: float
     problem: str | None = None
     """Why there is no answer: it timed out, the environment failed, it could not start."""
-    report: dict[str, Any] | None = None
-    """SWE-bench's report of the instance (`get_eval_report`), when SWE-bench graded it."""
+
+    def record(self) -> dict[str, Any]:
+        """What `batch.json` keeps of it (`InstanceState.verify`)."""
+        return {"returncode": self.returncode, "duration_s": round(self.duration_s, 3), "problem": self.problem}
 
 
 class Verifier(Protocol):

@@ -71,11 +71,10 @@ def grade_only(config: SwedeckConfig, instances: list[Instance], folder: Path, w
 
     from swedeck.core.batch.regrade import Graded, grade_finished
     from swedeck.core.batch.runner import EXIT_FAILED
-    from swedeck.core.batch.swebench_grade import is_swebench, require_package
+    from swedeck.core.batch.swebench_grade import require_package
     from swedeck.core.batch.verify import CLASSES
 
-    if any(is_swebench(i.fields) and not i.verify for i in instances):
-        require_package()
+    require_package(instances)
 
     def said(graded: Graded) -> None:
         problem = graded.verification.problem if graded.verification else None
