@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +35,12 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     if not args.follow and not path.exists() and not path.is_symlink():  # one line and 2, as every subcommand
         raise UsageError(f"{path}: no such file or folder")
     flags = {k: v for k, v in config_flags(args).items() if k == "model.model_name"}
-    loaded: list[Any] = []
 
+    @functools.cache
     def config() -> Any:
         from swedeck.core.config import load_config
 
-        if not loaded:
-            loaded.append(load_config(args.config, flags=flags))
-        return loaded[0]
+        return load_config(args.config, flags=flags)
 
     def settings() -> ReplaySettings:
         whole = config()
