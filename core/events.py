@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
+from .context_status import ContextStatus as ContextStatus  # part of the event API: `ContextUpdated.status`
+
 if TYPE_CHECKING:
     from .agent.exits import ExitStatus
     from .environments.base import ExecutionResult
@@ -45,30 +47,6 @@ Mode = Literal["confirm", "yolo", "human"]
 @dataclass(frozen=True, slots=True)
 class Event:
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class ContextStatus:
-    """What the context-budget meter shows (SPEC §5)."""
-
-    window: int | None
-    prompt_tokens: int | None
-    cached_tokens: int = 0
-    next_estimate: int | None = None
-    """Estimated prompt tokens of the next query after the active processors."""
-    window_source: str = "unknown"
-    estimated: bool = False
-    """`prompt_tokens` is swedeck's own count: the provider reported no usage."""
-    next_anchored: bool = False
-    """`next_estimate` is the provider's last figure plus a local difference (else a local count)."""
-    advice: str = ""
-    """What would fit, after the provider refused a prompt as too long (the meter shows it)."""
-
-    @property
-    def left_percent(self) -> float | None:
-        if not self.window or self.prompt_tokens is None:
-            return None
-        return max(0.0, min(100.0, 100.0 * (1 - self.prompt_tokens / self.window)))
 
 
 # --- session -----------------------------------------------------------------------------

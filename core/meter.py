@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .context_status import ContextStatus
 from .context_window import resolve_context_window
-from .events import ContextStatus
 from .replay.document import StepView
 
 WARN_BELOW = 50.0

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from .batch.output import STATE, BatchState, instance_trajectory, read_state
-from .events import ContextStatus
+from .context_status import ContextStatus
 from .messages import Message, MessageType
 from .trajectory.errors import TrajectoryError
 from .trajectory.files import LIVE_SUFFIX, base_name

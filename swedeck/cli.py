@@ -18,6 +18,8 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
+from swedeck.core.gc_tuning import hold_collections, release_collections
+
 from . import __version__
 
 SUBCOMMANDS = ("run", "batch", "replay", "prompt", "export", "diff", "watch", "demo", "config", "context-window")
@@ -173,9 +175,26 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return ["run", *argv]
 
 
+def _shows_ui(args: argparse.Namespace) -> bool:
+    """Whether the command opens a full-screen app (the flags that make it print instead are
+    the parser's, above)."""
+    return {"demo": True, "watch": True, "run": not getattr(args, "headless", False),
+            "replay": not getattr(args, "print_steps", False),
+            "diff": not (getattr(args, "print", False) or getattr(args, "json", False))}.get(args.command, False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(args_list)
+    if _shows_ui(args):  # until the app's first frame (tui/first_frame.py): bench B2, B3
+        hold_collections()
+    try:
+        return _dispatch(args)
+    finally:
+        release_collections()  # a command that ended, or failed, before its first frame
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     debug = args.debug or os.environ.get("SWEDECK_DEBUG", "") not in ("", "0")
     if args.command == "config" and not args.config_command:
         build_parser().parse_args(["config", "--help"])

@@ -1,7 +1,7 @@
 """User themes: YAML files in `<user config dir>/themes/*.yaml` -> `textual.theme.Theme`.
 
-A file is validated by a pydantic model first, so a typo gives one clear message naming
-the file and the field; an invalid file is reported and skipped, never fatal.
+Each file is read by `theme_file.load_theme_file`; an invalid file is reported and skipped,
+never fatal.
 """
 
 from __future__ import annotations
@@ -9,45 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from swedeck.core import paths
-
-
-class ThemeFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    primary: str
-    secondary: str | None = None
-    accent: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    foreground: str | None = None
-    background: str | None = None
-    surface: str | None = None
-    panel: str | None = None
-    boost: str | None = None
-    dark: bool = True
-    variables: dict[str, str] = {}
-
-    @field_validator("primary", "secondary", "accent", "warning", "error", "success", "foreground",
-                     "background", "surface", "panel", "boost")
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                Color.parse(value)
-            except ColorParseError:
-                raise ValueError(f"not a colour: {value!r}") from None
-        return value
-
-    def to_theme(self) -> Theme:
-        return Theme(**self.model_dump())
 
 
 @dataclass
@@ -61,27 +25,17 @@ def user_themes_dir() -> Path:
     return paths.user_config_dir() / "themes"
 
 
-def load_theme_file(path: Path) -> Theme:
-    """One theme file; raises ValueError with a message naming the file."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValueError(f"{path}: cannot read theme: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a theme file must be a mapping (name, primary, background, ...)")
-    try:
-        return ThemeFile.model_validate(data).to_theme()
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'theme'}: {e['msg']}" for e in exc.errors())
-        raise ValueError(f"{path}: invalid theme: {problems}") from None
-
-
 def load_user_themes(folder: Path | None = None) -> LoadedThemes:
     folder = folder or user_themes_dir()
     loaded = LoadedThemes()
     if not folder.is_dir():
         return loaded
-    for path in sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]):
+    files = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    if not files:
+        return loaded
+    from .theme_file import load_theme_file
+
+    for path in files:
         try:
             loaded.themes.append(load_theme_file(path))
         except ValueError as exc:

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from swedeck.core.agent.exits import exit_line
 
 from .bindings import APP_BINDINGS, all_bindings
+from .first_frame import FirstFrame
 from .messages import SessionFinished
 from .screens.help_screen import HelpScreen
 from .screens.session_screen import SessionScreen
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from swedeck.core.session import SessionControl
 
 
-class SwedeckApp(App[int]):
+class SwedeckApp(FirstFrame, App[int]):
     TITLE = "swedeck"
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 

@@ -13,12 +13,13 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App
 
-from swedeck.core import events as ev
+if TYPE_CHECKING:  # the probe must not import what the command it measures does not
+    from swedeck.core import events as ev
 
 HEARTBEAT_S = 0.005
 

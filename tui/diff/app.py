@@ -12,13 +12,14 @@ from textual.screen import Screen
 from swedeck.core.diff.batch import BatchComparison, InstancePair
 from swedeck.core.ui_settings import UIConfig
 
+from ..first_frame import FirstFrame
 from ..replay.replay_screen import ForkRequest
 from ..ui_config import apply_ui_config, tell_ui_notes
 from .bindings import DIFF_BINDINGS
 from .diff_screen import DiffScreen, Side
 
 
-class DiffApp(App[ForkRequest | None]):
+class DiffApp(FirstFrame, App[ForkRequest | None]):
     TITLE = "swedeck diff"
 
     def __init__(self, screen: Screen[Any], *, ui: UIConfig | None = None, theme: str | None = None,

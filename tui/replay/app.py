@@ -12,12 +12,13 @@ from textual.screen import Screen
 
 from swedeck.core.ui_settings import UIConfig
 
+from ..first_frame import FirstFrame
 from ..ui_config import apply_ui_config, tell_ui_notes
 from .bindings import REPLAY_BINDINGS
 from .replay_screen import ForkRequest, ReplayScreen
 
 
-class ReplayApp(App[ForkRequest | None]):
+class ReplayApp(FirstFrame, App[ForkRequest | None]):
     TITLE = "swedeck replay"
 
     def __init__(self, paths: list[Path], *, ui: UIConfig | None = None, theme: str | None = None,

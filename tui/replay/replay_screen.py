@@ -39,7 +39,6 @@ from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.model import Branch, Trajectory
 
-from ..screens.help_screen import HelpScreen
 from ..widgets.context_meter import ContextMeter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
@@ -583,4 +582,6 @@ class ReplayScreen(ReplayState, Screen[None]):
 
     def action_help(self) -> None:
         ui = getattr(self.app, "ui", None)  # ReplayApp's, or WatchApp's when opened from watch
+        from ..screens.help_screen import HelpScreen  # on `?`, not before the first frame
+
         self.app.push_screen(HelpScreen(REPLAY_BINDINGS, ui.keymap if ui is not None else {}))

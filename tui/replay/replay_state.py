@@ -13,7 +13,7 @@ from __future__ import annotations
 from textual.dom import DOMNode
 from textual.reactive import var
 
-from swedeck.core.events import ContextStatus
+from swedeck.core.context_status import ContextStatus
 
 from .header import ReplayHeader
 

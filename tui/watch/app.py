@@ -7,11 +7,12 @@ from textual.app import App
 from swedeck.core.ui_settings import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
+from ..first_frame import FirstFrame
 from ..ui_config import apply_ui_config, tell_ui_notes
 from .watch_screen import SCAN_INTERVAL_S, WatchScreen
 
 
-class WatchApp(App[object]):
+class WatchApp(FirstFrame, App[object]):
     TITLE = "swedeck watch"
 
     def __init__(self, watcher: DirectoryWatcher, *, ui: UIConfig | None = None, theme: str | None = None,

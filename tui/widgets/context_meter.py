@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from swedeck.core.events import ContextStatus
+from swedeck.core.context_status import ContextStatus
 from swedeck.core.meter import bar, describe, meter_level
 
 from .text import literal

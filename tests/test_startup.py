@@ -1,0 +1,110 @@
+"""Issue 32.5: what a UI command does on its way to the first frame (bench B2, B3).
+
+The command line holds the garbage collector from its start to the app's first frame
+(`core/gc_tuning.py`), only for a command that opens an app; the replay imports only what
+its first screen needs.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import MINI_FIXTURE
+from swedeck import cli
+from swedeck.core import gc_tuning
+
+FIRST_FRAME_PROBE = """
+import gc, json, os, sys
+from textual.app import App
+from swedeck.tui.replay.replay_screen import ReplayScreen
+
+seen = {}
+mount = ReplayScreen.on_mount
+
+def watched_mount(screen):
+    seen["collecting_while_the_screen_mounts"] = gc.isenabled()
+    return mount(screen)
+
+def ready(app, _event):  # App's own handler: after every subclass's, FirstFrame's included
+    seen["collecting_at_the_first_frame"] = gc.isenabled()
+    seen["frozen"] = gc.get_freeze_count()
+    seen["modules"] = sorted(sys.modules)
+    os.write(1, (json.dumps(seen) + "\\n").encode())
+    os._exit(0)
+
+ReplayScreen.on_mount = watched_mount
+App._on_ready = ready
+run = App.run
+App.run = lambda app, *a, **k: run(app, *a, **{**k, "headless": True, "size": (120, 36)})
+from swedeck.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def first_frame(*args: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE, *args], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_replay_holds_collections_until_its_first_frame_then_freezes_the_start():
+    seen = first_frame("replay", str(MINI_FIXTURE), "--step", "-1")
+    assert seen["collecting_while_the_screen_mounts"] is False
+    assert seen["collecting_at_the_first_frame"] is True
+    assert seen["frozen"] > 10_000  # the modules, classes and widgets of the start
+
+
+def test_the_replay_imports_only_what_its_first_screen_needs():
+    modules = set(first_frame("replay", str(MINI_FIXTURE), "--step", "-1")["modules"])
+    assert "swedeck.core.trajectory.readers.mini_swe_agent" in modules  # the probe saw a real replay
+    not_yet = {
+        "litellm",
+        "jinja2",
+        "swedeck.core.agent.agent",  # the agent loop: a fork's
+        "swedeck.core.config",  # every section's models: `t`, `p`, `b` and `f`
+        "swedeck.core.events",  # a live session's events: the meter needs only ContextStatus
+        "swedeck.tui.screens.help_screen",  # `?`
+        "swedeck.themes.theme_file",  # the model of a user theme: only when the folder has one
+    }
+    assert not_yet & modules == set()
+
+
+@pytest.mark.parametrize(("argv", "shows_ui"), [
+    (["replay", "FILE"], True),
+    (["replay", "FILE", "--print"], False),
+    (["diff", "A", "B"], True),
+    (["diff", "A", "B", "--print"], False),
+    (["diff", "A", "B", "--json"], False),
+    (["run", "--task", "x"], True),
+    (["run", "--headless", "--task", "x"], False),
+    (["watch", "DIR"], True),
+    (["demo"], True),
+    (["export", "FILE", "-o", "OUT"], False),
+    (["config", "show"], False),
+])
+def test_collections_are_held_only_by_a_command_that_opens_an_app(monkeypatch, argv, shows_ui):
+    module = f"swedeck.commands.{argv[0]}"
+    seen = []
+
+    def command(args):
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(f"{module}.run", command)
+    assert gc.isenabled()
+    assert cli.main(argv) == 0
+    assert seen == [not shows_ui]
+    assert gc.isenabled()  # released when the command ends, with or without a first frame
+
+
+def test_a_release_without_a_hold_changes_nothing():
+    # An app in a test (Pilot) reaches its first frame with no command line before it.
+    frozen = gc.get_freeze_count()
+    gc_tuning.release_collections()
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
