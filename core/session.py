@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .agent.agent import Agent
     from .environments.base import Environment
     from .models.base import Model
+    from .trajectory.writer import TrajectoryWriter
 
 
 @dataclass
@@ -146,7 +147,7 @@ class Session:
         self._notices: list[str] = []
         self.finished = threading.Event()
         """Set when `run` has written the final file and closed the environment."""
-        self.after_agent: Callable[[Any, str], None] | None = None
+        self.after_agent: Callable[[Environment, str], None] | None = None
         """Called with the environment and the submission when the agent has submitted, before the
         environment is closed: a batch instance's verifier (`batch.verify.Verifier`) runs in its container."""
 
@@ -290,7 +291,7 @@ class Session:
         window = resolve_context_window(self.config.model.model_name or "", override=self.config.model.context_window)
         return model, window.window, window.source
 
-    def _window_from_litellm(self, agent: Any) -> None:
+    def _window_from_litellm(self, agent: Agent) -> None:
         from .context_window import resolve_context_window
 
         try:
@@ -335,7 +336,7 @@ class Session:
             "config": self.config.model_dump(mode="json"),
         }
 
-    def _finish(self, writer: Any, env: Any, status: ExitStatus, submission: str, message: str,
+    def _finish(self, writer: TrajectoryWriter | None, env: Environment | None, status: ExitStatus, submission: str, message: str,
                 warnings: list[str]) -> str | None:
         if env is not None:
             try:

@@ -39,9 +39,13 @@ class OutputChunk:
     text: str
 
 
-def coalesce(events: list[ev.Event]) -> list[Any]:
+Drained = ev.Event | OutputChunk
+"""What a drain hands the screen: the events, with one command's output merged."""
+
+
+def coalesce(events: list[ev.Event]) -> list[Drained]:
     """Merge consecutive deltas of the same kind/step/index (and output of one command)."""
-    merged: list[Any] = []
+    merged: list[Drained] = []
     texts: list[list[str]] = []  # the pieces of merged[i], joined once at the end
     for event in events:
         last = merged[-1] if merged else None
@@ -59,8 +63,9 @@ def coalesce(events: list[ev.Event]) -> list[Any]:
         merged.append(event)
         texts.append([event.text] if isinstance(event, ev.StreamDelta) else [])
     for i, pieces in enumerate(texts):
-        if len(pieces) > 1:
-            merged[i] = dataclasses.replace(merged[i], text="".join(pieces))
+        item = merged[i]
+        if len(pieces) > 1 and isinstance(item, (ev.StreamDelta, OutputChunk)):
+            merged[i] = dataclasses.replace(item, text="".join(pieces))
     return merged
 
 
@@ -105,7 +110,7 @@ class SessionController:
         """Nothing queued and no drain scheduled."""
         return not self._drain_due and not self.queued
 
-    def drain(self) -> list[Any]:
+    def drain(self) -> list[Drained]:
         """Called from the UI thread: everything queued so far, coalesced."""
         self._last_drain = monotonic()
         self._drain_due = False

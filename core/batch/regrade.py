@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import SwedeckConfig
 from ..environments import get_environment
 from ..errors import UsageError
 from ..session import new_session_id
@@ -34,7 +35,7 @@ class Graded:
     total: int
 
 
-def grade_finished(config: Any, instances: list[Instance], folder: Path, workers: int,
+def grade_finished(config: SwedeckConfig, instances: list[Instance], folder: Path, workers: int,
                    on_graded: Callable[[Graded], None]) -> dict[str, Any]:
     """Grade every instance of `folder` that has a prediction; the new `report.json`."""
     output = BatchOutput(folder)
@@ -65,7 +66,7 @@ def grade_finished(config: Any, instances: list[Instance], folder: Path, workers
         return output.write_report(state)
 
 
-def _grade_one(config: Any, instance: Instance, folder: Path, patch: str) -> tuple[Verification | None, bool]:
+def _grade_one(config: SwedeckConfig, instance: Instance, folder: Path, patch: str) -> tuple[Verification | None, bool]:
     verifier: Verifier | None = verifier_for(config, instance, folder / instance.instance_id)
     if verifier is None:
         return None, False

@@ -26,7 +26,7 @@ from ..errors import UsageError
 from ..headless import ending_on_signals
 from ..session import build_redactor
 from ..trajectory.files import write_atomically
-from .executors import Executor, LocalExecutor, RayExecutor
+from .executors import Executor, Handle, LocalExecutor, RayExecutor
 from .instance_run import InstanceResult
 from .instances import Instance
 from .output import BatchOutput, BatchState, InstanceState, State, read_state
@@ -158,7 +158,7 @@ class Batch:
         if tick is not None:
             tick()
 
-    def _start(self, executor: Executor, instance: Instance) -> Any:
+    def _start(self, executor: Executor, instance: Instance) -> Handle:
         instance_id = instance.instance_id
         self.output.forget(instance_id)
         base = self.output.trajectory_base(instance_id)

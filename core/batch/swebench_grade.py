@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..environments.base import Environment, ExecutionResult
 from ..errors import UsageError
 from .instances import Instance
 from .verify import LOG, Verification
@@ -61,7 +62,7 @@ class SWEbenchVerifier:
         self.result: Verification | None = None
         self._transcript: list[str] = []
 
-    def __call__(self, environment: Any, submission: str) -> None:
+    def __call__(self, environment: Environment, submission: str) -> None:
         started = time.monotonic()
         if not submission.strip():
             return  # nothing to grade: the instance is an empty patch (SWE-bench's `empty_patch_ids`)
@@ -74,7 +75,7 @@ class SWEbenchVerifier:
         finally:
             self._write(LOG, "\n".join(self._transcript) + "\n")
 
-    def _grade(self, environment: Any, submission: str, started: float) -> Verification:
+    def _grade(self, environment: Environment, submission: str, started: float) -> Verification:
         from swebench.harness.constants import APPLY_PATCH_FAIL, LOG_REPORT, LOG_TEST_OUTPUT
         from swebench.harness.grading import get_eval_report
         from swebench.harness.run_evaluation import GIT_APPLY_CMDS
@@ -122,17 +123,16 @@ class SWEbenchVerifier:
         problem = None if applied else "the patch did not apply"
         return Verification(bool(mine["resolved"]), 0 if mine["resolved"] else 1, duration, problem)
 
-    def _run(self, environment: Any, command: str, timeout: float = STEP_TIMEOUT_S) -> Any:
+    def _run(self, environment: Environment, command: str, timeout: float = STEP_TIMEOUT_S) -> ExecutionResult:
         outcome = environment.execute(command, timeout=timeout)
         self._say(f"$ {command}\n{outcome.output}(exit {outcome.returncode}"
                   + (", timed out" if outcome.timed_out else "") + ")")
         return outcome
 
-    def _read(self, environment: Any, path: str) -> str:
+    def _read(self, environment: Environment, path: str) -> str:
         """The eval script's whole output (a command's own output is cut to the head and tail)."""
         try:
-            text: str = environment.read_file(path)
-            return text
+            return environment.read_file(path)
         except (OSError, ValueError) as error:
             self._say(f"(could not read {path}: {error})")
             return ""

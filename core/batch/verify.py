@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..agent.exits import ExitStatus
+from ..environments.base import Environment
 
 VerdictClass = Literal["resolved", "unresolved", "empty_patch", "agent_error", "infra_failure", "not_run",
                        "not_verified"]
@@ -45,7 +46,7 @@ class Verifier(Protocol):
 
     result: Verification | None
 
-    def __call__(self, environment: Any, submission: str) -> None: ...
+    def __call__(self, environment: Environment, submission: str) -> None: ...
 
 
 class CommandVerifier:
@@ -55,7 +56,7 @@ class CommandVerifier:
         self.command, self.timeout_s, self.log = command, timeout_s, log
         self.result: Verification | None = None
 
-    def __call__(self, environment: Any, submission: str = "") -> None:
+    def __call__(self, environment: Environment, submission: str = "") -> None:
         started = time.monotonic()
         try:
             outcome = environment.execute(self.command, timeout=self.timeout_s)

@@ -11,7 +11,7 @@ they are untrusted: each passes the agent's gate, and confirm mode asks for each
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..actions import BASH_TOOL
 from ..config import SwedeckConfig
@@ -20,6 +20,9 @@ from ..messages import FunctionCall, Message, ToolCall
 from ..prompt_view import history_before
 from ..session import Session
 from ..trajectory.model import Trajectory
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
 
 
 def fork_history(trajectory: Trajectory, step: int) -> list[Message]:
@@ -77,7 +80,7 @@ class ForkSession(Session):
         self.recorded = list(recorded or [])
         self._replayed: list[tuple[int, str, ExecutionResult | None]] = []
 
-    def _prepare(self, agent: Any) -> None:
+    def _prepare(self, agent: Agent) -> None:
         agent.recorded_commands = self.recorded
         self._replayed = agent.replayed
 

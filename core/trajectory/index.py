@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..messages import Message
 from .errors import TrajectoryError
@@ -85,7 +85,7 @@ class TrajectoryIndex:
             self.torn_tail = self._looked > self._scanned and self._tail_is_text(handle)
         return len(self._messages) - before
 
-    def _line_bytes(self, handle: Any, start: int, end: int) -> bytes:
+    def _line_bytes(self, handle: BinaryIO, start: int, end: int) -> bytes:
         """The line `start..end` from the file (the handle is left where it was)."""
         here = handle.tell()
         try:
@@ -99,7 +99,7 @@ class TrajectoryIndex:
         finally:
             handle.seek(here)
 
-    def _tail_is_text(self, handle: Any) -> bool:
+    def _tail_is_text(self, handle: BinaryIO) -> bool:
         """Whether the unfinished last line has anything but whitespace (looked at, bounded)."""
         here = handle.tell()
         try:

@@ -87,7 +87,7 @@ def message_extra(data: dict[str, Any]) -> MessageExtra:
             data.setdefault("message_type", MessageType.USER_MESSAGE)
 
 
-def tool_calls(raw: Any) -> tuple[ToolCall, ...] | None:
+def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
     if not isinstance(raw, list) or not raw:
         return None
     calls = []
@@ -198,17 +198,17 @@ def build_steps(messages: Sequence[Message]) -> StepList:
     return StepList(messages, [index for index, message in enumerate(messages) if is_step(message)])
 
 
-def optional_str(value: Any) -> str | None:
+def optional_str(value: object) -> str | None:
     """A recorded field as text; missing stays missing (a number or a list is shown as written)."""
     return None if value is None else str(value)
 
 
-def mapping(value: Any) -> Mapping[str, Any]:
+def mapping(value: object) -> Mapping[str, Any]:
     """`value` where it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
     return value if isinstance(value, Mapping) else {}
 
 
-def as_mapping_list(value: Any, what: str) -> list[Mapping[str, Any]]:
+def as_mapping_list(value: object, what: str) -> list[Mapping[str, Any]]:
     if not isinstance(value, list):
         raise ValueError(f"{what} is {type(value).__name__}, not a list")
     bad = [i for i, item in enumerate(value) if not isinstance(item, Mapping)]

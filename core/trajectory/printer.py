@@ -6,7 +6,7 @@ observation must not be able to move the cursor or retitle the reader's terminal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..actions import without_fences
@@ -65,14 +65,14 @@ def thought(trajectory: Trajectory, step: Step) -> str:
     return without_fences(message.text)
 
 
-def json_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
+def json_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
     """A first line with the file's fidelity summary, then one line a step."""
     yield inert_json({"path": str(trajectory.path), "format": trajectory.format, "fidelity": summary(trajectory)})
     for step in steps:
         yield inert_json(step_record(trajectory, step))
 
 
-def text_lines(trajectory: Trajectory, steps: list[Step]) -> Iterator[str]:
+def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
     yield header(trajectory)
     for step in steps:
         yield ""

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING
 
 from swedeck.core.diff.align import Alignment, align, step_key, totals_line
 from swedeck.core.errors import UsageError
 from swedeck.core.text import inert_json, one_line, strip_control
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.model import Trajectory
+
+if TYPE_CHECKING:
+    from swedeck.core.diff.batch import BatchComparison
 
 MARKS = {"same": "=", "changed": "≠", "a_only": "<", "b_only": ">"}
 WIDTH = 48
@@ -40,13 +43,13 @@ def run(args: argparse.Namespace) -> int:
     return _view(args)
 
 
-def _batch_json(comparison: Any) -> str:
+def _batch_json(comparison: BatchComparison) -> str:
     return inert_json({"a": comparison.a, "b": comparison.b, "differing": comparison.differing,
                        "instances": [{"instance_id": pair.instance_id, "differs": pair.differs, "a": asdict(pair.a),
                                       "b": asdict(pair.b)} for pair in comparison.pairs]})
 
 
-def _batch_text(comparison: Any) -> str:
+def _batch_text(comparison: BatchComparison) -> str:
     out = [f"A: {comparison.a}", f"B: {comparison.b}",
            f"{len(comparison.pairs)} instances, {comparison.differing} with another outcome (listed first)", ""]
     width = max((len(pair.instance_id) for pair in comparison.pairs), default=10)
@@ -56,7 +59,7 @@ def _batch_text(comparison: Any) -> str:
     return strip_control("\n".join(out))
 
 
-def _view(args: argparse.Namespace, comparison: Any = None) -> int:
+def _view(args: argparse.Namespace, comparison: BatchComparison | None = None) -> int:
     from swedeck.commands import config_flags
     from swedeck.commands.replay_ui import fork
     from swedeck.core.config import load_config

@@ -7,10 +7,13 @@ import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
+
+if TYPE_CHECKING:
+    from swedeck.core.trajectory.model import Trajectory
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _lines(trajectory: Any, step: int | None, as_json: bool) -> Iterator[str]:
+def _lines(trajectory: Trajectory, step: int | None, as_json: bool) -> Iterator[str]:
     from swedeck.core.trajectory.printer import json_lines, text_lines
 
     steps = trajectory.steps

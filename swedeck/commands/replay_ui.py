@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from swedeck.core.errors import UsageError
+
+if TYPE_CHECKING:
+    from swedeck.core.config import SwedeckConfig
+    from swedeck.tui.replay.replay_screen import ForkRequest
 
 
 def replay_paths(path: Path) -> list[Path]:
@@ -37,7 +41,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in config_flags(args).items() if k == "model.model_name"}
 
     @functools.cache
-    def config() -> Any:
+    def config() -> SwedeckConfig:
         from swedeck.core.config import load_config
 
         return load_config(args.config, flags=flags)
@@ -58,7 +62,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     return fork(request, config(), replay=getattr(args, "replay_actions", False))
 
 
-def fork(request: Any, config: Any, *, replay: bool) -> int:
+def fork(request: ForkRequest, config: SwedeckConfig, *, replay: bool) -> int:
     """Continue the trajectory live from the chosen step, in the live UI."""
     from swedeck.core.replay.fork import fork_session
     from swedeck.core.trajectory.loader import load_trajectory

@@ -30,7 +30,7 @@ class DiffApp(FirstFrame, App[ForkRequest | None]):
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     @classmethod
-    def of_batches(cls, comparison: BatchComparison, *, processors: list[Any] | None = None, fork_model: str | None = None,
+    def of_batches(cls, comparison: BatchComparison, *, processors: list[dict[str, Any]] | None = None, fork_model: str | None = None,
                    ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The instances of two batches; Enter opens a pair's diff over the list."""
         from .batch_screen import BatchDiffScreen
@@ -45,7 +45,7 @@ class DiffApp(FirstFrame, App[ForkRequest | None]):
         return app
 
     @classmethod
-    def of(cls, a: str, b: str, *, processors: list[Any] | None = None, fork_model: str | None = None,
+    def of(cls, a: str, b: str, *, processors: list[dict[str, Any]] | None = None, fork_model: str | None = None,
            ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
 
@@ -65,7 +65,7 @@ class DiffApp(FirstFrame, App[ForkRequest | None]):
                     yield SystemCommand(binding.description, binding.tooltip, action)
 
 
-def _pair_screen(a: str, b: str, processors: list[Any] | None, fork_model: str | None) -> DiffScreen:
+def _pair_screen(a: str, b: str, processors: list[dict[str, Any]] | None, fork_model: str | None) -> DiffScreen:
     """The diff view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
     from pathlib import Path
 

@@ -94,7 +94,7 @@ class DiffScreen(DiffState, Screen[None]):
     #diff-totals { height: auto; max-height: 4; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list[Any] | None = None,
+    def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list[dict[str, Any]] | None = None,
                  fork_model: str | None = None) -> None:
         super().__init__()
         self.sides = {"a": a, "b": b}

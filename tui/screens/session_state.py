@@ -66,8 +66,9 @@ class SessionState(DOMNode):
     _note_answers = 0
     """Answers left before the meter's compaction note goes."""
 
-    def apply(self, event: Any) -> None:
-        """The event's effect on the state; events that only add to the transcript have none."""
+    def apply(self, event: object) -> None:
+        """The effect of a drained item (an event, or one command's merged output) on the state;
+        those that only add to the transcript have none."""
         rule = RULES.get(type(event))
         if rule is not None:
             rule(self, event)

@@ -8,11 +8,12 @@ from swedeck.core.ui_settings import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
 from ..first_frame import FirstFrame
+from ..replay.replay_screen import ForkRequest
 from ..ui_config import apply_ui_config, tell_ui_notes
 from .watch_screen import SCAN_INTERVAL_S, WatchScreen
 
 
-class WatchApp(FirstFrame, App[object]):
+class WatchApp(FirstFrame, App[ForkRequest | None]):
     TITLE = "swedeck watch"
 
     def __init__(self, watcher: DirectoryWatcher, *, ui: UIConfig | None = None, theme: str | None = None,

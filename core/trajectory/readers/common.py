@@ -72,7 +72,7 @@ def maybe_parsed(value: Any) -> Any:
     return value
 
 
-def as_number(value: Any) -> float | None:
+def as_number(value: object) -> float | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):

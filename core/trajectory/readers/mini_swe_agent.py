@@ -73,7 +73,7 @@ def _with_usage(extra: dict[str, Any]) -> dict[str, Any]:
     return extra
 
 
-def _count(value: Any) -> int:
+def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 

@@ -24,7 +24,7 @@ def accepts(source: Source) -> bool:
     return is_header(source.first_line)
 
 
-def is_header(record: Any) -> bool:
+def is_header(record: object) -> bool:
     return isinstance(record, Mapping) and record.get("role") == "meta" and record.get("format") == HEADER_FORMAT
 
 
