@@ -18,6 +18,7 @@ from typing import Literal
 import yaml
 
 from . import paths
+from .config_layers import load_yaml
 
 MAP_FILE = "model_context_windows.yaml"
 Source = Literal["config", "map", "litellm", "unknown"] | str
@@ -114,7 +115,7 @@ def ensure_user_map() -> Path:
 def load_map(path: Path | None = None) -> dict[str, int]:
     path = path or ensure_user_map()
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
         data = {}
     if not isinstance(data, dict):

@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from swedeck.core.config_layers import load_yaml
+
 
 class ThemeFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +50,7 @@ class ThemeFile(BaseModel):
 def load_theme_file(path: Path) -> Theme:
     """One theme file; raises ValueError with a message naming the file."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError(f"{path}: cannot read theme: {exc}") from None
     if not isinstance(data, dict):
