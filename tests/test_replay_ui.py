@@ -361,3 +361,23 @@ async def test_t_and_what_if_know_the_window_the_meter_shows_and_say_what_if(tmp
         await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
         figures = str(app.screen.query_one("#what-if-figures").render())
         assert "/ 128,000" in figures and "(what-if)" in figures and "configured" not in figures, figures
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_the_last_step_is_shown_in_a_long_step_list(tmp_path, size):
+    # A list longer than its pane has a vertical scrollbar; the lines it left must not grow a
+    # horizontal one, which hid the current (last) step under it.
+    path = write_trajectory(tmp_path / "t", 120)
+    app = ReplayApp([path], start_step=-1)
+    async with app.run_test(size=size) as pilot:
+        screen = screen_of(app)
+        steps = screen.query_one("#replay-steps")
+        await wait_for(pilot, lambda: screen.step == 120)
+        await pilot.pause()
+        assert not steps.show_horizontal_scrollbar
+        shown = [steps.scroll_offset.y + y for y in range(steps.scrollable_content_region.height)]
+        assert steps.highlighted == 119 and 119 in shown
+        lines = ["".join(segment.text for segment in steps.render_line(y)) for y in range(steps.size.height)]
+        assert lines[-1].strip().startswith("120")
+        await pilot.press("up")
+        assert screen.step == 119

@@ -25,7 +25,7 @@ from .text import clean_output
 
 class StepList(ScrollView, can_focus=True):
     DEFAULT_CSS = """
-    StepList { background: $surface; }
+    StepList { background: $surface; overflow-x: hidden; }
     StepList > .step-list--highlight { background: $block-cursor-background; color: $block-cursor-foreground; }
     StepList:blur > .step-list--highlight { background: $block-cursor-blurred-background; }
     """
@@ -62,7 +62,7 @@ class StepList(ScrollView, can_focus=True):
 
     def set_count(self, count: int) -> None:
         self.count = count
-        self.virtual_size = Size(self.size.width, count)
+        self.virtual_size = Size(0, count)  # its lines are cut to its width: it never scrolls sideways
         if self.highlighted is not None and self.highlighted >= count:
             self.highlighted = count - 1 if count else None
         self.refresh()
@@ -109,9 +109,6 @@ class StepList(ScrollView, can_focus=True):
         y = index - self.scroll_offset.y
         if 0 <= y < self.size.height:
             self.refresh(Region(0, y, self.size.width, 1))
-
-    def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self.count)
 
     # --- the person -------------------------------------------------------------------------
 
