@@ -375,6 +375,8 @@ async def test_the_last_step_is_shown_in_a_long_step_list(tmp_path, size):
         await wait_for(pilot, lambda: screen.step == 120)
         await pilot.pause()
         assert not steps.show_horizontal_scrollbar
+        # the panes span the screen (a margin on the chart below them took two columns off them)
+        assert screen.query_one("#replay-body").region.width == size[0]
         shown = [steps.scroll_offset.y + y for y in range(steps.scrollable_content_region.height)]
         assert steps.highlighted == 119 and 119 in shown
         lines = ["".join(segment.text for segment in steps.render_line(y)) for y in range(steps.size.height)]
