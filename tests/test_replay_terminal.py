@@ -139,9 +139,21 @@ def test_the_tmux_tests_pass_the_same_from_a_terminal_that_sets_columns_and_line
     assert result.returncode == 0, result.stdout[-3000:]
 
 
-def test_replay_of_a_missing_path_is_one_line_and_exit_2_without_a_terminal(tmp_path):
-    result = subprocess.run([*swedeck_command(), "replay", str(tmp_path / "no-such.traj.json")], capture_output=True,
-                            text=True, timeout=60, stdin=subprocess.DEVNULL)
+@pytest.mark.parametrize("command", [
+    ["replay", "{missing}"],
+    ["replay", "{missing}", "--print"],
+    ["replay", "{missing}#2"],
+    ["prompt", "{missing}", "--step", "1"],
+    ["export", "{missing}", "-o", "{out}"],
+    ["diff", "{missing}", "{missing}"],
+    ["diff", "{missing}", "{missing}", "--print"],
+])
+def test_a_missing_path_is_one_line_and_exit_2_in_every_subcommand_without_a_terminal(tmp_path, command):
+    missing = str(tmp_path / "no-such.traj.json")
+    argv = [part.format(missing=missing, out=tmp_path / "out.html") for part in command]
+    result = subprocess.run([*swedeck_command(), *argv], capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL)
     assert result.returncode == 2
-    assert result.stderr.strip() == f"swedeck: {tmp_path / 'no-such.traj.json'}: no such file or folder"
+    assert result.stderr.strip() == f"swedeck: {argv[1]}: no such file or folder"
     assert result.stdout == ""
+    assert not (tmp_path / "out.html").exists()

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import MINI_FIXTURE
+from conftest import FIXTURES, MINI_FIXTURE
 from swedeck import cli
 from swedeck.core import gc_tuning
 
@@ -34,6 +34,7 @@ def ready(app, _event):  # App's own handler: after every subclass's, FirstFrame
     seen["collecting_at_the_first_frame"] = gc.isenabled()
     seen["frozen"] = gc.get_freeze_count()
     seen["modules"] = sorted(sys.modules)
+    seen["header"] = str(app.screen.query_one("#replay-header").render())
     os.write(1, (json.dumps(seen) + "\\n").encode())
     os._exit(0)
 
@@ -108,3 +109,11 @@ def test_a_release_without_a_hold_changes_nothing():
     frozen = gc.get_freeze_count()
     gc_tuning.release_collections()
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_the_replay_opens_one_run_of_a_file_that_holds_several():
+    # `PATH#N` names run N of an OpenHands evaluation (or an Inspect log); the check that a
+    # missing path is one line and exit 2 took the name with its `#` for a missing file.
+    path = FIXTURES / "agents" / "openhands" / "eval-output.jsonl"
+    seen = first_frame("replay", f"{path}#2")
+    assert "openhands" in seen["header"] and "step 1/1" in seen["header"]

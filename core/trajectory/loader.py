@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from ..errors import UsageError
 from .errors import TrajectoryError
 from .model import Trajectory
 from .readers import READERS, Reader, Source, atif, claude_code
@@ -52,6 +53,17 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
         raise TrajectoryError(path, _reason(error)) from None
     except Exception as error:  # noqa: BLE001 - a malformed file can break a reader anywhere; say so, no traceback
         raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
+
+
+def named_path(spec: str | Path) -> Path:
+    """A trajectory the command line names (`PATH`, `PATH#N`, `PATH#NAME`); nothing at PATH is a
+    usage error (exit 2), in one line, the same for every subcommand. What is there but cannot
+    be read is the reader's `TrajectoryError` (exit 1)."""
+    path = Path(spec)
+    base, _unit = split_unit(path)
+    if not base.exists() and not base.is_symlink():
+        raise UsageError(f"{spec}: no such file or folder")
+    return path
 
 
 def split_unit(path: Path) -> tuple[Path, int | str]:

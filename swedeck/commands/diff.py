@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from swedeck.core.diff.align import Alignment, align, step_key, totals_line
 from swedeck.core.errors import UsageError
 from swedeck.core.text import inert_json, one_line, strip_control
-from swedeck.core.trajectory.loader import load_trajectory
+from swedeck.core.trajectory.loader import load_trajectory, named_path
 from swedeck.core.trajectory.model import Trajectory
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def run(args: argparse.Namespace) -> int:
 
     from swedeck.core.diff.batch import compare_batches, is_batch_folder
 
-    folders = [is_batch_folder(Path(path)) for path in (args.a, args.b)]
+    folders = [is_batch_folder(named_path(path)) for path in (args.a, args.b)]
     if any(folders):
         if not all(folders):
             raise UsageError(f"{args.a if not folders[0] else args.b}: not a batch output folder; "

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from swedeck.core.export.share import default_kind, export, write_export
 from swedeck.core.text import inert_json, strip_control
+from swedeck.core.trajectory.loader import named_path
 
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     kind = args.format or default_kind(out)
-    result = export(args.path, kind, args.step)
+    result = export(named_path(args.path), kind, args.step)
     write_export(out, result.data, source=Path(result.source))
     if args.json:
         print(inert_json({"path": str(result.source), "out": str(out), "format": kind, "version": result.version,

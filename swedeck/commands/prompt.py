@@ -9,12 +9,12 @@ from swedeck.core.config import load_config
 from swedeck.core.messages import content_text
 from swedeck.core.prompt_view import StepPrompt, step_prompt
 from swedeck.core.text import inert_json, strip_control
-from swedeck.core.trajectory.loader import load_trajectory
+from swedeck.core.trajectory.loader import load_trajectory, named_path
 
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    trajectory = load_trajectory(args.path)
+    trajectory = load_trajectory(named_path(args.path))
     prompt = step_prompt(trajectory, args.step, list(config.agent.history_processors), config.model.context_window,
                          trust_file=args.trust_trajectory)
     print(_json(prompt) if args.json else _text(prompt, str(trajectory.path), trajectory.format))

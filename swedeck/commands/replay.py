@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swedeck.core.errors import UsageError
@@ -22,9 +21,9 @@ def run(args: argparse.Namespace) -> int:
 
         return run_replay_ui(args)
     from swedeck.core.trajectory.errors import TrajectoryError
-    from swedeck.core.trajectory.loader import load_trajectory, trajectory_files
+    from swedeck.core.trajectory.loader import load_trajectory, named_path, trajectory_files
 
-    path = Path(args.path)
+    path = named_path(args.path)
     if path.is_dir():
         paths = trajectory_files(path)
         if not paths:

@@ -30,14 +30,14 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     keymap); the rest (processors, the fork's model) when `t`, `p`, `b` or `f` first needs it,
     or a fork starts: the models of every section are not built for a replay that never asks."""
     from swedeck.commands import config_flags
+    from swedeck.core.trajectory.loader import named_path
     from swedeck.core.ui_settings import load_ui_settings
     from swedeck.tui.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
     from swedeck.tui.replay.replay_screen import ReplaySettings
 
-    path = Path(args.path)
-    if not args.follow and not path.exists() and not path.is_symlink():  # one line and 2, as every subcommand
-        raise UsageError(f"{path}: no such file or folder")
+    if not args.follow:  # `--follow` waits for a file that is not there yet
+        named_path(args.path)
     flags = {k: v for k, v in config_flags(args).items() if k == "model.model_name"}
 
     @functools.cache
