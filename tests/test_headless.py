@@ -60,7 +60,10 @@ def test_headless_needs_a_task_and_a_model(tmp_path):
     assert no_task.returncode == 2 and "needs a task" in no_task.stderr
     no_model = subprocess.run([*swedeck_command(), "run", "--headless", "t", "-o", str(tmp_path / "a.traj.json")],
                               capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert no_model.returncode == 2 and "needs a model: pass -m NAME" in no_model.stderr
+    assert no_model.returncode == 2 and no_model.stdout == ""
+    # one line, the usage error itself (it was "stopped: the environment failed (... needs a model ...)")
+    assert no_model.stderr.strip().splitlines() == [
+        "swedeck: a live session needs a model: pass -m NAME (e.g. -m openai/gpt-4o) or set model.model_name"]
 
 
 def test_the_ui_without_a_model_says_so_before_it_opens(tmp_path):

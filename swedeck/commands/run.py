@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     task = read_task(args)
     if args.json and not args.headless:
         raise UsageError("--json goes with --headless")
+    require_model(config)  # said now, as a usage error: not as a session that failed to start, nor in an opened UI
     if args.headless:
         from swedeck.core.headless import run_headless
 
@@ -40,7 +41,6 @@ def run(args: argparse.Namespace) -> int:
         if result.exit_code == 2:
             print(strip_control(f"swedeck: {result.message}"), file=sys.stderr)
         return result.exit_code
-    require_model(config)  # said now, not in the UI after it opened
     from swedeck.tui.launch import run_ui  # a broken install says what is missing, as any import error
 
     return run_ui(config, task, resume=args.resume)
