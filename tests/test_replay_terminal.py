@@ -78,8 +78,11 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
         wait_for_text(session, "waiting for you", timeout=20)
         send_keys(session, "y")
         wait_for_text(session, "COMPLETE_TASK_AND_SUBMIT", timeout=30)
+        # the command shows before it is asked about, and a `y` before the ask is not an answer:
+        # wait for the ask itself (the first command's line says "ran" by now)
+        wait_for_text(session, "[waiting for you: y approve", timeout=30)
         send_keys(session, "y")
-        wait_for_text(session, "Follow-up task", timeout=30)
+        wait_for_text(session, "to type a follow-up task", timeout=30)
         wait_for_text(session, " Type ", timeout=30)  # the footer offers the line once it is asked
         # `i` opens the line and Enter, typed right after it (one write), sends it empty: the
         # session ends. The Enter must not be spent opening the line a second time.
