@@ -21,15 +21,11 @@ def run(args: argparse.Namespace) -> int:
 
         return run_replay_ui(args)
     from swedeck.core.trajectory.errors import TrajectoryError
-    from swedeck.core.trajectory.loader import load_trajectory, named_path, trajectory_files
+    from swedeck.core.trajectory.loader import load_trajectory, named_path
 
-    path = named_path(args.path)
-    if path.is_dir():
-        paths = trajectory_files(path)
-        if not paths:
-            raise UsageError(f"no trajectory files (*.traj.jsonl, *.traj.json, *.traj) under {path}")
-    else:
-        paths = [path]
+    from .replay_ui import replay_paths
+
+    paths = replay_paths(named_path(args.path))
     failed = 0
     try:
         for number, file in enumerate(paths):
