@@ -25,7 +25,7 @@ from .text import clean_output
 
 class StepList(ScrollView, can_focus=True):
     DEFAULT_CSS = """
-    StepList { background: $surface; overflow-x: hidden; }
+    StepList { background: $surface; }
     StepList > .step-list--highlight { background: $block-cursor-background; color: $block-cursor-foreground; }
     StepList:blur > .step-list--highlight { background: $block-cursor-blurred-background; }
     """
