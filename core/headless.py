@@ -72,7 +72,7 @@ class ProgressPrinter:
                 self._streamed_chars += len(event.text)
                 now = time.monotonic()
                 if not self._first_delta:  # the wait before it (litellm's first import, the provider) is no stream
-                    self._first_delta = now
+                    self._first_delta = self._last_progress = now  # the first line after `every_s` of stream, with a rate
                 if now - self._last_progress >= self.every_s:
                     self._last_progress = now
                     streaming = now - self._first_delta
