@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from swedeck.core.gc_tuning import hold_collections, release_collections
+from swedeck.core import start_holds
 
 from . import __version__
 
@@ -187,11 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(args_list)
     if _shows_ui(args):  # until the app's first frame (tui/first_frame.py): bench B2, B3
-        hold_collections()
+        start_holds.hold()
     try:
         return _dispatch(args)
     finally:
-        release_collections()  # a command that ended, or failed, before its first frame
+        start_holds.release()  # a command that ended, or failed, before its first frame
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -1,8 +1,8 @@
 """Issue 32.5: what a UI command does on its way to the first frame (bench B2, B3).
 
-The command line holds the garbage collector from its start to the app's first frame
-(`core/gc_tuning.py`), only for a command that opens an app; the replay imports only what
-its first screen needs.
+The command line holds the garbage collector and pydantic's plugin discovery from its start
+to the app's first frame (`core/start_holds.py`), only for a command that opens an app; the
+replay imports only what its first screen needs.
 """
 
 from __future__ import annotations
@@ -16,40 +16,49 @@ import pytest
 
 from conftest import FIXTURES, MINI_FIXTURE
 from swedeck import cli
-from swedeck.core import gc_tuning
+from swedeck.core import gc_tuning, start_holds
 
 FIRST_FRAME_PROBE = """
 import gc, json, os, sys
 from textual.app import App
-from swedeck.tui.replay.replay_screen import ReplayScreen
 
 seen = {}
-mount = ReplayScreen.on_mount
 
-def watched_mount(screen):
-    seen["collecting_while_the_screen_mounts"] = gc.isenabled()
-    return mount(screen)
+def watched_mount(mount):
+    def on_mount(screen):
+        seen["collecting_while_the_screen_mounts"] = gc.isenabled()
+        seen["plugins_while_the_screen_mounts"] = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+        return mount(screen)
+    return on_mount
 
 def ready(app, _event):  # App's own handler: after every subclass's, FirstFrame's included
+    from pydantic.plugin import _loader
+    seen["plugins_looked_for_before_the_first_frame"] = _loader._plugins is not None
     seen["collecting_at_the_first_frame"] = gc.isenabled()
+    seen["plugins_at_the_first_frame"] = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
     seen["frozen"] = gc.get_freeze_count()
     seen["modules"] = sorted(sys.modules)
     seen["header"] = str(app.screen.query_one("#replay-header").render())
     os.write(1, (json.dumps(seen) + "\\n").encode())
     os._exit(0)
 
-ReplayScreen.on_mount = watched_mount
+def run_headless(app, *args, **kwargs):
+    # imported by the command by now: the probe itself imports nothing of swedeck's before it
+    from swedeck.tui.replay.replay_screen import ReplayScreen
+    ReplayScreen.on_mount = watched_mount(ReplayScreen.on_mount)
+    return run(app, *args, **{**kwargs, "headless": True, "size": (120, 36)})
+
 App._on_ready = ready
 run = App.run
-App.run = lambda app, *a, **k: run(app, *a, **{**k, "headless": True, "size": (120, 36)})
+App.run = run_headless
 from swedeck.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
 
-def first_frame(*args: str) -> dict:
+def first_frame(*args: str, env: dict[str, str] | None = None) -> dict:
     done = subprocess.run([sys.executable, "-c", FIRST_FRAME_PROBE, *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=120, env=env)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -59,6 +68,26 @@ def test_the_replay_holds_collections_until_its_first_frame_then_freezes_the_sta
     assert seen["collecting_while_the_screen_mounts"] is False
     assert seen["collecting_at_the_first_frame"] is True
     assert seen["frozen"] > 10_000  # the modules, classes and widgets of the start
+
+
+def test_pydantic_looks_for_plugins_only_after_the_first_frame(monkeypatch):
+    # Its scan of every installed distribution's entry points waits; the variable that holds
+    # it off is gone at the first frame, so no later model or child process inherits it.
+    monkeypatch.delenv(start_holds.PLUGINS_VARIABLE, raising=False)
+    seen = first_frame("replay", str(MINI_FIXTURE), "--step", "-1")
+    assert seen["plugins_while_the_screen_mounts"] == "__all__"
+    assert seen["plugins_looked_for_before_the_first_frame"] is False
+    assert seen["plugins_at_the_first_frame"] is None
+
+
+def test_a_person_s_own_plugin_setting_is_left_as_it_is():
+    import os
+
+    for value in ("logfire", "__all__"):
+        seen = first_frame("replay", str(MINI_FIXTURE), "--step", "-1",
+                           env={**os.environ, start_holds.PLUGINS_VARIABLE: value})
+        assert seen["plugins_while_the_screen_mounts"] == value
+        assert seen["plugins_at_the_first_frame"] == value
 
 
 def test_the_replay_imports_only_what_its_first_screen_needs():
@@ -89,19 +118,23 @@ def test_the_replay_imports_only_what_its_first_screen_needs():
     (["export", "FILE", "-o", "OUT"], False),
     (["config", "show"], False),
 ])
-def test_collections_are_held_only_by_a_command_that_opens_an_app(monkeypatch, argv, shows_ui):
+def test_the_start_is_held_only_by_a_command_that_opens_an_app(monkeypatch, argv, shows_ui):
+    import os
+
     module = f"swedeck.commands.{argv[0]}"
+    monkeypatch.delenv(start_holds.PLUGINS_VARIABLE, raising=False)
     seen = []
 
     def command(args):
-        seen.append(gc.isenabled())
+        seen.append((gc.isenabled(), os.environ.get(start_holds.PLUGINS_VARIABLE)))
         return 0
 
     monkeypatch.setattr(f"{module}.run", command)
     assert gc.isenabled()
     assert cli.main(argv) == 0
-    assert seen == [not shows_ui]
-    assert gc.isenabled()  # released when the command ends, with or without a first frame
+    assert seen == [(not shows_ui, "__all__" if shows_ui else None)]
+    # released when the command ends, with or without a first frame
+    assert gc.isenabled() and start_holds.PLUGINS_VARIABLE not in os.environ
 
 
 def test_a_release_without_a_hold_changes_nothing():

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from swedeck.core.gc_tuning import release_collections
+from swedeck.core import start_holds
 
 
 class FirstFrame:
-    """Mixed into each app, before `App`: the first frame ends the command line's hold on the
-    garbage collector (`core/gc_tuning.py`), so what the start made is frozen and collections
-    run again. Textual calls `on_ready` of every class along the app's MRO."""
+    """Mixed into each app, before `App`: the first frame ends what the command line held off
+    until it (`core/start_holds.py`): what the start made is frozen and collections run again,
+    and pydantic's plugins are looked for again. Textual calls `on_ready` of every class along
+    the app's MRO."""
 
     def on_ready(self) -> None:
-        release_collections()
+        start_holds.release()
