@@ -48,9 +48,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def isolate(workdir: Path) -> None:
-    """Keep the user's config, data and mini-swe-agent's banner out of the measurements
+    """Keep the user's config, data, cache and mini-swe-agent's banner out of the measurements
     (the banner would also break the JSON lines on stdout)."""
-    for name in ("SWEDECK_CONFIG_DIR", "SWEDECK_DATA_DIR", "MSWEA_GLOBAL_CONFIG_DIR"):
+    for name in ("SWEDECK_CONFIG_DIR", "SWEDECK_DATA_DIR", "SWEDECK_CACHE_DIR", "MSWEA_GLOBAL_CONFIG_DIR"):
         path = workdir / name.lower()
         path.mkdir(exist_ok=True)
         os.environ[name] = str(path)

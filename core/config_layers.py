@@ -8,14 +8,16 @@ first frame (the replay UI: `ui`) reads the layers without building every model.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-import yaml
+import orjson
 
 from . import paths
 from .errors import UsageError
@@ -103,15 +105,27 @@ MAX_VALUES = 100_000
 megabytes."""
 
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's parser with PyYAML's safe constructors: the same values, about 9x faster (the
-shipped config: 1.2 ms, not 10.5), where PyYAML was built with it (its wheels are)."""
+def _yaml() -> ModuleType:
+    """PyYAML, imported when a file is parsed, not read from the cache (`load_yaml_file`): a
+    replay's first frame reads two YAML files that seldom change, and the import is 10-15 ms."""
+    import yaml
+
+    return yaml
+
+
+def yaml_error() -> type[Exception]:
+    """`yaml.YAMLError`, for an `except` clause (evaluated only when something was raised)."""
+    error: type[Exception] = _yaml().YAMLError
+    return error
 
 
 def load_yaml(text: str) -> Any:
     """A YAML document of the person's or ours (config, context windows, themes): safe types
-    only, and no alias bomb."""
-    data = yaml.load(text, Loader=_LOADER)
+    only, and no alias bomb. Read through libyaml's parser with PyYAML's safe constructors
+    (`CSafeLoader`): the same values, about 9x faster (the shipped config: 1.2 ms, not 10.5),
+    where PyYAML was built with it (its wheels are)."""
+    yaml = _yaml()
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     _check_size(data)
     return data
 
@@ -123,18 +137,54 @@ def _check_size(data: Any) -> None:
         value = pending.pop()
         seen += 1
         if seen > MAX_VALUES:
-            raise yaml.YAMLError(f"more than {MAX_VALUES:,} values once its aliases are expanded (an alias bomb?)")
+            raise _yaml().YAMLError(f"more than {MAX_VALUES:,} values once its aliases are expanded (an alias bomb?)")
         if isinstance(value, dict):
             pending.extend(value.values())
         elif isinstance(value, list):
             pending.extend(value)
 
 
+def load_yaml_file(path: Path) -> Any:
+    """`load_yaml` of a file's text, kept in the user's cache folder as JSON under the file's
+    path, size, inode and modification time, so an unchanged file is not parsed again (the
+    shipped config and the context-window map, at every start). Kept only when the JSON gives
+    back exactly the same values (not for dates, non-text keys, NaN, huge integers). Raises
+    what reading and parsing raise: OSError, UnicodeDecodeError, `yaml.YAMLError`."""
+    info = path.stat()
+    stamp = [str(path.resolve()), info.st_size, info.st_ino, info.st_mtime_ns]
+    cached = paths.user_cache_dir() / "yaml" / f"{hashlib.sha1(str(stamp[0]).encode()).hexdigest()[:20]}.json"
+    try:
+        record = orjson.loads(cached.read_bytes())
+        if isinstance(record, dict) and record.get("stamp") == stamp:
+            return record["data"]
+    except (OSError, orjson.JSONDecodeError):
+        pass
+    data = load_yaml(path.read_text(encoding="utf-8"))
+    _keep(cached, stamp, data)
+    return data
+
+
+def _keep(cached: Path, stamp: list[Any], data: Any) -> None:
+    try:
+        encoded = orjson.dumps({"stamp": stamp, "data": data})
+    except TypeError:  # a value JSON has no form for
+        return
+    if repr(orjson.loads(encoded)["data"]) != repr(data):
+        return  # a date would come back as text, NaN as null: not the same values
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        partial.write_bytes(encoded)
+        os.replace(partial, cached)
+    except OSError:
+        pass  # a cache, not a requirement (a read-only home)
+
+
 def parse_value(text: str) -> Any:
     """A command-line or environment value, read as YAML (`20`, `true`, `[a, b]`), else as text."""
     try:
         return load_yaml(text) if text.strip() else text
-    except yaml.YAMLError:
+    except yaml_error():
         return text
 
 
@@ -150,14 +200,12 @@ def override_layer(spec: str) -> Layer:
 
 def file_layer(path: Path) -> Layer:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = load_yaml_file(path)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not a text file (byte {exc.start} is not UTF-8)") from None
-    try:
-        data = load_yaml(text)
-    except yaml.YAMLError as exc:
+    except yaml_error() as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""
         raise ConfigError(f"{path}{line}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None

@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
 from . import paths
-from .config_layers import load_yaml
+from .config_layers import load_yaml_file, yaml_error
 
 MAP_FILE = "model_context_windows.yaml"
 Source = Literal["config", "map", "litellm", "unknown"] | str
@@ -115,8 +113,8 @@ def ensure_user_map() -> Path:
 def load_map(path: Path | None = None) -> dict[str, int]:
     path = path or ensure_user_map()
     try:
-        data = load_yaml(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data = load_yaml_file(path) or {}
+    except (OSError, UnicodeDecodeError, yaml_error()):
         data = {}
     if not isinstance(data, dict):
         return {}
@@ -129,6 +127,8 @@ def save_entry(name: str, window: int, path: Path | None = None) -> None:
     if path == shipped_map_path():
         return
     try:
+        import yaml
+
         with path.open("a", encoding="utf-8") as handle:
             handle.write(yaml.safe_dump({name: window}, default_flow_style=False))
     except OSError:

@@ -1,7 +1,7 @@
 """Where swedeck keeps things: shipped resources and the user's config and data folders.
 
-`SWEDECK_CONFIG_DIR` and `SWEDECK_DATA_DIR` override the platform folders (tests and
-portable setups use them).
+`SWEDECK_CONFIG_DIR`, `SWEDECK_DATA_DIR` and `SWEDECK_CACHE_DIR` override the platform
+folders (tests and portable setups use them).
 """
 
 from __future__ import annotations
@@ -21,6 +21,11 @@ def user_config_dir() -> Path:
 
 def user_data_dir() -> Path:
     return Path(os.environ.get("SWEDECK_DATA_DIR") or platformdirs.user_data_dir(APP))
+
+
+def user_cache_dir() -> Path:
+    """What swedeck can make again from other files (parsed YAML): deleting it loses nothing."""
+    return Path(os.environ.get("SWEDECK_CACHE_DIR") or platformdirs.user_cache_dir(APP))
 
 
 def user_config_file() -> Path:

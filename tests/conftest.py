@@ -27,6 +27,7 @@ def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("SWEDECK_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("SWEDECK_DATA_DIR", str(home / "data"))
+    monkeypatch.setenv("SWEDECK_CACHE_DIR", str(home / "cache"))
     for name in list(os.environ):
         if name.startswith(("SWEDECK_AGENT__", "SWEDECK_MODEL__", "SWEDECK_ENVIRONMENT__", "SWEDECK_RUN__", "SWEDECK_UI__", "MSWEA_")):
             monkeypatch.delenv(name)

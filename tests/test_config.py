@@ -171,3 +171,78 @@ def test_dump_masks_secrets_and_keeps_token_counts():
     assert "api_key: '***'" in text
     assert "max_tokens: 512" in text and "tokens_per_second: 80" in text
     assert "system_template: |" in text
+
+
+def test_an_unchanged_yaml_file_is_read_from_the_cache_without_parsing_it(tmp_path: Path):
+    # A replay's first frame reads the shipped config and the context-window map: the second
+    # start takes what they parsed to from the cache, and does not import PyYAML at all.
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SWEDECK_CACHE_DIR": str(tmp_path / "cache")}
+    probe = ("import sys\nfrom swedeck.core.ui_settings import load_ui_settings\n"
+             "from swedeck.core.context_window import load_map\n"
+             "ui, windows = load_ui_settings(), load_map()\n"
+             "print('yaml' in sys.modules, ui.theme, len(windows) > 10)\n")
+    runs = [subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+            for _ in range(2)]
+    assert [run.stdout.split() for run in runs] == [["True", "swedeck-dark", "True"], ["False", "swedeck-dark", "True"]], \
+        [run.stderr for run in runs]
+
+
+def test_a_changed_yaml_file_is_parsed_again(tmp_path: Path):
+    import os
+
+    from swedeck.core.config_layers import load_yaml_file
+
+    path = tmp_path / "config.yaml"
+    path.write_text("ui:\n  theme: one\n")
+    assert load_yaml_file(path) == {"ui": {"theme": "one"}}
+    path.write_text("ui:\n  theme: two\n")  # the same size: the modification time tells it
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    assert load_yaml_file(path) == {"ui": {"theme": "two"}}
+    replaced = tmp_path / "new.yaml"
+    replaced.write_text("ui:\n  theme: six\n")
+    os.utime(replaced, ns=(stat.st_atime_ns, path.stat().st_mtime_ns))
+    os.replace(replaced, path)  # an editor's save: a new file, the same size and time
+    assert load_yaml_file(path) == {"ui": {"theme": "six"}}
+
+
+def test_values_json_cannot_give_back_are_parsed_every_time_and_exactly(tmp_path: Path):
+    import datetime
+    import math
+
+    from swedeck.core import paths
+    from swedeck.core.config_layers import load_yaml_file
+
+    path = tmp_path / "odd.yaml"
+    path.write_text("when: 2026-11-25\n1: one\nsize: .nan\nzero: -0.0\n")
+    for _ in range(2):
+        data = load_yaml_file(path)
+        assert data["when"] == datetime.date(2026, 11, 25) and data[1] == "one" and math.isnan(data["size"])
+    assert not list((paths.user_cache_dir() / "yaml").glob("*.json"))  # nothing kept that would come back changed
+
+
+def test_a_damaged_or_unwritable_cache_is_only_a_slower_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from swedeck.core import paths
+    from swedeck.core.config_layers import load_yaml_file
+
+    path = tmp_path / "config.yaml"
+    path.write_text("ui: {theme: one}\n")
+    load_yaml_file(path)
+    [kept] = (paths.user_cache_dir() / "yaml").glob("*.json")
+    kept.write_bytes(b"{not json")
+    assert load_yaml_file(path) == {"ui": {"theme": "one"}}
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("SWEDECK_CACHE_DIR", str(blocked / "cache"))  # cannot be made
+    assert load_yaml_file(path) == {"ui": {"theme": "one"}}
+
+
+def test_a_yaml_error_still_names_the_file_and_line(tmp_path: Path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("ui:\n  theme: [one\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml \(line \d+\): not valid YAML"):
+        load_config([str(path)])

@@ -67,7 +67,7 @@ def test_fork_from_the_replay_ui_continues_live_in_tmux(openai_server, tmp_path)
                 "model.cost_tracking=ignore_errors", f"run.output={output}", f"environment.cwd={tmp_path}"]
     args = [*swedeck_command(), "replay", str(MINI_FIXTURE), "--step", "3", "-m", "hosted_vllm/forked"] + [
         f"-c {s}" for s in settings]
-    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
+    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data SWEDECK_CACHE_DIR={tmp_path}/cache"
     command = f"env {env} " + " ".join(args) + f"; echo $? > {done}"
     subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "140", "-y", "40", command], check=True)
     try:

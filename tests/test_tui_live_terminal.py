@@ -32,7 +32,7 @@ def start_live_ui(server, tmp_path, *extra: str) -> str:
     argv = [*swedeck_command(), "run", "--mode", "yolo", "-m", "hosted_vllm/scripted",
             "-c", f"model.model_kwargs={{api_base: '{server.url}'}}", "-c", "model.cost_tracking=ignore_errors",
             "--cwd", str(tmp_path), "-o", str(tmp_path / "run.traj.json"), *extra, "do the task"]
-    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
+    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data SWEDECK_CACHE_DIR={tmp_path}/cache"
     # -u: pytest exports COLUMNS/LINES, which Textual would take over the terminal's real size.
     command = f"echo $$ > {tmp_path}/pid; exec env -u COLUMNS -u LINES {env} {shlex.join(argv)}"
     subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", "140", "-y", "40", command], check=True)

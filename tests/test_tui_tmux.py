@@ -20,7 +20,7 @@ SCRIPT = Path(sys.executable).parent / "swedeck"
 @pytest.mark.skipif(shutil.which("tmux") is None or not SCRIPT.exists(), reason="needs tmux and the installed swedeck")
 def test_demo_in_tmux_approves_a_command_and_shows_its_output(tmp_path):
     name = f"swedeck-test-{uuid.uuid4().hex[:8]}"
-    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data"
+    env = f"SWEDECK_CONFIG_DIR={tmp_path}/config SWEDECK_DATA_DIR={tmp_path}/data SWEDECK_CACHE_DIR={tmp_path}/cache"
     subprocess.run([*TMUX, "new", "-d", "-s", name, "-x", "160", "-y", "48",
                     f"env {env} {SCRIPT} demo -c model.model_kwargs.tokens_per_second=0"], check=True)
     try:
