@@ -85,15 +85,10 @@ def _source(path: Path, unit: int | str) -> Source:
         return source
     if path.is_dir():
         return Source(path=path, text="", folder=True, unit=unit)
-    check_regular_file(path)
-    try:
-        with path.open("rb") as handle:
-            magic = handle.read(4)
-    except OSError as error:
-        raise TrajectoryError(path, error.strerror or str(error)) from None
-    if magic == b"PK\x03\x04":  # a zip archive: Inspect's `.eval`
-        return Source(path=path, text="", data=path.read_bytes(), unit=unit)
-    return Source(path=path, text=_read_text(path), unit=unit)
+    data = _read_bytes(path)
+    if data.startswith(b"PK\x03\x04"):  # a zip archive: Inspect's `.eval`
+        return Source(path=path, text="", data=data, unit=unit)
+    return Source(path=path, text=_text(path, data), unit=unit)
 
 
 def is_trajectory_file(path: Path) -> bool:
@@ -158,12 +153,15 @@ MAX_FILE_BYTES = 2 << 30
 """Larger files are refused rather than read into memory whole."""
 
 
-def _read_text(path: Path) -> str:
+def _read_bytes(path: Path) -> bytes:
     check_regular_file(path)  # says "no such file" and "a folder" itself
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise TrajectoryError(path, error.strerror or str(error)) from None
+
+
+def _text(path: Path, data: bytes) -> str:
     if b"\x00" in data[:8192]:
         raise TrajectoryError(path, "a binary file, not JSON")
     try:

