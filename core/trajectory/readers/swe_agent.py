@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...messages import Action, Message, MessageType
+from ...messages import Message, MessageType
 from ..lazy import LazySequence, MessageList, StepList
 from ..model import Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
@@ -103,8 +103,8 @@ def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[En
             kind = kind or (MessageType.ACTION if has_action else MessageType.ASSISTANT_MESSAGE)
             if has_action and not extra.get("actions"):
                 ids = [call.get("id") for call in record.get("tool_calls") or [] if isinstance(call, Mapping)]
-                extra["actions"] = (Action(command=action.rstrip("\n"),
-                                           tool_call_id=str(ids[0]) if ids and ids[0] else None),)
+                # as the record it becomes (`MessageExtra` validates it when the step is built)
+                extra["actions"] = ({"command": action.rstrip("\n"), "tool_call_id": str(ids[0]) if ids and ids[0] else None},)
                 kind = MessageType.ACTION if kind == MessageType.ASSISTANT_MESSAGE else kind
         elif kind is None:
             kind = MessageType.OBSERVATION if role == "tool" or after_query else MessageType.USER_MESSAGE
@@ -163,9 +163,11 @@ def _aligned(entries: list[Entry], queries: list[int],
 
 def _action_of(entry: Entry) -> str | None:
     actions = entry[1].get("actions")
-    if actions:
-        return str(actions[0].command).rstrip("\n")
-    return None
+    if not actions or not isinstance(actions, (list, tuple)):
+        return None
+    first = actions[0]
+    command = first.get("command") if isinstance(first, Mapping) else getattr(first, "command", None)
+    return None if command is None else str(command).rstrip("\n")
 
 
 def _record_action(record: Mapping[str, Any]) -> str | None:
@@ -209,7 +211,7 @@ def _record_entries(record: Mapping[str, Any], marked: bool = True) -> list[Entr
     if isinstance(record.get("thought"), str):
         extra["thought"] = record["thought"]
     if isinstance(action, str) and action.strip():
-        extra["actions"] = (Action(command=action.rstrip("\n")),)
+        extra["actions"] = ({"command": action.rstrip("\n")},)
     entries: list[Entry] = [({"role": "assistant", "content": str(response)}, extra,
                              MessageType.ACTION if "actions" in extra else MessageType.ASSISTANT_MESSAGE)]
     if "observation" in record:

@@ -36,7 +36,7 @@ def read(source: Source) -> Trajectory:
     def build(begin: int, end: int) -> list[Message]:
         return [_message(number, records[number]) for number in range(begin, end)]
 
-    starts = [number for number, record in enumerate(records) if _is_step(record)]
+    starts = [number for number, record in enumerate(records) if record.get("role") == "assistant" and _is_step(record)]
     messages = MessageList(len(records), starts, build, source.path)
     events = _meta_events(document.get("meta_events"), info.warnings)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,
