@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import orjson
+import msgspec
 
 from . import paths
 from .errors import UsageError
@@ -154,10 +154,10 @@ def load_yaml_file(path: Path) -> Any:
     stamp = [str(path.resolve()), info.st_size, info.st_ino, info.st_mtime_ns]
     cached = paths.user_cache_dir() / "yaml" / f"{hashlib.sha1(str(stamp[0]).encode()).hexdigest()[:20]}.json"
     try:
-        record = orjson.loads(cached.read_bytes())
+        record = msgspec.json.decode(cached.read_bytes())
         if isinstance(record, dict) and record.get("stamp") == stamp:
             return record["data"]
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, msgspec.MsgspecError):
         pass
     data = load_yaml(path.read_text(encoding="utf-8"))
     _keep(cached, stamp, data)
@@ -166,10 +166,10 @@ def load_yaml_file(path: Path) -> Any:
 
 def _keep(cached: Path, stamp: list[Any], data: Any) -> None:
     try:
-        encoded = orjson.dumps({"stamp": stamp, "data": data})
-    except TypeError:  # a value JSON has no form for
+        encoded = msgspec.json.encode({"stamp": stamp, "data": data})
+    except (TypeError, msgspec.MsgspecError):  # a value JSON has no form for
         return
-    if repr(orjson.loads(encoded)["data"]) != repr(data):
+    if repr(msgspec.json.decode(encoded)["data"]) != repr(data):
         return  # a date would come back as text, NaN as null: not the same values
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
