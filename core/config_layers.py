@@ -172,9 +172,12 @@ def _keep(cached: Path, stamp: list[Any], data: Any) -> None:
     if repr(msgspec.json.decode(encoded)["data"]) != repr(data):
         return  # a date would come back as text, NaN as null: not the same values
     try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        partial.write_bytes(encoded)
+        # the person's own only: a config may hold a key (`model.model_kwargs.api_key`)
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(handle, "wb") as out:
+            out.write(encoded)
         os.replace(partial, cached)
     except OSError:
         pass  # a cache, not a requirement (a read-only home)

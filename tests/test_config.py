@@ -246,3 +246,16 @@ def test_a_yaml_error_still_names_the_file_and_line(tmp_path: Path):
     path.write_text("ui:\n  theme: [one\n")
     with pytest.raises(ConfigError, match=r"bad.yaml \(line \d+\): not valid YAML"):
         load_config([str(path)])
+
+
+def test_the_cache_of_a_config_is_the_person_s_own(tmp_path: Path):
+    # A config may hold a key: its cached copy is readable by its owner only.
+    from swedeck.core import paths
+    from swedeck.core.config_layers import load_yaml_file
+
+    path = tmp_path / "config.yaml"
+    path.write_text("model:\n  model_kwargs: {api_key: sk-not-for-others}\n")
+    load_yaml_file(path)
+    [kept] = (paths.user_cache_dir() / "yaml").glob("*.json")
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert (paths.user_cache_dir() / "yaml").stat().st_mode & 0o077 == 0
