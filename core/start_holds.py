@@ -10,9 +10,11 @@ before one. A release without a hold (an app under Pilot) changes nothing.
   the entry points of every installed distribution (`pydantic.plugin._loader`), looking for
   plugins that instrument validation (20 ms of a 500 ms start in a venv of 170 packages).
   swedeck's own models need none. `PYDANTIC_DISABLE_PLUGINS` (pydantic's documented switch)
-  is set for the start, and only when the person has not set it; the release removes it
-  before anything could start a child process with it, and the models built after the first
-  frame get the person's plugins as usual.
+  is set for the start, only when the person has not set it, and only for a command that
+  starts no child process before its first frame (`replay`, `diff`, `watch`: a live session
+  starts its environment's shell while the app starts, and the shell would inherit the
+  variable); the release removes it, so the models built after the first frame get the
+  person's plugins as usual, and a session forked later starts without it.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ PLUGINS_VARIABLE = "PYDANTIC_DISABLE_PLUGINS"
 _holding_plugins = False
 
 
-def hold() -> None:
+def hold(*, plugins: bool) -> None:
+    """Hold the collector, and pydantic's plugin scan where `plugins` (see above)."""
     global _holding_plugins
     gc_tuning.hold_collections()
-    if PLUGINS_VARIABLE not in os.environ:
+    if plugins and PLUGINS_VARIABLE not in os.environ:
         os.environ[PLUGINS_VARIABLE] = "__all__"
         _holding_plugins = True
 

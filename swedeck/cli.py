@@ -175,6 +175,10 @@ def _with_default_command(argv: list[str]) -> list[str]:
     return ["run", *argv]
 
 
+PLUGIN_HOLD_COMMANDS = ("replay", "diff", "watch")
+"""The UI commands that start no child process before their first frame (core/start_holds.py)."""
+
+
 def _shows_ui(args: argparse.Namespace) -> bool:
     """Whether the command opens a full-screen app (the flags that make it print instead are
     the parser's, above)."""
@@ -187,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(args_list)
     if _shows_ui(args):  # until the app's first frame (tui/first_frame.py): bench B2, B3
-        start_holds.hold()
+        start_holds.hold(plugins=args.command in PLUGIN_HOLD_COMMANDS)
     try:
         return _dispatch(args)
     finally:

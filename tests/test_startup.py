@@ -132,7 +132,10 @@ def test_the_start_is_held_only_by_a_command_that_opens_an_app(monkeypatch, argv
     monkeypatch.setattr(f"{module}.run", command)
     assert gc.isenabled()
     assert cli.main(argv) == 0
-    assert seen == [(not shows_ui, "__all__" if shows_ui else None)]
+    # the plugin scan only where no child process starts before the first frame: a live
+    # session's shell starts while its app does, and would inherit the variable
+    held = shows_ui and argv[0] in ("replay", "diff", "watch")
+    assert seen == [(not shows_ui, "__all__" if held else None)]
     # released when the command ends, with or without a first frame
     assert gc.isenabled() and start_holds.PLUGINS_VARIABLE not in os.environ
 
