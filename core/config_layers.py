@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,8 +152,9 @@ def load_yaml_file(path: Path) -> Any:
     back exactly the same values (not for dates, non-text keys, NaN, huge integers). Raises
     what reading and parsing raise: OSError, UnicodeDecodeError, `yaml.YAMLError`."""
     info = path.stat()
-    stamp = [str(path.resolve()), info.st_size, info.st_ino, info.st_mtime_ns]
-    cached = paths.user_cache_dir() / "yaml" / f"{hashlib.sha1(str(stamp[0]).encode()).hexdigest()[:20]}.json"
+    where = str(path.resolve())
+    stamp = [where, info.st_size, info.st_ino, info.st_mtime_ns]
+    cached = paths.user_cache_dir() / "yaml" / f"{hashlib.sha1(where.encode()).hexdigest()[:20]}.json"
     try:
         record = msgspec.json.decode(cached.read_bytes())
         if isinstance(record, dict) and record.get("stamp") == stamp:
@@ -173,14 +175,16 @@ def _keep(cached: Path, stamp: list[Any], data: Any) -> None:
         return  # a date would come back as text, NaN as null: not the same values
     try:
         cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
-        # the person's own only: a config may hold a key (`model.model_kwargs.api_key`)
-        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # mode 0600, the person's own only: a config may hold a key (`model.model_kwargs.api_key`)
+        handle, partial = tempfile.mkstemp(dir=cached.parent, prefix=f".{cached.name}.", suffix=".tmp")
+    except OSError:
+        return  # a cache, not a requirement (a read-only home)
+    try:
         with os.fdopen(handle, "wb") as out:
             out.write(encoded)
         os.replace(partial, cached)
     except OSError:
-        pass  # a cache, not a requirement (a read-only home)
+        Path(partial).unlink(missing_ok=True)
 
 
 def parse_value(text: str) -> Any:

@@ -165,8 +165,8 @@ def _action_of(entry: Entry) -> str | None:
     actions = entry[1].get("actions")
     if not actions or not isinstance(actions, (list, tuple)):
         return None
-    first = actions[0]
-    command = first.get("command") if isinstance(first, Mapping) else getattr(first, "command", None)
+    first = actions[0]  # a record: this reader's own, or the file's
+    command = first.get("command") if isinstance(first, Mapping) else None
     return None if command is None else str(command).rstrip("\n")
 
 
