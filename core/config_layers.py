@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import msgspec
 
 from . import paths
 from .errors import UsageError
+from .whole_file import write_whole
 
 SECTION_NAMES = ("agent", "model", "environment", "run", "ui", "batch")
 """The sections of a config (`config.SECTIONS`, from the models, is checked against it)."""
@@ -175,16 +175,9 @@ def _keep(cached: Path, stamp: list[Any], data: Any) -> None:
         return  # a date would come back as text, NaN as null: not the same values
     try:
         cached.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # mode 0600, the person's own only: a config may hold a key (`model.model_kwargs.api_key`)
-        handle, partial = tempfile.mkstemp(dir=cached.parent, prefix=f".{cached.name}.", suffix=".tmp")
+        write_whole(cached, encoded)  # 0600, the person's own only: a config may hold a key (`model_kwargs.api_key`)
     except OSError:
-        return  # a cache, not a requirement (a read-only home)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(encoded)
-        os.replace(partial, cached)
-    except OSError:
-        Path(partial).unlink(missing_ok=True)
+        pass  # a cache, not a requirement (a read-only home)
 
 
 def parse_value(text: str) -> Any:

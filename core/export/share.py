@@ -4,14 +4,13 @@ file in, the bytes of its ATIF or HTML form out, with what that form cannot hold
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from ..errors import UsageError
 from ..trajectory.loader import load_trajectory
+from ..whole_file import write_whole
 from .atif import ATIF_VERSION, step_range, to_atif
 
 ExportFormat = Literal["atif", "html"]
@@ -63,11 +62,4 @@ def write_export(out: Path, data: bytes, source: Path) -> None:
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"-o {out}: no folder {folder}")
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_whole(out, data)
