@@ -27,7 +27,7 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
     replay UI opens files lazily and shows a damaged step as an error when it is reached."""
     path, unit = split_unit(Path(path))
     source = _source(path, unit)
-    if not source.folder and not source.data and not source.text.strip():
+    if not source.folder and not source.data and source.blank:
         raise TrajectoryError(path, "the file is empty")
     try:
         reader = next((reader for reader in READERS if _accepts(reader, source)), None)
@@ -84,11 +84,11 @@ def _source(path: Path, unit: int | str) -> Source:
         source.branch = unit
         return source
     if path.is_dir():
-        return Source(path=path, text="", folder=True, unit=unit)
+        return Source(path=path, folder=True, unit=unit)
     data = _read_bytes(path)
     if data.startswith(b"PK\x03\x04"):  # a zip archive: Inspect's `.eval`
-        return Source(path=path, text="", data=data, unit=unit)
-    return Source(path=path, text=_text(path, data), unit=unit)
+        return Source(path=path, data=data, unit=unit)
+    return Source(path=path, content=_text(path, data), unit=unit)
 
 
 def is_trajectory_file(path: Path) -> bool:
@@ -138,7 +138,7 @@ def sniff(path: Path) -> bool:
         text = text[: text.rfind("\n") + 1]
     from .readers import claude_code, codex, openhands
 
-    source = Source(path=path, text=text)
+    source = Source(path=path, content=text)
     return any(_accepts(reader, source) for reader in (claude_code, codex, openhands))
 
 
@@ -161,9 +161,12 @@ def _read_bytes(path: Path) -> bytes:
         raise TrajectoryError(path, error.strerror or str(error)) from None
 
 
-def _text(path: Path, data: bytes) -> str:
+def _text(path: Path, data: bytes) -> str | bytes:
+    """The file's text; its bytes when they are ASCII alone (decoded when a reader asks: `Source.text`)."""
     if b"\x00" in data[:8192]:
         raise TrajectoryError(path, "a binary file, not JSON")
+    if data.isascii():
+        return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from ..actions import actions_of
 from ..messages import Action, Message, MessageExtra, MessageType, ToolCall
 from .lazy import StepList
+from .outline import RawRecords, heads
 
 _TOP_LEVEL = ("role", "content", "tool_calls", "tool_call_id", "name", "cache_control")
 _ROLE_ALIASES = {"developer": "system", "function": "tool"}
@@ -57,9 +58,9 @@ def build_message(record: Mapping[str, Any], extra: Mapping[str, Any], message_t
 _ROLES = frozenset(("system", "user", "assistant", "tool", "exit"))
 
 
-def check_roles(records: list[Mapping[str, Any]]) -> list[str]:
+def check_roles(records: Sequence[Mapping[str, Any]]) -> list[str]:
     """The role of every record, checked up front so that a lazy reader fails at load, not mid-replay."""
-    roles: list[Any] = [record.get("role") for record in records]
+    roles: list[Any] = [record.get("role") for record in heads(records)]
     try:
         if set(roles) <= _ROLES:  # the usual file: one pass at C speed (10,000 records of 24 MB: 1 ms, not 29)
             return roles
@@ -225,7 +226,9 @@ def mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def as_mapping_list(value: object, what: str) -> list[Mapping[str, Any]]:
+def as_mapping_list(value: object, what: str) -> Sequence[Mapping[str, Any]]:
+    if isinstance(value, RawRecords):  # objects all, checked when it was read
+        return value
     if not isinstance(value, list):
         raise ValueError(f"{what} is {type(value).__name__}, not a list")
     if set(map(type, value)) <= {dict}:  # parsed JSON: no per-item `isinstance` of an ABC

@@ -18,8 +18,8 @@ import msgspec
 _decode = msgspec.json.Decoder().decode
 
 
-def loads(data: str | bytes) -> Any:
+def loads(data: str | bytes | msgspec.Raw) -> Any:
     try:
         return _decode(data)
     except msgspec.MsgspecError:
-        return json.loads(data)
+        return json.loads(data if isinstance(data, (str, bytes)) else bytes(data))

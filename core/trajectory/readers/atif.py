@@ -42,7 +42,7 @@ def accepts(source: Source) -> bool:
 def read(source: Source) -> Trajectory:
     if source.folder:
         path = source.path / TRIAL_TRAJECTORY
-        source = Source(path=path, text=path.read_text(encoding="utf-8"))
+        source = Source(path=path, content=path.read_text(encoding="utf-8"))
     document = source.document
     if source.branch is not None:
         document = _embedded(document, source.branch)

@@ -23,6 +23,7 @@ from ..normalize import (
     foreign_extra,
     optional_str,
 )
+from ..outline import records_at
 from .common import info_from
 from .source import Source
 
@@ -41,7 +42,7 @@ def read(source: Source) -> Trajectory:
         raw_info = document.get("info") or {}
         if not isinstance(raw_info, Mapping):
             raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
-        records = as_mapping_list(document.get("messages"), "`messages`")
+        records = as_mapping_list(records_at(document, "messages"), "`messages`")
     else:
         records = as_mapping_list(document, "the message list")
     info = info_from(raw_info)

@@ -1,4 +1,8 @@
-"""What a reader gets: the file's text, its first line and (parsed once, on demand) its JSON."""
+"""What a reader gets: the file's text, its first line and (parsed once, on demand) its JSON.
+
+A file of ASCII alone (what JSON writers produce by default) is parsed from its bytes and
+decoded to text only when a reader asks for the text (the JSONL readers): a 24 MB document
+is not copied into a string to be parsed."""
 
 from __future__ import annotations
 
@@ -8,16 +12,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..outline import outline, plain
 from ..parse import loads
 
 _UNSET = object()
 _NON_SPACE = re.compile(r"\S")
+_NON_SPACE_BYTES = re.compile(rb"\S")
 
 
 @dataclass
 class Source:
     path: Path
-    text: str
+    content: str | bytes = ""
+    """The file's text; bytes when they are ASCII alone (`text` decodes them when first read)."""
     data: bytes = b""
     """The raw bytes of a binary file (an Inspect `.eval` zip); empty for text files."""
     folder: bool = False
@@ -36,16 +43,21 @@ class Source:
         if self._lines is not None:
             return self._lines if limit is None else self._lines[:limit]
         out: list[tuple[int, Any]] = []
-        text, start, number = self.text, 0, 0
+        text, start, number = self.content, 0, 0
+        newline = "\n" if isinstance(text, str) else b"\n"
         while start <= len(text) and (limit is None or len(out) < limit):
-            end = text.find("\n", start) if start else self._first_end
+            end = text.find(newline, start) if start else self._first_end  # type: ignore[arg-type]
             end = len(text) if end == -1 else end
             line, start, number = text[start:end], end + 1, number + 1
             if not line or line.isspace():
                 continue
             try:
-                whole = len(line) == len(text) or _NON_SPACE.search(text, start) is None and not out
-                out.append((number, self.document if whole else loads(line)))  # one line: parsed once
+                whole = len(line) == len(text) or self._blank_from(start) and not out
+                if not whole:
+                    value = loads(line)
+                else:  # one line: the document, parsed once (all of it for a reader that keeps the records)
+                    value = self.document if limit is not None else plain(self.document)
+                out.append((number, value))
             except ValueError as error:
                 out.append((number, error))
         if limit is None:
@@ -58,25 +70,42 @@ class Source:
 
         A `.traj.json` is often one line: then the first line is the document, parsed once."""
         end = self._first_end
-        if end == -1 or _NON_SPACE.search(self.text, end) is None:
+        if end == -1 or self._blank_from(end):
             try:
                 return self.document
             except ValueError:
                 return None
         try:
-            return loads(self.text[:end])
+            return loads(self.content[:end])
         except ValueError:
             return None
 
     @cached_property
+    def text(self) -> str:
+        content = self.content
+        return content if isinstance(content, str) else content.decode("ascii")
+
+    @property
+    def blank(self) -> bool:
+        """Nothing but white space (or nothing)."""
+        return self._blank_from(0)
+
+    def _blank_from(self, start: int) -> bool:
+        content = self.content
+        found = _NON_SPACE.search(content, start) if isinstance(content, str) else _NON_SPACE_BYTES.search(content, start)
+        return found is None
+
+    @cached_property
     def _first_end(self) -> int:
         """Where the first line ends (-1: the text is one line); found once, as a one-line
-        document of 24 MB is searched to its end."""
-        return self.text.find("\n")
+        document of 24 MB is searched to its end. (Bytes are ASCII: their offsets are the text's.)"""
+        content = self.content
+        return content.find("\n") if isinstance(content, str) else content.find(b"\n")
 
     @property
     def document(self) -> Any:
-        """The whole file as one JSON value (raises ValueError when it is not)."""
+        """The whole file as one JSON value (raises ValueError when it is not); an object as an
+        `outline.Outline`, its values parsed when read."""
         if self._document is _UNSET:
-            self._document = loads(self.text)
+            self._document = outline(self.content)
         return self._document

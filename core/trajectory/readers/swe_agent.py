@@ -22,7 +22,7 @@ Messages are built per step, when read (`lazy.MessageList`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...messages import Message, MessageType
@@ -76,7 +76,7 @@ def read(source: Source) -> Trajectory:
                       info=info)
 
 
-def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[Entry]:
+def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> list[Entry]:
     entries: list[Entry] = []
     seen_task = after_query = False
     for record, role in zip(history, roles, strict=True):
@@ -114,7 +114,7 @@ def _from_history(history: list[Mapping[str, Any]], roles: list[str]) -> list[En
     return entries
 
 
-def _matched(entries: list[Entry], records: list[Mapping[str, Any]]) -> list[Entry]:
+def _matched(entries: list[Entry], records: Sequence[Mapping[str, Any]]) -> list[Entry]:
     """`history` with what only `trajectory` has: a missing observation, missing last steps,
     and the requeried attempts (below)."""
     queries = [i for i, (fields, extra, kind) in enumerate(entries)
@@ -138,7 +138,7 @@ def _matched(entries: list[Entry], records: list[Mapping[str, Any]]) -> list[Ent
 
 
 def _aligned(entries: list[Entry], queries: list[int],
-             records: list[Mapping[str, Any]]) -> tuple[list[int], list[list[int]], int]:
+             records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[list[int]], int]:
     """Which record is each query's, by content: SWE-agent keeps an attempt it requeried (a
     refused edit, a blocked or malformed command) in `trajectory` but not in `history`, so
     the k-th query is not always the k-th record. A query's record is the next one with its
@@ -175,7 +175,7 @@ def _record_action(record: Mapping[str, Any]) -> str | None:
     return action.rstrip("\n") if isinstance(action, str) else None
 
 
-def _requeried_entries(records: list[Mapping[str, Any]], index: int) -> list[Entry]:
+def _requeried_entries(records: Sequence[Mapping[str, Any]], index: int) -> list[Entry]:
     """A requeried attempt as a step of its own: the query, and what SWE-agent told the model
     about it (the last message of the next record's `query`, when recorded; else the record's
     observation). Both are marked `requeried`: they were never in the history, and only the
@@ -199,7 +199,7 @@ def _requery_message(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _from_records(records: list[Mapping[str, Any]]) -> list[Entry]:
+def _from_records(records: Sequence[Mapping[str, Any]]) -> list[Entry]:
     """Messages rebuilt from `trajectory` alone: one assistant message and one observation per step."""
     return [entry for record in records for entry in _record_entries(record, marked=False)]
 
@@ -230,7 +230,7 @@ def _observation(record: Mapping[str, Any], query: Mapping[str, Any], marked: bo
 class _States(LazySequence[Any]):
     """SWE-agent's `state` per step (open file, working dir), parsed when a step is read."""
 
-    def __init__(self, records: list[Mapping[str, Any]]):
+    def __init__(self, records: Sequence[Mapping[str, Any]]):
         self._records = records
 
     def __len__(self) -> int:

@@ -10,6 +10,7 @@ from ...messages import Message
 from ..lazy import MessageList, StepList
 from ..model import MetaEvent, Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, check_roles, counts_as_step, mapping
+from ..outline import heads, records_at
 from .common import info_of
 from .source import Source
 from .swedeck_jsonl import meta_event, processors_of
@@ -30,13 +31,13 @@ def read(source: Source) -> Trajectory:
     if isinstance(session, Mapping):
         info.session = dict(session)
         info.model_name = info.model_name or session.get("model")
-    records = as_mapping_list(document.get("messages"), "`messages`")
+    records = as_mapping_list(records_at(document, "messages"), "`messages`")
     check_roles(records)
 
     def build(begin: int, end: int) -> list[Message]:
         return [_message(number, records[number]) for number in range(begin, end)]
 
-    starts = [number for number, record in enumerate(records) if record.get("role") == "assistant" and _is_step(record)]
+    starts = [number for number, head in enumerate(heads(records)) if head.get("role") == "assistant" and _is_step(head)]
     messages = MessageList(len(records), starts, build, source.path)
     events = _meta_events(document.get("meta_events"), info.warnings)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,

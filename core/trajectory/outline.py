@@ -1,0 +1,122 @@
+"""A JSON document read in outline: its top level at once, each value when a reader asks for it.
+
+A 24 MB trajectory is mostly its message list, and the replay's first screen shows one step
+of it. msgspec passes over a value without building it (checking its syntax) at about a
+tenth of what building it costs, so a document whose top is an object is read as an
+`Outline`: its keys, and each value parsed when first read. A list of records (the
+messages) comes as `RawRecords`: each record parsed when it is read, and what the readers
+need of every record up front (`heads`: its role, and the step marks of its `extra`)
+parsed at once.
+
+The values are `parse.loads`'s, as when the whole document is parsed: whatever msgspec
+refuses to pass over (NaN, a lone UTF-16 surrogate) makes the document a plain one, parsed
+whole, so a file reads the same either way, only sooner.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, TypedDict
+
+import msgspec
+
+from .lazy import LazySequence
+from .parse import loads
+
+
+class HeadExtra(TypedDict, total=False):
+    message_type: Any
+    is_demo: Any
+
+
+class Head(TypedDict, total=False):
+    """What a reader needs of every record before it builds any (other keys are passed over)."""
+
+    role: Any
+    extra: HeadExtra | None
+
+
+_object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_raws = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_heads = msgspec.json.Decoder(list[Head]).decode
+_OBJECT_START = re.compile(r"[ \t\r\n]*\{")
+_OBJECT_START_BYTES = re.compile(rb"[ \t\r\n]*\{")
+
+
+def outline(text: str | bytes) -> Any:
+    """The document in `text`: an `Outline` when its top is an object msgspec reads, else the
+    parsed value (raises ValueError when it is not JSON)."""
+    starts_object = _OBJECT_START.match(text) if isinstance(text, str) else _OBJECT_START_BYTES.match(text)
+    if starts_object:
+        try:
+            return Outline(_object(text))
+        except msgspec.MsgspecError:  # damaged, or what only `json` reads: parsed whole, as before
+            pass
+    return loads(text)
+
+
+def plain(value: Any) -> Any:
+    """`value` with an outline's values all parsed (a `dict`), for readers that keep records whole."""
+    return dict(value.items()) if isinstance(value, Outline) else value
+
+
+class Outline(Mapping[str, Any]):
+    """A JSON object whose values are parsed when first read (and then kept)."""
+
+    __slots__ = ("_raw", "_values")
+
+    def __init__(self, raw: dict[str, msgspec.Raw]):
+        self._raw = raw
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self._values:
+            return self._values[key]
+        value = self._values[key] = loads(self._raw[key])
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def records(self, key: str) -> Any:
+        """The value at `key` (None when missing); a list of objects as `RawRecords`."""
+        if key not in self._raw or key in self._values:
+            return self.get(key)
+        try:
+            return RawRecords(self._raw[key])
+        except msgspec.MsgspecError:  # not a list of objects (the reader says so), or one only `json` reads
+            return self[key]
+
+
+class RawRecords(LazySequence[Any]):
+    """A JSON list of objects, each parsed when it is read (a new `dict` each time)."""
+
+    noun = "record"
+
+    def __init__(self, raw: msgspec.Raw):
+        self.heads: list[Head] = _heads(raw)
+        """Each record's role and step marks; raises a msgspec error when an item is not an object."""
+        self._items = _raws(raw)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _item(self, index: int) -> Any:
+        return loads(self._items[index])
+
+
+def records_at(document: Mapping[str, Any], key: str) -> Any:
+    """`document[key]` (None when missing); from an outline, a list of objects as `RawRecords`."""
+    return document.records(key) if isinstance(document, Outline) else document.get(key)
+
+
+def heads(records: Any) -> Any:
+    """What the readers need of every record: `RawRecords.heads`, or the parsed records themselves."""
+    return records.heads if isinstance(records, RawRecords) else records
