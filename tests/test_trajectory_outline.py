@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import MINI_V2_FIXTURE
+from conftest import FIXTURES, MINI_V2_FIXTURE
 from swedeck.core.trajectory import TrajectoryError, load_trajectory
 from swedeck.core.trajectory.outline import Outline, RawRecords, heads, outline, plain, records_at
 
@@ -92,6 +92,16 @@ def test_mini_swe_agent_file_loads_the_same_in_outline_and_whole(tmp_path: Path)
     assert _records(MINI_V2_FIXTURE) == _records(_same_file_parsed_whole(MINI_V2_FIXTURE, tmp_path))
 
 
+@pytest.mark.parametrize("name", ["sweagent-tool-calls.traj", "sweagent-older.traj", "sweagent-demos-in-history.traj",
+                                  "sweagent-requeried.traj"])
+def test_swe_agent_file_loads_the_same_in_outline_and_whole(tmp_path: Path, name: str) -> None:
+    """The reader plans every message from the records' heads (type, action, whether an observation
+    is there) and builds it from the whole record: the heads must hold all the plan reads."""
+    path = FIXTURES / name
+    assert isinstance(outline(path.read_bytes()), Outline)
+    assert _records(path) == _records(_same_file_parsed_whole(path, tmp_path))
+
+
 def test_swedeck_file_loads_the_same_in_outline_and_whole(tmp_path: Path) -> None:
     path = tmp_path / "s.traj.json"
     messages = [
@@ -108,18 +118,37 @@ def test_swedeck_file_loads_the_same_in_outline_and_whole(tmp_path: Path) -> Non
     assert _records(path) == _records(_same_file_parsed_whole(path, tmp_path))
 
 
-def test_opening_a_large_file_parses_only_what_it_shows(tmp_path: Path) -> None:
+def _large(form: str, steps: int, output: str) -> dict[str, Any]:
+    """`steps` steps of `output` each in a JSON format swedeck reads in outline."""
+    head: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
+    if form == "swe-agent":
+        history = head + [entry for number in range(steps) for entry in (
+            {"role": "assistant", "content": "run it", "action": f"echo {number}", "message_type": "action"},
+            {"role": "user", "content": output, "message_type": "observation"})]
+        records = [{"action": f"echo {number}", "response": "run it", "observation": output} for number in range(steps)]
+        return {"history": history, "trajectory": records, "info": {}}
+    messages = head + [entry for number in range(steps) for entry in (
+        {"role": "assistant", "content": f"```mswea_bash_command\necho {number}\n```"},
+        {"role": "user", "content": output})]
+    if form == "swedeck-json":
+        types = ["system", "task"] + ["action", "observation"] * steps
+        for message, kind in zip(messages, types, strict=True):
+            message["extra"] = {"message_type": kind}
+        messages[-2]["extra"]["actions"] = [{"command": f"echo {steps - 1}"}]
+        return {"trajectory_format": "swedeck-1", "info": {}, "messages": messages}
+    return {"messages": messages, "info": {}}
+
+
+@pytest.mark.parametrize("form", ["mini-swe-agent", "swedeck-json", "swe-agent"])
+def test_opening_a_large_file_parses_only_what_it_shows(tmp_path: Path, form: str) -> None:
     """The replay opens a file and shows its last step: the other records stay unparsed bytes,
     so what opening allocates is about the file itself (parsed whole, it is three times that)."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "s"}, {"role": "user", "content": "task"}]
-    for number in range(150):
-        messages += [{"role": "assistant", "content": f"```mswea_bash_command\necho {number}\n```"},
-                     {"role": "user", "content": "x" * 40_000}]
-    path = tmp_path / "big.traj.json"
-    path.write_text(json.dumps({"messages": messages, "info": {}}))
+    path = tmp_path / "big.traj"
+    path.write_text(json.dumps(_large(form, 150, "x" * 40_000)))
     tracemalloc.start()
     try:
         trajectory = load_trajectory(path, lazy=True)
+        assert trajectory.format == form
         assert trajectory.steps[-1].commands == ["echo 149"]
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -39,7 +39,7 @@ class Head(TypedDict, total=False):
 
 _object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _raws = msgspec.json.Decoder(list[msgspec.Raw]).decode
-_heads = msgspec.json.Decoder(list[Head]).decode
+_head_lists: dict[type, Any] = {}
 _OBJECT_START = re.compile(r"[ \t\r\n]*\{")
 _OBJECT_START_BYTES = re.compile(rb"[ \t\r\n]*\{")
 
@@ -85,12 +85,13 @@ class Outline(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._raw)
 
-    def records(self, key: str) -> Any:
-        """The value at `key` (None when missing); a list of objects as `RawRecords`."""
+    def records(self, key: str, head: type = Head) -> Any:
+        """The value at `key` (None when missing); a list of objects as `RawRecords` whose
+        heads are read as `head` (a `TypedDict` of what the reader needs up front)."""
         if key not in self._raw or key in self._values:
             return self.get(key)
         try:
-            return RawRecords(self._raw[key])
+            return RawRecords(self._raw[key], head)
         except msgspec.MsgspecError:  # not a list of objects (the reader says so), or one only `json` reads
             return self[key]
 
@@ -100,9 +101,12 @@ class RawRecords(LazySequence[Any]):
 
     noun = "record"
 
-    def __init__(self, raw: msgspec.Raw):
-        self.heads: list[Head] = _heads(raw)
-        """Each record's role and step marks; raises a msgspec error when an item is not an object."""
+    def __init__(self, raw: msgspec.Raw, head: type = Head):
+        if head not in _head_lists:
+            _head_lists[head] = msgspec.json.Decoder(list[head]).decode  # type: ignore[valid-type]
+        self.heads: list[Any] = _head_lists[head](raw)
+        """Each record's `head` (by default its role and step marks); raises a msgspec error
+        when an item is not an object, or a head's part is not of its type."""
         self._items = _raws(raw)
 
     def __len__(self) -> int:
@@ -112,9 +116,14 @@ class RawRecords(LazySequence[Any]):
         return loads(self._items[index])
 
 
-def records_at(document: Mapping[str, Any], key: str) -> Any:
+def records_at(document: Mapping[str, Any], key: str, head: type = Head) -> Any:
     """`document[key]` (None when missing); from an outline, a list of objects as `RawRecords`."""
-    return document.records(key) if isinstance(document, Outline) else document.get(key)
+    return document.records(key, head) if isinstance(document, Outline) else document.get(key)
+
+
+def is_text(value: Any) -> bool:
+    """Whether a head's value is a JSON string: parsed (`str`), or passed over (`msgspec.Raw`)."""
+    return isinstance(value, str) or isinstance(value, msgspec.Raw) and memoryview(value)[:1].tobytes() == b'"'
 
 
 def heads(records: Any) -> Any:

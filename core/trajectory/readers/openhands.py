@@ -59,7 +59,8 @@ def accepts(source: Source) -> bool:
     if source.data:
         return False
     first = source.first_line
-    if isinstance(first, Mapping) and isinstance(first.get("history"), list) and "instance_id" in first:
+    # `instance_id` first: a SWE-agent `.traj` on one line has a `history` too, 24 MB of it, read in outline
+    if isinstance(first, Mapping) and "instance_id" in first and isinstance(first.get("history"), list):
         return True
     try:
         document = source.document

@@ -17,18 +17,24 @@ Older files have no `message_type`: a user entry that follows a query is its obs
 Demonstrations (`is_demo`, with `put_demos_in_history`) are kept as messages, never steps.
 SWE-agent's `thought` is part of the content it recorded, so it is not shown twice as
 reasoning. `replay_config` and `state` may be JSON strings; every key may be missing.
-Messages are built per step, when read (`lazy.MessageList`).
+Messages are built per step, when read (`lazy.MessageList`). Opening the file plans them from
+the records' heads (`outline.RawRecords`: each entry's role and type marks, each record's action
+and whether it has an observation); a message is built from its whole record when its step is read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any, NamedTuple, TypedDict
+
+import msgspec
 
 from ...messages import Message, MessageType
 from ..lazy import LazySequence, MessageList, StepList
 from ..model import Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
+from ..outline import heads, is_text, records_at
 from .common import info_of, maybe_parsed, model_name
 from .source import Source
 
@@ -47,6 +53,38 @@ Entry = tuple[dict[str, Any], dict[str, Any], MessageType]
 """A message before it is built: its chat fields, its `extra`, its type."""
 
 
+class _Marks(TypedDict, total=False):
+    message_type: Any
+    is_demo: Any
+    action: Any
+    actions: Any
+
+
+class _HistoryHead(_Marks, total=False):
+    """What a `history` entry's type depends on (its own keys, and those of its `extra`)."""
+
+    role: Any
+    extra: _Marks | None
+
+
+class _RecordHead(TypedDict, total=False):
+    """What matching needs of a `trajectory` record: its action, and whether it has an observation."""
+
+    action: Any
+    observation: msgspec.Raw
+
+
+class _Planned(NamedTuple):
+    """A message as opening the file plans it: what counting and matching steps need, and how
+    to build its entry when its step is read."""
+
+    step: bool
+    kind: MessageType
+    action: str | None
+    """A query's command, to match it with its `trajectory` record."""
+    make: Callable[[], Entry]
+
+
 def accepts(source: Source) -> bool:
     document = source.document
     return isinstance(document, Mapping) and ("history" in document or "trajectory" in document)
@@ -61,83 +99,113 @@ def read(source: Source) -> Trajectory:
         info.model_name = model_name(info.config)
     elif config is not None:
         info.warnings.append("replay_config is neither an object nor a JSON string; ignored")
-    records = as_mapping_list(document.get("trajectory") or [], "`trajectory`")
-    history = as_mapping_list(document.get("history") or [], "`history`")
-    entries = _matched(_from_history(history, check_roles(history)), records) if history else _from_records(records)
-    starts = [i for i, (fields, extra, kind) in enumerate(entries)
-              if counts_as_step(fields["role"], kind, bool(extra.get("is_demo")))]
+    records = as_mapping_list(records_at(document, "trajectory", _RecordHead) or [], "`trajectory`")
+    history = as_mapping_list(records_at(document, "history", _HistoryHead) or [], "`history`")
+    planned = _matched(_from_history(history, check_roles(history)), records) if history else _from_records(records)
+    starts = [i for i, entry in enumerate(planned) if entry.step]
 
     def build(start: int, end: int) -> list[Message]:
-        return [build_message(*entries[i]) for i in range(start, end)]
+        return [build_message(*planned[i].make()) for i in range(start, end)]
 
-    messages = MessageList(len(entries), starts, build, source.path)
+    messages = MessageList(len(planned), starts, build, source.path)
     states = _States(records)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts, states),
                       info=info)
 
 
-def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> list[Entry]:
-    entries: list[Entry] = []
+def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> list[_Planned]:
+    """Each entry's type from its head (what the type depends on); its entry is built from the
+    whole record when its step is read."""
+    planned: list[_Planned] = []
     seen_task = after_query = False
-    for record, role in zip(history, roles, strict=True):
-        extra = foreign_extra(record)
-        recorded = extra.pop("message_type", None)
+    for index, (head, role) in enumerate(zip(heads(history), roles, strict=True)):
+        marks = head.get("extra")
+        marks = marks if isinstance(marks, Mapping) else {}
+
+        def mark(key: str, head: Mapping[str, Any] = head, marks: Mapping[str, Any] = marks) -> Any:
+            return marks[key] if key in marks else head.get(key)  # as `foreign_extra` merges them
+
+        recorded = mark("message_type")
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
-        fields = {key: record[key] for key in ("role", "content", "tool_calls", "tool_call_id", "name",
-                                                "cache_control") if key in record}
-        fields["role"] = role
-        ids = extra.pop("tool_call_ids", None)
-        if isinstance(ids, list) and ids and fields.get("tool_call_id") is None:
-            fields["tool_call_id"] = str(ids[0])
-            if len(ids) > 1:
-                extra["tool_call_ids"] = ids
-        if extra.get("is_demo"):
+        demo = bool(mark("is_demo"))
+        action: str | None = None
+        if demo:
             kind = MessageType.ASSISTANT_MESSAGE if role == "assistant" else MessageType.USER_MESSAGE
         elif role == "system" and kind is None:
             kind = MessageType.SYSTEM
         elif role == "user" and not seen_task and kind in (None, MessageType.OBSERVATION):
             kind, seen_task = MessageType.TASK, True  # the issue: SWE-agent's first observation
         elif role == "assistant":
-            action = extra.pop("action", None)
-            has_action = isinstance(action, str) and bool(action.strip())
+            command = mark("action")
+            has_action = isinstance(command, str) and bool(command.strip())
             kind = kind or (MessageType.ACTION if has_action else MessageType.ASSISTANT_MESSAGE)
-            if has_action and not extra.get("actions"):
-                ids = [call.get("id") for call in record.get("tool_calls") or [] if isinstance(call, Mapping)]
-                # as the record it becomes (`MessageExtra` validates it when the step is built)
-                extra["actions"] = ({"command": action.rstrip("\n"), "tool_call_id": str(ids[0]) if ids and ids[0] else None},)
+            if mark("actions"):
+                action = _first_command(mark("actions"))
+            elif has_action:
+                action = command.rstrip("\n")
                 kind = MessageType.ACTION if kind == MessageType.ASSISTANT_MESSAGE else kind
         elif kind is None:
             kind = MessageType.OBSERVATION if role == "tool" or after_query else MessageType.USER_MESSAGE
-        if not extra.get("is_demo"):
+        if not demo:
             after_query = role == "assistant"
-        entries.append((fields, extra, kind))
-    return entries
+        planned.append(_Planned(counts_as_step(role, kind, demo), kind, action,
+                                partial(_history_entry, history, index, role, kind)))
+    return planned
 
 
-def _matched(entries: list[Entry], records: Sequence[Mapping[str, Any]]) -> list[Entry]:
+def _history_entry(history: Sequence[Mapping[str, Any]], index: int, role: str, kind: MessageType) -> Entry:
+    """A `history` entry as a message of the type `_from_history` found."""
+    record = history[index]
+    extra = foreign_extra(record)
+    extra.pop("message_type", None)
+    fields = {key: record[key] for key in ("role", "content", "tool_calls", "tool_call_id", "name",
+                                            "cache_control") if key in record}
+    fields["role"] = role
+    ids = extra.pop("tool_call_ids", None)
+    if isinstance(ids, list) and ids and fields.get("tool_call_id") is None:
+        fields["tool_call_id"] = str(ids[0])
+        if len(ids) > 1:
+            extra["tool_call_ids"] = ids
+    if role == "assistant" and not extra.get("is_demo"):
+        action = extra.pop("action", None)
+        if isinstance(action, str) and action.strip() and not extra.get("actions"):
+            ids = [call.get("id") for call in record.get("tool_calls") or [] if isinstance(call, Mapping)]
+            # as the record it becomes (`MessageExtra` validates it when the step is built)
+            extra["actions"] = ({"command": action.rstrip("\n"), "tool_call_id": str(ids[0]) if ids and ids[0] else None},)
+    return fields, extra, kind
+
+
+def _matched(entries: list[_Planned], records: Sequence[Mapping[str, Any]]) -> list[_Planned]:
     """`history` with what only `trajectory` has: a missing observation, missing last steps,
     and the requeried attempts (below)."""
-    queries = [i for i, (fields, extra, kind) in enumerate(entries)
-               if counts_as_step(fields["role"], kind, bool(extra.get("is_demo")))]
-    pairs, attempts, used = _aligned(entries, queries, records)
+    queries = [i for i, entry in enumerate(entries) if entry.step]
+    record_heads = heads(records)
+    pairs, attempts, used = _aligned(entries, queries, record_heads)
     out = list(entries)
     for number in reversed(range(len(pairs))):
-        start, record = queries[number], records[pairs[number]]
+        start, record = queries[number], pairs[number]
         end = queries[number + 1] if number + 1 < len(queries) else len(entries)
-        answers = [i for i in range(start + 1, end) if entries[i][2] == MessageType.OBSERVATION]
-        output = record.get("observation")
-        if answers and isinstance(output, str):
-            entries[answers[0]][1]["raw_output"] = output  # history has it wrapped in the next-step template
-        elif not answers and "observation" in record:
-            out.insert(end, _observation(record, entries[start][0]))
+        answers = [i for i in range(start + 1, end) if entries[i].kind == MessageType.OBSERVATION]
+        if answers and is_text(record_heads[record].get("observation")):
+            # history has it wrapped in the next-step template
+            out[answers[0]] = entries[answers[0]]._replace(make=partial(_with_raw_output, entries[answers[0]].make,
+                                                                        records, record))
+        elif not answers and "observation" in record_heads[record]:
+            out.insert(end, _planned_observation(records, record, entries[start].make))
         for index in reversed(attempts[number]):
-            out[start:start] = _requeried_entries(records, index)
-    for record in records[used:]:
-        out += _record_entries(record)
+            out[start:start] = _requeried_entries(records, index, record_heads[index])
+    for index in range(used, len(records)):
+        out += _record_entries(records, index, record_heads[index])
     return out
 
 
-def _aligned(entries: list[Entry], queries: list[int],
+def _with_raw_output(make: Callable[[], Entry], records: Sequence[Mapping[str, Any]], index: int) -> Entry:
+    fields, extra, kind = make()
+    extra["raw_output"] = records[index].get("observation")
+    return fields, extra, kind
+
+
+def _aligned(entries: list[_Planned], queries: list[int],
              records: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[list[int]], int]:
     """Which record is each query's, by content: SWE-agent keeps an attempt it requeried (a
     refused edit, a blocked or malformed command) in `trajectory` but not in `history`, so
@@ -147,13 +215,14 @@ def _aligned(entries: list[Entry], queries: list[int],
     pairs: list[int] = []
     attempts: list[list[int]] = []
     position = 0
+    actions = [_record_action(record) for record in records]
     for query in queries:
         if position >= len(records):
             break
-        action = _action_of(entries[query])
-        found = next((j for j in range(position, len(records))
-                      if action is not None and _record_action(records[j]) == action), None)
-        if found is None:  # nothing to match by: in order, as SWE-agent's viewer does
+        action = entries[query].action
+        try:
+            found = actions.index(action, position) if action is not None else position
+        except ValueError:  # nothing to match by: in order, as SWE-agent's viewer does
             found = position
         pairs.append(found)
         attempts.append(list(range(position, found)))
@@ -161,12 +230,11 @@ def _aligned(entries: list[Entry], queries: list[int],
     return pairs, attempts, position
 
 
-def _action_of(entry: Entry) -> str | None:
-    actions = entry[1].get("actions")
-    if not actions or not isinstance(actions, (list, tuple)):
+def _first_command(actions: Any) -> str | None:
+    """The first command of a recorded `actions` list."""
+    if not isinstance(actions, (list, tuple)):
         return None
-    first = actions[0]  # a record: this reader's own, or the file's
-    command = first.get("command") if isinstance(first, Mapping) else None
+    command = actions[0].get("command") if isinstance(actions[0], Mapping) else None
     return None if command is None else str(command).rstrip("\n")
 
 
@@ -175,17 +243,19 @@ def _record_action(record: Mapping[str, Any]) -> str | None:
     return action.rstrip("\n") if isinstance(action, str) else None
 
 
-def _requeried_entries(records: Sequence[Mapping[str, Any]], index: int) -> list[Entry]:
+def _requeried_entries(records: Sequence[Mapping[str, Any]], index: int, head: Mapping[str, Any]) -> list[_Planned]:
     """A requeried attempt as a step of its own: the query, and what SWE-agent told the model
     about it (the last message of the next record's `query`, when recorded; else the record's
     observation). Both are marked `requeried`: they were never in the history, and only the
     next query's prompt had them (`prompt_view.without_requeried`)."""
-    (query, extra, kind), *_ = _record_entries(records[index])
-    extra["requeried"] = True
+    query = _planned_query(records, index, head, requeried=True)
+    return [query, _Planned(False, MessageType.FORMAT_ERROR, None, partial(_requery_entry, records, index))]
+
+
+def _requery_entry(records: Sequence[Mapping[str, Any]], index: int) -> Entry:
     said = _requery_message(records[index + 1]) if index + 1 < len(records) else None
     text = said if said is not None else str(records[index].get("observation") or "")
-    return [(query, extra, kind),
-            ({"role": "user", "content": text}, {"from_trajectory": True, "requeried": True}, MessageType.FORMAT_ERROR)]
+    return {"role": "user", "content": text}, {"from_trajectory": True, "requeried": True}, MessageType.FORMAT_ERROR
 
 
 def _requery_message(record: Mapping[str, Any]) -> str | None:
@@ -199,29 +269,54 @@ def _requery_message(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _from_records(records: Sequence[Mapping[str, Any]]) -> list[Entry]:
+def _from_records(records: Sequence[Mapping[str, Any]]) -> list[_Planned]:
     """Messages rebuilt from `trajectory` alone: one assistant message and one observation per step."""
-    return [entry for record in records for entry in _record_entries(record, marked=False)]
+    record_heads = heads(records)
+    return [entry for index in range(len(records)) for entry in _record_entries(records, index, record_heads[index],
+                                                                                marked=False)]
 
 
-def _record_entries(record: Mapping[str, Any], marked: bool = True) -> list[Entry]:
+def _record_entries(records: Sequence[Mapping[str, Any]], index: int, head: Mapping[str, Any],
+                    marked: bool = True) -> list[_Planned]:
+    entries = [_planned_query(records, index, head, marked=marked)]
+    if "observation" in head:
+        entries.append(_planned_observation(records, index, None, marked))
+    return entries
+
+
+def _planned_query(records: Sequence[Mapping[str, Any]], index: int, head: Mapping[str, Any], marked: bool = True,
+                   requeried: bool = False) -> _Planned:
+    action = head.get("action")
+    kind = MessageType.ACTION if isinstance(action, str) and action.strip() else MessageType.ASSISTANT_MESSAGE
+    return _Planned(True, kind, None, partial(_record_query, records, index, kind, marked, requeried))
+
+
+def _record_query(records: Sequence[Mapping[str, Any]], index: int, kind: MessageType, marked: bool,
+                  requeried: bool) -> Entry:
+    record = records[index]
     action = record.get("action")
     response = record.get("response") or record.get("thought") or ""
     extra: dict[str, Any] = {"from_trajectory": True} if marked else {}
     if isinstance(record.get("thought"), str):
         extra["thought"] = record["thought"]
-    if isinstance(action, str) and action.strip():
-        extra["actions"] = ({"command": action.rstrip("\n")},)
-    entries: list[Entry] = [({"role": "assistant", "content": str(response)}, extra,
-                             MessageType.ACTION if "actions" in extra else MessageType.ASSISTANT_MESSAGE)]
-    if "observation" in record:
-        entries.append(_observation(record, {}, marked))
-    return entries
+    if kind == MessageType.ACTION:
+        extra["actions"] = ({"command": str(action).rstrip("\n")},)
+    if requeried:
+        extra["requeried"] = True
+    return {"role": "assistant", "content": str(response)}, extra, kind
 
 
-def _observation(record: Mapping[str, Any], query: Mapping[str, Any], marked: bool = True) -> Entry:
+def _planned_observation(records: Sequence[Mapping[str, Any]], index: int, query: Callable[[], Entry] | None,
+                         marked: bool = True) -> _Planned:
+    return _Planned(False, MessageType.OBSERVATION, None, partial(_observation, records, index, query, marked))
+
+
+def _observation(records: Sequence[Mapping[str, Any]], index: int, query: Callable[[], Entry] | None,
+                 marked: bool = True) -> Entry:
     """A step's observation from its `trajectory` record; a tool result when the query called a tool."""
-    calls = [call for call in query.get("tool_calls") or [] if isinstance(call, Mapping) and call.get("id")]
+    record = records[index]
+    query_fields = query()[0] if query is not None else {}
+    calls = [call for call in query_fields.get("tool_calls") or [] if isinstance(call, Mapping) and call.get("id")]
     fields: dict[str, Any] = {"role": "tool", "tool_call_id": str(calls[0]["id"])} if calls else {"role": "user"}
     fields["content"] = str(record.get("observation") or "")
     return fields, ({"from_trajectory": True} if marked else {}), MessageType.OBSERVATION
