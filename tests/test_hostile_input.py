@@ -255,7 +255,7 @@ async def test_a_search_with_a_huge_number_of_matches_runs_in_a_worker_and_marks
     path = writer.finish({"exit_status": "Submitted"})
     app = ReplayApp([path])
     async with app.run_test(size=(120, 36)) as pilot:
-        screen = app.screen_stack[1]
+        screen = app.screen_stack[0]
         await pilot.press("slash", "x", "enter")
         await pilot.press("l")  # keys are handled while the search runs
         await wait_for(pilot, lambda: not screen.searching, 60)

@@ -354,7 +354,7 @@ async def test_search_passes_over_a_damaged_message_and_the_step_shows_it(tmp_pa
     path.write_text("\n".join(lines) + "\n")
     app = ReplayApp([path])
     async with app.run_test(size=(120, 36)) as pilot:
-        screen = app.screen_stack[1]
+        screen = app.screen_stack[0]
         screen.search("needle")
         await wait_for(pilot, lambda: not screen.searching, 10)  # the search runs in a worker
         assert screen.matches == [1, 3] and app.is_running

@@ -30,7 +30,7 @@ def anyio_backend() -> str:
 
 
 def screen_of(app) -> ReplayScreen:
-    screen = app.screen_stack[1]
+    screen = app.screen_stack[0]
     assert isinstance(screen, ReplayScreen)
     return screen
 

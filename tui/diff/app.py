@@ -52,8 +52,11 @@ class DiffApp(FirstFrame, App[ForkRequest | None]):
 
         return cls(_pair_screen(a, b, processors, fork_model), ui=ui, theme=theme)
 
+    def get_default_screen(self) -> Screen[Any]:
+        """The app's first screen (as in ReplayApp): the diff, or two batches' list."""
+        return self.diff_screen
+
     def on_mount(self) -> None:
-        self.push_screen(self.diff_screen)
         tell_ui_notes(self, self._startup_notes)
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

@@ -315,7 +315,7 @@ class DiffScreen(DiffState, Screen[None]):
         self.app.push_screen(PatchScreen(*(side.trajectory.info.submission for side in self.sides.values())))
 
     def action_quit_diff(self) -> None:
-        if len(self.app.screen_stack) > 2:  # opened from two batches' list: back to it
+        if self.app.screen_stack[0] is not self:  # opened from two batches' list: back to it
             self.app.pop_screen()
         else:
             self.app.exit()

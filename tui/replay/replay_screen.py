@@ -66,6 +66,7 @@ class ForkRequest:
 
 
 SEARCH_BATCH_S = 0.2
+REPLAY_SCREEN_CSS = Path(__file__).with_name("replay_screen.tcss")
 """How often a running search hands its matches to the screen."""
 
 
@@ -78,7 +79,7 @@ class ReplaySettings:
 
 
 class ReplayScreen(ReplayState, Screen[None]):
-    CSS_PATH = "replay_screen.tcss"
+    CSS_PATH = REPLAY_SCREEN_CSS
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
@@ -575,7 +576,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.app.exit(ForkRequest(self.path, self.step))
 
     def action_quit_replay(self) -> None:
-        if len(self.app.screen_stack) > 2:  # opened from watch or as a branch: back to what opened it
+        if self.app.screen_stack[0] is not self:  # opened from watch or as a branch: back to what opened it
             self.app.pop_screen()
         else:
             self.app.exit()

@@ -24,6 +24,9 @@ class WatchApp(FirstFrame, App[ForkRequest | None]):
         self.ui = ui or UIConfig()
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
+    def get_default_screen(self) -> WatchScreen:
+        """The app's first screen (as in ReplayApp)."""
+        return WatchScreen(self.watcher, self.interval_s)
+
     def on_mount(self) -> None:
-        self.push_screen(WatchScreen(self.watcher, self.interval_s))
         tell_ui_notes(self, self._startup_notes)
