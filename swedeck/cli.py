@@ -22,7 +22,6 @@ from swedeck.core import start_holds
 
 from . import __version__
 
-SUBCOMMANDS = ("run", "batch", "replay", "prompt", "export", "diff", "watch", "demo", "config", "context-window")
 EXIT_INTERRUPTED = 130
 
 
@@ -39,7 +38,9 @@ def _config_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of `command` alone (what `main` runs: argparse
+    builds a subcommand's parser in about a millisecond, and there are ten of them)."""
     parser = _Parser(
         prog="swedeck",
         description="A terminal UI for interactive coding-agent sessions: watch, steer, replay.",
@@ -48,7 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"swedeck {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, add in _ADD.items():
+        if command in (None, name):
+            add(sub)
+    return parser
 
+
+def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="start a live session (the default)")
     run.add_argument("task", nargs="?", help="the task; asked for in the UI when missing")
     run.add_argument("-t", "--task", dest="task_option", metavar="TEXT", help="the task")
@@ -70,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--exit-immediately", action="store_true", help="do not ask for a follow-up task")
     run.add_argument("--replay-actions", action="store_true", help=argparse.SUPPRESS)
 
+
+def _add_batch(sub: argparse._SubParsersAction[_Parser]) -> None:
     batch = sub.add_parser("batch", help="one headless session per instance of a dataset (SWE-bench or tasks)",
                            description="Run the agent over a dataset, one headless session per instance, "
                                        "and write SWE-bench predictions (docs/batch.md).")
@@ -103,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     batch.add_argument("--json", action="store_true", help="JSON events, one per line")
     _config_options(batch)
 
+
+def _add_replay(sub: argparse._SubParsersAction[_Parser]) -> None:
     replay = sub.add_parser("replay", help="open a saved trajectory (or a folder of them)")
     replay.add_argument("path", metavar="PATH")
     replay.add_argument("--step", type=int, metavar="N", help="start at step N (negative counts from the end)")
@@ -118,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     _config_options(replay)
     replay.add_argument("--theme", metavar="NAME")
 
+
+def _add_prompt(sub: argparse._SubParsersAction[_Parser]) -> None:
     prompt = sub.add_parser("prompt", help="print what the model gets at a step, after processors")
     prompt.add_argument("path", metavar="PATH")
     prompt.add_argument("--step", type=int, required=True, metavar="N")
@@ -126,6 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     prompt.add_argument("--trust-trajectory", action="store_true",
                         help="run a custom_filter the file records (by default a file never names code to run)")
 
+
+def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
     export = sub.add_parser("export", help="write any trajectory as ATIF or as one offline HTML page")
     export.add_argument("path", metavar="PATH", help="a trajectory of any format swedeck reads (PATH#N: one run of several)")
     export.add_argument("-o", "--output", required=True, metavar="OUT", help="the file to write (.html: a page)")
@@ -133,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--step", metavar="A:B", help="only steps A to B (1-based; :B, A:, negative from the end)")
     export.add_argument("--json", action="store_true", help="print the report (output, steps, losses) as JSON")
 
+
+def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
     diff = sub.add_parser("diff", help="two runs aligned step by step, and where they first part")
     diff.add_argument("a", metavar="A", help="a trajectory of any format swedeck reads")
     diff.add_argument("b", metavar="B", help="another, of the same task")
@@ -142,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     _config_options(diff)
     diff.add_argument("--theme", metavar="NAME")
 
+
+def _add_watch(sub: argparse._SubParsersAction[_Parser]) -> None:
     watch = sub.add_parser("watch", help="live table of the trajectories under a folder")
     watch.add_argument("dir", metavar="DIR")
     watch.add_argument("--stale-after", type=float, default=60.0, metavar="S",
@@ -149,21 +168,42 @@ def build_parser() -> argparse.ArgumentParser:
     _config_options(watch)
     watch.add_argument("--theme", metavar="NAME")
 
+
+def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
     demo = sub.add_parser("demo", help="an offline demo session, no API key needed")
     demo.add_argument("--model", metavar="NAME", help="run the demo task with a real model instead")
     demo.add_argument("--theme", metavar="NAME")
     _config_options(demo)
 
+
+def _add_config(sub: argparse._SubParsersAction[_Parser]) -> None:
     config = sub.add_parser("config", help="show the resolved configuration or its path")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION", parser_class=_Parser)
     show = config_sub.add_parser("show", help="the resolved config as YAML (secrets masked)")
     _config_options(show)
     config_sub.add_parser("path", help="where the user config, themes and data live")
 
+
+def _add_context_window(sub: argparse._SubParsersAction[_Parser]) -> None:
     window = sub.add_parser("context-window", help="the context window swedeck assumes for a model")
     window.add_argument("model", metavar="MODEL")
     _config_options(window)
-    return parser
+
+
+_ADD = {
+    "run": _add_run,
+    "batch": _add_batch,
+    "replay": _add_replay,
+    "prompt": _add_prompt,
+    "export": _add_export,
+    "diff": _add_diff,
+    "watch": _add_watch,
+    "demo": _add_demo,
+    "config": _add_config,
+    "context-window": _add_context_window,
+}
+"""Each subcommand's arguments, in the order `swedeck --help` lists them."""
+SUBCOMMANDS = tuple(_ADD)
 
 
 def _with_default_command(argv: list[str]) -> list[str]:
@@ -189,7 +229,8 @@ def _shows_ui(args: argparse.Namespace) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = _with_default_command(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(args_list)
+    command = next((arg for arg in args_list if not arg.startswith("-")), None)  # the top options take no value
+    args = build_parser(command if command in SUBCOMMANDS else None).parse_args(args_list)
     if _shows_ui(args):  # until the app's first frame (tui/first_frame.py): bench B2, B3
         start_holds.hold(plugins=args.command in PLUGIN_HOLD_COMMANDS)
     try:

@@ -25,6 +25,26 @@ def test_help_lists_every_subcommand():
         assert f"    {name}" in result.stdout
 
 
+def test_a_subcommand_parses_as_it_does_in_the_whole_parser():
+    """`main` builds the parser of the subcommand it runs alone (argparse's whole tree cost a
+    cold start 10 ms): its help, usage and defaults are those of the whole parser's."""
+    from swedeck.cli import SUBCOMMANDS, build_parser
+
+    def subparsers(parser):
+        return next(action for action in parser._actions if action.dest == "command").choices
+
+    whole = subparsers(build_parser())
+    for name in SUBCOMMANDS:
+        alone = subparsers(build_parser(name))
+        assert list(alone) == [name]
+        assert alone[name].format_help() == whole[name].format_help()
+        defaults = [{action.dest: action.default for action in subs[name]._actions} for subs in (alone, whole)]
+        assert defaults[0] == defaults[1]
+    result = swedeck("replay", "--step", "x", "t.traj.json")
+    assert result.returncode == 2 and result.stderr.startswith("usage: swedeck replay [-h] [--step N]")
+    assert result.stderr.endswith("swedeck: error: argument --step: invalid int value: 'x'\n")
+
+
 def test_config_show_applies_overrides_in_order(tmp_path: Path):
     result = swedeck("config", "show", "-c", "agent.step_limit=7", "-c", "agent.mode=yolo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
