@@ -44,10 +44,7 @@ from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
 from ..widgets.token_chart import TokenChart
-from .ask_screen import AskScreen
 from .bindings import REPLAY_BINDINGS
-from .branch_screen import BranchScreen
-from .fidelity_screen import FidelityScreen
 from .formatting import highlighted
 from .header import ReplayHeader, ReplayHeaderBar
 from .replay_state import ReplayState
@@ -393,6 +390,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.go(self.step_count)
 
     def action_goto(self) -> None:
+        from .ask_screen import AskScreen  # on its key, not before the first frame
         def answer(value: str | None) -> None:
             if value and value.strip().lstrip("-").isdigit():
                 number = int(value)
@@ -400,6 +398,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.app.push_screen(AskScreen("go to step (negative counts from the end)"), answer)
 
     def action_search(self) -> None:
+        from .ask_screen import AskScreen  # on its key, not before the first frame
         def answer(value: str | None) -> None:
             if value is not None:
                 self.search(value)
@@ -496,11 +495,13 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.app.push_screen(PromptInspector.at_step(prompt))
 
     def action_fidelity(self) -> None:
+        from .fidelity_screen import FidelityScreen  # on its key, not before the first frame
         trajectory = self._trajectory()
         if trajectory is not None:
             self.app.push_screen(FidelityScreen(summary_lines(summary(trajectory))))
 
     def action_branches(self) -> None:
+        from .branch_screen import BranchScreen  # on its key, not before the first frame
         trajectory = self._trajectory()
         if trajectory is None:
             return
@@ -517,6 +518,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.app.push_screen(BranchScreen(branches), chosen)
 
     def action_export(self) -> None:
+        from .ask_screen import AskScreen  # on its key, not before the first frame
         if self.document is None:
             self.notify("nothing to export here", severity="warning")
             return
