@@ -34,6 +34,8 @@ class FormatProblem(ValueError):
 
 @dataclass(frozen=True)
 class ToolSchema:
+    """The bash tool swedeck offers a tool-calling model (`tools()`), with or without a reasoning field."""
+
     require_reasoning: bool = False
 
     def tools(self) -> list[dict[str, Any]]:

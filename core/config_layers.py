@@ -45,6 +45,8 @@ class ConfigError(UsageError):
 
 @dataclass
 class Layer:
+    """One source of configuration values (a file, the environment, the command line)."""
+
     source: str
     """Where the values came from, as the user would name it: a path, a variable, an argument."""
     data: dict[str, Any]
@@ -52,6 +54,8 @@ class Layer:
 
 @dataclass
 class _Merged:
+    """The layers merged so far, and which layer set each value."""
+
     data: dict[str, Any] = field(default_factory=dict)
     sources: dict[tuple[str, ...], str] = field(default_factory=dict)
 

@@ -38,6 +38,8 @@ _SUFFIXES = [
 
 @dataclass(frozen=True)
 class ContextWindow:
+    """A model's context window, the name it was looked up by, and where the figure came from."""
+
     window: int | None
     normalized: str
     source: Source

@@ -16,6 +16,8 @@ from swedeck.core import paths
 
 @dataclass
 class LoadedThemes:
+    """The person's own themes that loaded, and why the others did not."""
+
     themes: list[Theme] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     """One line per skipped file: the file and what is wrong with it."""

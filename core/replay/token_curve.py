@@ -15,6 +15,8 @@ from .document import ReplayDocument
 
 @dataclass(frozen=True)
 class CurvePoint:
+    """One step of the token curve: the prompt's tokens at that query."""
+
     step: int
     tokens: int
     estimated: bool

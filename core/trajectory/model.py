@@ -60,6 +60,8 @@ class Fidelity:
 
 @dataclass
 class TrajectoryInfo:
+    """What a trajectory says about its run as a whole: how it ended, its cost, its config, its session."""
+
     exit_status: str | None = None
     submission: str | None = None
     model_stats: ModelStats = field(default_factory=ModelStats)
@@ -112,6 +114,8 @@ class Step:
 
 @dataclass
 class Trajectory:
+    """A trajectory as read from a file of any format: its messages, its steps and its info."""
+
     path: Path
     format: TrajectoryFormat
     messages: Sequence[Message]

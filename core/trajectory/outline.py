@@ -4,9 +4,9 @@ A 24 MB trajectory is mostly its message list, and the replay's first screen sho
 of it. msgspec passes over a value without building it (checking its syntax) at about a
 tenth of what building it costs, so a document whose top is an object is read as an
 `Outline`: its keys, and each value parsed when first read. A list of records (the
-messages) comes as `RawRecords`: each record parsed when it is read, and what the readers
-need of every record up front (`heads`: its role, and the step marks of its `extra`)
-parsed at once.
+messages) comes as `RawRecords`: each record parsed when it is read, and what the reader
+needs of every record up front (`heads`: by default its role and the step marks of its
+`extra`; SWE-agent's reader asks for more) parsed at once.
 
 The values are `parse.loads`'s, as when the whole document is parsed: whatever msgspec
 refuses to pass over (NaN, a lone UTF-16 surrogate) makes the document a plain one, parsed

@@ -18,6 +18,8 @@ _WRAPPED = re.compile(r"\A\s*<returncode>(-?\d+)</returncode>\s*<output>\n?(.*?)
 
 @dataclass(frozen=True)
 class CommandOutput:
+    """A command's output as it ran (before any template wrapped it) and its exit code."""
+
     text: str
     returncode: int | None
 

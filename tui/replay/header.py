@@ -13,6 +13,8 @@ from ..widgets.text import literal
 
 @dataclass(frozen=True)
 class ReplayHeader:
+    """What the replay's header line says: the file, its format, the step, the model, the search and the modes."""
+
     name: str = ""
     file_number: int = 1
     files: int = 1

@@ -22,6 +22,8 @@ _NON_SPACE_BYTES = re.compile(rb"\S")
 
 @dataclass
 class Source:
+    """A trajectory file (or folder) as the readers see it."""
+
     path: Path
     content: str | bytes = ""
     """The file's text; bytes when they are ASCII alone (`text` decodes them when first read)."""

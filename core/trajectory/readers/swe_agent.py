@@ -120,11 +120,7 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
     seen_task = after_query = False
     for index, (head, role) in enumerate(zip(heads(history), roles, strict=True)):
         marks = head.get("extra")
-        marks = marks if isinstance(marks, Mapping) else {}
-
-        def mark(key: str, head: Mapping[str, Any] = head, marks: Mapping[str, Any] = marks) -> Any:
-            return marks[key] if key in marks else head.get(key)  # as `foreign_extra` merges them
-
+        mark = {**head, **marks}.get if isinstance(marks, Mapping) else head.get  # as `foreign_extra` merges them
         recorded = mark("message_type")
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
         demo = bool(mark("is_demo"))
