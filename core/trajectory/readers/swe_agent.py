@@ -133,11 +133,11 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
             kind, seen_task = MessageType.TASK, True  # the issue: SWE-agent's first observation
         elif role == "assistant":
             command = mark("action")
-            has_action = isinstance(command, str) and bool(command.strip())
-            kind = kind or (MessageType.ACTION if has_action else MessageType.ASSISTANT_MESSAGE)
+            command = command if isinstance(command, str) and command.strip() else None
+            kind = kind or (MessageType.ASSISTANT_MESSAGE if command is None else MessageType.ACTION)
             if mark("actions"):
                 action = _first_command(mark("actions"))
-            elif has_action:
+            elif command is not None:
                 action = command.rstrip("\n")
                 kind = MessageType.ACTION if kind == MessageType.ASSISTANT_MESSAGE else kind
         elif kind is None:
