@@ -88,7 +88,7 @@ def _source(path: Path, unit: int | str) -> Source:
     data = _read_bytes(path)
     if data.startswith(b"PK\x03\x04"):  # a zip archive: Inspect's `.eval`
         return Source(path=path, data=data, unit=unit)
-    return Source(path=path, content=_text(path, data), unit=unit)
+    return Source(path=path, content=_content(path, data), unit=unit)
 
 
 def is_trajectory_file(path: Path) -> bool:
@@ -161,7 +161,7 @@ def _read_bytes(path: Path) -> bytes:
         raise TrajectoryError(path, error.strerror or str(error)) from None
 
 
-def _text(path: Path, data: bytes) -> str | bytes:
+def _content(path: Path, data: bytes) -> str | bytes:
     """The file's text; its bytes when they are ASCII alone (decoded when a reader asks: `Source.text`)."""
     if b"\x00" in data[:8192]:
         raise TrajectoryError(path, "a binary file, not JSON")

@@ -132,8 +132,7 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
         elif role == "user" and not seen_task and kind in (None, MessageType.OBSERVATION):
             kind, seen_task = MessageType.TASK, True  # the issue: SWE-agent's first observation
         elif role == "assistant":
-            command = mark("action")
-            command = command if isinstance(command, str) and command.strip() else None
+            command = _command(mark("action"))
             kind = kind or (MessageType.ASSISTANT_MESSAGE if command is None else MessageType.ACTION)
             if mark("actions"):
                 action = _first_command(mark("actions"))
@@ -163,8 +162,8 @@ def _history_entry(history: Sequence[Mapping[str, Any]], index: int, role: str, 
         if len(ids) > 1:
             extra["tool_call_ids"] = ids
     if role == "assistant" and not extra.get("is_demo"):
-        action = extra.pop("action", None)
-        if isinstance(action, str) and action.strip() and not extra.get("actions"):
+        action = _command(extra.pop("action", None))
+        if action is not None and not extra.get("actions"):
             ids = [call.get("id") for call in record.get("tool_calls") or [] if isinstance(call, Mapping)]
             # as the record it becomes (`MessageExtra` validates it when the step is built)
             extra["actions"] = ({"command": action.rstrip("\n"), "tool_call_id": str(ids[0]) if ids and ids[0] else None},)
@@ -226,6 +225,11 @@ def _aligned(entries: list[_Planned], queries: list[int],
     return pairs, attempts, position
 
 
+def _command(action: Any) -> str | None:
+    """A recorded `action` when it is a command: text, not blank (else None)."""
+    return action if isinstance(action, str) and action.strip() else None
+
+
 def _first_command(actions: Any) -> str | None:
     """The first command of a recorded `actions` list."""
     if not isinstance(actions, (list, tuple)):
@@ -282,8 +286,7 @@ def _record_entries(records: Sequence[Mapping[str, Any]], index: int, head: Mapp
 
 def _planned_query(records: Sequence[Mapping[str, Any]], index: int, head: Mapping[str, Any], marked: bool = True,
                    requeried: bool = False) -> _Planned:
-    action = head.get("action")
-    kind = MessageType.ACTION if isinstance(action, str) and action.strip() else MessageType.ASSISTANT_MESSAGE
+    kind = MessageType.ASSISTANT_MESSAGE if _command(head.get("action")) is None else MessageType.ACTION
     return _Planned(True, kind, None, partial(_record_query, records, index, kind, marked, requeried))
 
 
