@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .messages import Action, Message, ToolCall, valid_text
 
@@ -32,8 +33,7 @@ class FormatProblem(ValueError):
     """Why a response cannot be run, in words for the model."""
 
 
-@dataclass(frozen=True)
-class ToolSchema:
+class ToolSchema(msgspec.Struct, frozen=True):
     """The bash tool swedeck offers a tool-calling model (`tools()`), with or without a reasoning field."""
 
     require_reasoning: bool = False

@@ -12,7 +12,6 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,8 +42,7 @@ class ConfigError(UsageError):
     """A configuration the user must fix. The CLI prints it and exits 2."""
 
 
-@dataclass
-class Layer:
+class Layer(msgspec.Struct):
     """One source of configuration values (a file, the environment, the command line)."""
 
     source: str
@@ -52,12 +50,11 @@ class Layer:
     data: dict[str, Any]
 
 
-@dataclass
-class _Merged:
+class _Merged(msgspec.Struct):
     """The layers merged so far, and which layer set each value."""
 
-    data: dict[str, Any] = field(default_factory=dict)
-    sources: dict[tuple[str, ...], str] = field(default_factory=dict)
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    sources: dict[tuple[str, ...], str] = msgspec.field(default_factory=dict)
 
     def add(self, layer: Layer) -> None:
         _merge(self.data, layer.data, (), layer.source, self.sources)

@@ -3,11 +3,10 @@ needs it before its first frame, and not the events of a live session (bench B2)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class ContextStatus:
+class ContextStatus(msgspec.Struct, frozen=True):
     """What the context-budget meter shows (SPEC §5)."""
 
     window: int | None

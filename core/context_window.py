@@ -11,9 +11,10 @@ at a boundary; a prefix hit is saved to the user map so the next lookup is exact
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from . import paths
 from .config_layers import load_yaml_file, yaml_error
@@ -36,8 +37,7 @@ _SUFFIXES = [
 ]
 
 
-@dataclass(frozen=True)
-class ContextWindow:
+class ContextWindow(msgspec.Struct, frozen=True):
     """A model's context window, the name it was looked up by, and where the figure came from."""
 
     window: int | None

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+import msgspec
+
 from . import events as ev
 from .agent.exits import ExitStatus, exit_line
 from .config import SwedeckConfig
@@ -132,7 +134,9 @@ def _jsonable(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        data = {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, msgspec.Struct):
+        data = {name: _jsonable(getattr(value, name)) for name in value.__struct_fields__}
         if isinstance(value, ev.ContextStatus):
             data["left_percent"] = value.left_percent
         return data

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -47,8 +47,7 @@ class Usage(_Record):
     """True when the provider sent no usage and swedeck counted the tokens itself."""
 
 
-@dataclass
-class ModelStats:
+class ModelStats(msgspec.Struct):
     """What a model's queries cost so far: the live model's running count and a trajectory's
     `info.model_stats` record, under mini-swe-agent's names."""
 

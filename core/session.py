@@ -7,7 +7,6 @@ exists (they then change what it starts with).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import threading
 import time
@@ -15,6 +14,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from . import events as ev
 from .agent import agent_class
@@ -320,7 +321,7 @@ class Session:
         writer = TrajectoryWriter.resume(self.resume, self._session_meta(), redactor,
                                          keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages,
                                          meta_events=trajectory.meta_events,
-                                         resumed={TOTALS_KEY: dataclasses.asdict(self._earlier_stats)})
+                                         resumed={TOTALS_KEY: msgspec.structs.asdict(self._earlier_stats)})
         history = [message for message in trajectory.messages if message.role != "exit"]
         return writer, history
 
@@ -353,7 +354,7 @@ class Session:
             "exit_status": status.value,
             "submission": submission,
             "message": message,
-            "model_stats": dataclasses.asdict(stats),
+            "model_stats": msgspec.structs.asdict(stats),
             **({"warnings": warnings} if warnings else {}),
         }
         return str(writer.finish(info))

@@ -6,20 +6,19 @@ never fatal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from textual.theme import Theme
 
 from swedeck.core import paths
 
 
-@dataclass
-class LoadedThemes:
+class LoadedThemes(msgspec.Struct):
     """The person's own themes that loaded, and why the others did not."""
 
-    themes: list[Theme] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+    themes: list[Theme] = msgspec.field(default_factory=list)
+    errors: list[str] = msgspec.field(default_factory=list)
     """One line per skipped file: the file and what is wrong with it."""
 
 

@@ -5,7 +5,7 @@ a message after an interrupt); in a headless one the session ends with the match
 
 from __future__ import annotations
 
-from dataclasses import replace
+import msgspec
 
 from .. import events as ev
 from ..messages import MessageType, make_message
@@ -60,7 +60,7 @@ def context_exceeded(agent: Ends, detail: str) -> None:
                                              agent.prompts.processors, agent.context)
     if fit is not None:
         detail += f" — it fits with {fit.change}: next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens"
-        agent.emit(ev.ContextUpdated(replace(agent.context_status(), advice=f"fits with {fit.change} "
+        agent.emit(ev.ContextUpdated(msgspec.structs.replace(agent.context_status(), advice=f"fits with {fit.change} "
                                              f"≈ {fit.expected_tokens:,}")))
     elif retried:
         detail += " — still too long after the processors were changed"

@@ -9,9 +9,10 @@ Every other file is one JSON document: it is loaded once by the common loader.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
+
+import msgspec
 
 from ..messages import Action, Message
 from ..trajectory.compaction import compaction_between
@@ -26,8 +27,7 @@ from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processor
 from .live_index import RoleIndex
 
 
-@dataclass(frozen=True)
-class StepView:
+class StepView(msgspec.Struct, frozen=True):
     """What the replay screen shows for one step."""
 
     number: int
@@ -120,7 +120,7 @@ class LoadedDocument:
         view = _view(trajectory.messages, step, _answer_before(trajectory.steps, number))
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
-        return replace(view, provenance=prompt_provenance(trajectory, step.index))
+        return msgspec.structs.replace(view, provenance=prompt_provenance(trajectory, step.index))
 
     def messages_before(self, end: int) -> list[Message]:
         return list(self._trajectory.messages[:end])

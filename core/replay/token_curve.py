@@ -7,14 +7,14 @@ estimate of step k reuses the running sum of step k-1 (each message is counted o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+
+import msgspec
 
 from ..tokens import count_message
 from .document import ReplayDocument
 
 
-@dataclass(frozen=True)
-class CurvePoint:
+class CurvePoint(msgspec.Struct, frozen=True):
     """One step of the token curve: the prompt's tokens at that query."""
 
     step: int

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from ..messages import Action, ContextInfo, Message, ModelStats, Usage
 
@@ -17,8 +18,7 @@ Provenance = Literal["recorded", "reconstructed", "unknown"]
 (`recorded`), it is rebuilt from the conversation (`reconstructed`), or it is not stored at
 all (`unknown`: a system prompt or tool list the format never wrote down)."""
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(msgspec.Struct, frozen=True):
     """A run kept beside the main line that swedeck can open: a subagent's trajectory, a
     Claude Code sidechain or rewound branch. `target` is what `load_trajectory` (and
     `swedeck replay`) opens: a file, or `PATH#NAME` for one inside the file."""
@@ -30,26 +30,25 @@ class Branch:
         return {"label": self.label, "target": self.target}
 
 
-@dataclass
-class Fidelity:
+class Fidelity(msgspec.Struct):
     """What a file records and what swedeck rebuilt from it (SPEC §9.3; the fidelity panel)."""
 
     prompt: Provenance
     """The messages of each query, as a whole."""
-    parts: dict[str, Provenance] = field(default_factory=dict)
+    parts: dict[str, Provenance] = msgspec.field(default_factory=dict)
     """Each part of what the model saw: `system prompt`, `tools`, `messages`, `reasoning`, ..."""
-    skipped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = msgspec.field(default_factory=dict)
     """Records swedeck does not turn into messages, counted by their type (never dropped silently)."""
     compactions: int = 0
     branches: int = 0
     """Sidechains and subagent runs kept beside the main line (Claude Code, ATIF subagents)."""
-    openable: list[Branch] = field(default_factory=list)
+    openable: list[Branch] = msgspec.field(default_factory=list)
     """Those of them swedeck can open (`b` in replay), each with what opens it."""
     units: int = 1
     """Runs in the file (an Inspect log's samples, an OpenHands evaluation's instances); one is open."""
     unit: int = 1
     """The open one (`PATH#N`)."""
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = msgspec.field(default_factory=list)
 
     def as_record(self) -> dict[str, Any]:
         return {"prompt": self.prompt, "parts": dict(self.parts), "skipped": dict(self.skipped),
@@ -58,26 +57,24 @@ class Fidelity:
                 "notes": list(self.notes)}
 
 
-@dataclass
-class TrajectoryInfo:
+class TrajectoryInfo(msgspec.Struct):
     """What a trajectory says about its run as a whole: how it ended, its cost, its config, its session."""
 
     exit_status: str | None = None
     submission: str | None = None
-    model_stats: ModelStats = field(default_factory=ModelStats)
-    config: dict[str, Any] = field(default_factory=dict)
+    model_stats: ModelStats = msgspec.field(default_factory=ModelStats)
+    config: dict[str, Any] = msgspec.field(default_factory=dict)
     model_name: str | None = None
     swedeck_version: str | None = None
-    session: dict[str, Any] = field(default_factory=dict)
+    session: dict[str, Any] = msgspec.field(default_factory=dict)
     """The swedeck header's session record (id, started, environment, ...); empty for other formats."""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     """Things the reader skipped or guessed (a torn last line, an unparsable config string)."""
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = msgspec.field(default_factory=dict)
     """The file's own `info` record, for fields swedeck has no name for."""
 
 
-@dataclass(frozen=True)
-class MetaEvent:
+class MetaEvent(msgspec.Struct, frozen=True):
     """A swedeck `meta` line: a mode switch, a processor toggle, a limit change, the end."""
 
     event: str
@@ -86,8 +83,7 @@ class MetaEvent:
     """How many messages preceded it, so the UI can place it between messages."""
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     """One model query: the assistant message, its actions and the messages that answer it."""
 
     index: int
@@ -112,8 +108,7 @@ class Step:
         return [action.command for action in self.actions]
 
 
-@dataclass
-class Trajectory:
+class Trajectory(msgspec.Struct):
     """A trajectory as read from a file of any format: its messages, its steps and its info."""
 
     path: Path
@@ -122,12 +117,12 @@ class Trajectory:
     """A list, or a `lazy.MessageList` that builds messages when they are read."""
     steps: Sequence[Step]
     info: TrajectoryInfo
-    meta_events: list[MetaEvent] = field(default_factory=list)
-    processors: dict[str, Any] = field(default_factory=dict)
+    meta_events: list[MetaEvent] = msgspec.field(default_factory=list)
+    processors: dict[str, Any] = msgspec.field(default_factory=dict)
     """Processor config hash -> the processor config list recorded with it (swedeck files)."""
     fidelity: Fidelity | None = None
     """Set by the readers of other agents' records; `fidelity_of` gives one for every file."""
-    recorded_prompts: Mapping[int, Sequence[Message]] = field(default_factory=dict)
+    recorded_prompts: Mapping[int, Sequence[Message]] = msgspec.field(default_factory=dict)
     """Step number -> the exact messages of its request, where the file stores them (Inspect's
     `ModelEvent.input`): `prompt` shows these instead of rebuilding them."""
 

@@ -9,15 +9,15 @@ wrapper is taken apart, anything else (SWE-agent's observation) is the output as
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from ..messages import Message, MessageType, task_text
 
 _WRAPPED = re.compile(r"\A\s*<returncode>(-?\d+)</returncode>\s*<output>\n?(.*?)</output>\s*\Z", re.DOTALL)
 
 
-@dataclass(frozen=True)
-class CommandOutput:
+class CommandOutput(msgspec.Struct, frozen=True):
     """A command's output as it ran (before any template wrapped it) and its exit code."""
 
     text: str

@@ -10,7 +10,6 @@ is kept byte for byte but for the person's own secret values (`Redactor.exact`).
 
 from __future__ import annotations
 
-import dataclasses
 import fcntl
 import os
 import threading
@@ -29,7 +28,7 @@ from .normalize import mapping
 from .readers.swedeck_json import FINAL_FORMAT
 from .readers.swedeck_jsonl import HEADER_FORMAT
 
-_STATS = tuple(field.name for field in dataclasses.fields(ModelStats))
+_STATS = ModelStats.__struct_fields__
 
 
 class TrajectoryWriter:

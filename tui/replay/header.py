@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
+import msgspec
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from ..widgets.text import literal
 
 
-@dataclass(frozen=True)
-class ReplayHeader:
+class ReplayHeader(msgspec.Struct, frozen=True):
     """What the replay's header line says: the file, its format, the step, the model, the search and the modes."""
 
     name: str = ""
@@ -32,7 +31,7 @@ class ReplayHeader:
     """The branch shown (a subagent's run, a sidechain), opened from its main line."""
 
     def but(self, **changes: Any) -> ReplayHeader:
-        return replace(self, **changes)
+        return msgspec.structs.replace(self, **changes)
 
     def text(self) -> str:
         parts = [self.name]

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
@@ -54,8 +54,7 @@ PLAY_TOKENS_PER_SECOND = 80
 PLAY_TICK_S = 0.05
 
 
-@dataclass(frozen=True)
-class ForkRequest:
+class ForkRequest(msgspec.Struct, frozen=True):
     """What the replay app returns when the person presses `f`."""
 
     path: Path
@@ -67,8 +66,7 @@ REPLAY_SCREEN_CSS = Path(__file__).with_name("replay_screen.tcss")
 """How often a running search hands its matches to the screen."""
 
 
-@dataclass(frozen=True)
-class ReplaySettings:
+class ReplaySettings(msgspec.Struct, frozen=True):
     """What the replay takes from the person's config besides `ui`."""
 
     processors: list[dict[str, Any]]

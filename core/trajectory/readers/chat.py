@@ -14,8 +14,9 @@ import json
 import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ...messages import Action, Message, MessageType, Usage
 from ..lazy import MessageList, StepList
@@ -29,14 +30,13 @@ SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "execute_bash", "termi
 _SHELLS = ("bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash")
 
 
-@dataclass
-class Entry:
+class Entry(msgspec.Struct):
     """One message before it is built: chat fields, its type, and swedeck's `extra`."""
 
     role: str
     content: Any
     kind: MessageType
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     name: str | None = None

@@ -7,10 +7,11 @@ is not copied into a string to be parsed."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ..outline import outline, plain
 from ..parse import loads
@@ -20,9 +21,8 @@ _NON_SPACE = re.compile(r"\S")
 _NON_SPACE_BYTES = re.compile(rb"\S")
 
 
-@dataclass
-class Source:
-    """A trajectory file (or folder) as the readers see it."""
+class Source(msgspec.Struct, dict=True):
+    """A trajectory file (or folder) as the readers see it (`dict=True`: room for its cached properties)."""
 
     path: Path
     content: str | bytes = ""
@@ -35,8 +35,8 @@ class Source:
     """Which run of a file that holds several (`PATH#N`: an Inspect log's sample N)."""
     branch: str | None = None
     """A branch inside the file (`PATH#NAME`: a Claude Code leaf's uuid, an embedded ATIF subagent's id)."""
-    _document: Any = field(default=_UNSET, repr=False)
-    _lines: list[tuple[int, Any]] | None = field(default=None, repr=False)
+    _document: Any = _UNSET
+    _lines: list[tuple[int, Any]] | None = None
 
     def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
         """(line number, parsed value) of each non-blank line; a damaged line's value is the
