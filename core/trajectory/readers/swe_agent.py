@@ -34,7 +34,7 @@ from ...messages import Message, MessageType
 from ..lazy import LazySequence, MessageList, StepList
 from ..model import Trajectory, TrajectoryFormat
 from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
-from ..outline import heads, is_text, records_at
+from ..outline import heads, records_at
 from .common import info_of, maybe_parsed, model_name
 from .source import Source
 
@@ -75,14 +75,38 @@ class _RecordHead(TypedDict, total=False):
 
 
 class _Planned(NamedTuple):
-    """A message as opening the file plans it: what counting and matching steps need, and how
-    to build its entry when its step is read."""
+    """A message as opening the file plans it: what counting and matching steps need, and where
+    its entry comes from when its step is read (`_Records.entry`)."""
 
     step: bool
     kind: MessageType
     action: str | None
     """A query's command, to match it with its `trajectory` record."""
-    make: Callable[[], Entry]
+    make: int | Callable[[], Entry]
+    """The index of its `history` entry, or what builds it from `trajectory` (what only that has)."""
+    raw_output: int | None = None
+    """The `trajectory` record whose observation is its `raw_output` (`history` has it wrapped)."""
+
+    def with_raw_output(self, record: int) -> _Planned:
+        return _Planned(self.step, self.kind, self.action, self.make, record)  # `_replace` costs 5x as much
+
+
+class _Records(NamedTuple):
+    """What the file's messages are built from."""
+
+    history: Sequence[Mapping[str, Any]]
+    roles: list[str]
+    records: Sequence[Mapping[str, Any]]
+
+    def entry(self, planned: _Planned) -> Entry:
+        if not isinstance(planned.make, int):
+            return planned.make()
+        fields, extra, kind = _history_entry(self.history, planned.make, self.roles[planned.make], planned.kind)
+        if planned.raw_output is not None:
+            observation = self.records[planned.raw_output].get("observation")
+            if isinstance(observation, str):
+                extra["raw_output"] = observation
+        return fields, extra, kind
 
 
 def accepts(source: Source) -> bool:
@@ -101,11 +125,12 @@ def read(source: Source) -> Trajectory:
         info.warnings.append("replay_config is neither an object nor a JSON string; ignored")
     records = as_mapping_list(records_at(document, "trajectory", _RecordHead) or [], "`trajectory`")
     history = as_mapping_list(records_at(document, "history", _HistoryHead) or [], "`history`")
-    planned = _matched(_from_history(history, check_roles(history)), records) if history else _from_records(records)
+    sources = _Records(history, check_roles(history), records)
+    planned = _matched(_from_history(history, sources.roles), sources) if history else _from_records(records)
     starts = [i for i, entry in enumerate(planned) if entry.step]
 
     def build(start: int, end: int) -> list[Message]:
-        return [build_message(*planned[i].make()) for i in range(start, end)]
+        return [build_message(*sources.entry(planned[i])) for i in range(start, end)]
 
     messages = MessageList(len(planned), starts, build, source.path)
     states = _States(records)
@@ -119,8 +144,8 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
     planned: list[_Planned] = []
     seen_task = after_query = False
     for index, (head, role) in enumerate(zip(heads(history), roles, strict=True)):
-        marks = head.get("extra")
-        mark = {**head, **marks}.get if isinstance(marks, Mapping) else head.get  # as `foreign_extra` merges them
+        marks = head.get("extra")  # JSON: an object is a dict (and `isinstance` of an ABC costs 10 % here)
+        mark = {**head, **marks}.get if isinstance(marks, dict) else head.get  # as `foreign_extra` merges them
         recorded = mark("message_type")
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
         demo = bool(mark("is_demo"))
@@ -143,8 +168,7 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
             kind = MessageType.OBSERVATION if role == "tool" or after_query else MessageType.USER_MESSAGE
         if not demo:
             after_query = role == "assistant"
-        planned.append(_Planned(counts_as_step(role, kind, demo), kind, action,
-                                partial(_history_entry, history, index, role, kind)))
+        planned.append(_Planned(counts_as_step(role, kind, demo), kind, action, index))
     return planned
 
 
@@ -170,9 +194,10 @@ def _history_entry(history: Sequence[Mapping[str, Any]], index: int, role: str, 
     return fields, extra, kind
 
 
-def _matched(entries: list[_Planned], records: Sequence[Mapping[str, Any]]) -> list[_Planned]:
+def _matched(entries: list[_Planned], sources: _Records) -> list[_Planned]:
     """`history` with what only `trajectory` has: a missing observation, missing last steps,
     and the requeried attempts (below)."""
+    records = sources.records
     queries = [i for i, entry in enumerate(entries) if entry.step]
     record_heads = heads(records)
     pairs, attempts, used = _aligned(entries, queries, record_heads)
@@ -180,24 +205,16 @@ def _matched(entries: list[_Planned], records: Sequence[Mapping[str, Any]]) -> l
     for number in reversed(range(len(pairs))):
         start, record = queries[number], pairs[number]
         end = queries[number + 1] if number + 1 < len(queries) else len(entries)
-        answers = [i for i in range(start + 1, end) if entries[i].kind == MessageType.OBSERVATION]
-        if answers and is_text(record_heads[record].get("observation")):
-            # history has it wrapped in the next-step template
-            out[answers[0]] = entries[answers[0]]._replace(make=partial(_with_raw_output, entries[answers[0]].make,
-                                                                        records, record))
-        elif not answers and "observation" in record_heads[record]:
-            out.insert(end, _planned_observation(records, record, entries[start].make))
+        answer = next((i for i in range(start + 1, end) if entries[i].kind is MessageType.OBSERVATION), None)
+        if answer is not None:  # history has it wrapped in the next-step template: the record's own is its raw output
+            out[answer] = entries[answer].with_raw_output(record)
+        elif "observation" in record_heads[record]:
+            out.insert(end, _planned_observation(records, record, partial(sources.entry, entries[start])))
         for index in reversed(attempts[number]):
             out[start:start] = _requeried_entries(records, index, record_heads[index])
     for index in range(used, len(records)):
         out += _record_entries(records, index, record_heads[index])
     return out
-
-
-def _with_raw_output(make: Callable[[], Entry], records: Sequence[Mapping[str, Any]], index: int) -> Entry:
-    fields, extra, kind = make()
-    extra["raw_output"] = records[index].get("observation")
-    return fields, extra, kind
 
 
 def _aligned(entries: list[_Planned], queries: list[int],
