@@ -11,9 +11,11 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 from typing import NoReturn
@@ -267,5 +269,45 @@ def _dispatch(args: argparse.Namespace) -> int:
     return int(code or 0)
 
 
+_exit_code = 1
+"""What the program exits with (`entry` sets it), for `_leave`."""
+
+
+def entry() -> NoReturn:
+    """The `swedeck` program (its console script and `python -m swedeck`): `main`, then its exit."""
+    global _exit_code
+    atexit.register(_leave)  # registered first: it runs after the exit handlers registered later
+    try:
+        sys.exit(main())
+    except SystemExit as leaving:
+        code = leaving.code
+        _exit_code = code if isinstance(code, int) else 0 if code is None else 1  # a text: printed, exit 1
+        raise
+
+
+def _leave() -> None:
+    """The program's last exit handler: while a daemon thread still runs, leave now rather than
+    let the interpreter finalize.
+
+    A run can end while a thread is inside litellm's import (the context-window look-up of a
+    session begins it in the background, and it takes seconds) or a model call. Python 3.11
+    stops such a thread where it stands when it next asks for the GIL, and a thread stopped
+    inside pydantic-core's Rust code (litellm builds hundreds of models as it imports) takes
+    the process down with it (SIGSEGV or SIGABRT) after the run's work is done and its exit
+    code chosen. The exit handlers registered after this one (a container's removal,
+    temporary folders) have run; logging and the standard streams are flushed here."""
+    if not any(thread.daemon and thread.is_alive() for thread in threading.enumerate()):
+        return
+    if "logging" in sys.modules:
+        sys.modules["logging"].shutdown()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # closed, or a pipe whose reader left
+            pass
+    os._exit(_exit_code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

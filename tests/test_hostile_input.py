@@ -5,6 +5,7 @@ and to the person's approvals."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -235,6 +236,25 @@ def test_the_wall_time_limit_ends_a_session_while_the_model_streams(openai_serve
     assert result.returncode == 3, result.stdout + result.stderr
     info = json.loads((tmp_path / "run.traj.json").read_text())["info"]
     assert info["exit_status"] == "LimitsExceeded" and "wall time limit" in info["message"]
+
+
+def test_a_run_that_ends_while_litellm_is_still_importing_leaves_with_its_own_exit_code(openai_server, tmp_path):
+    """The session looks the model's window up in litellm in a background thread; when the run
+    ends first, that thread may be inside pydantic-core's Rust code, where the interpreter's
+    finalization used to crash the process after its work was done (the import here never
+    ends, and waits there)."""
+    from support.openai_server import Turn
+    from support.reliability import headless_args
+
+    openai_server.script(Turn(text="thinking about it", keepalive_s=60))
+    stuck = Path(__file__).parent / "support" / "stuck_litellm"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(stuck), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run(headless_args(openai_server.url, tmp_path, "t", "-c", "agent.wall_time_limit_s=1"),
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 3, f"exit {result.returncode}\n{result.stdout}{result.stderr}"
+    assert "wall time limit" in result.stdout
+    info = json.loads((tmp_path / "run.traj.json").read_text())["info"]
+    assert info["exit_status"] == "LimitsExceeded"
 
 
 # --- replay and prompt on big or odd files ---------------------------------------------------------
