@@ -215,6 +215,35 @@ def test_truncated_fixture_is_an_error(tmp_path: Path) -> None:
         load_trajectory(path)
 
 
+def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_path: Path) -> None:
+    """`swedeck replay FILE` reads its file while the UI imports (`core/read_ahead.py`); the
+    loader takes those bytes only when the file is unchanged since, else reads it again."""
+    import os
+
+    from swedeck.core import read_ahead
+
+    path = _write(tmp_path, "run.traj.json", MINI_FIXTURE.read_text())
+    read_ahead.start(path)
+    first = load_trajectory(path)
+    assert read_ahead.take(path, path.stat()) is None  # taken once, by the loader, and not kept
+    assert first.messages[1].text == load_trajectory(MINI_FIXTURE).messages[1].text
+
+    read_ahead.start(path)
+    ahead = path.stat()
+    while read_ahead._reads[path][0].is_alive():  # the read has finished: the change comes after it
+        read_ahead._reads[path][0].join(1)
+    document = json.loads(MINI_FIXTURE.read_text())
+    (document["messages"] if isinstance(document, dict) else document)[1]["content"] = "the task, written again"
+    path.write_text(json.dumps(document))
+    os.utime(path, ns=(ahead.st_atime_ns, ahead.st_mtime_ns + 1_000_000))  # changed within the same clock tick
+    assert load_trajectory(path).messages[1].text == "the task, written again"
+
+    read_ahead.start(tmp_path)  # a folder, `PATH#N` and a missing file are not read ahead
+    read_ahead.start(tmp_path / "run.traj.json#2")
+    read_ahead.start(tmp_path / "missing.traj")
+    assert not read_ahead._reads
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(

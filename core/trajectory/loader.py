@@ -11,6 +11,7 @@ import os
 import stat
 from pathlib import Path
 
+from .. import read_ahead
 from ..errors import UsageError
 from .errors import TrajectoryError
 from .model import Trajectory
@@ -149,12 +150,11 @@ def _accepts(reader: Reader, source: Source) -> bool:
         return False
 
 
-MAX_FILE_BYTES = 2 << 30
-"""Larger files are refused rather than read into memory whole."""
-
-
 def _read_bytes(path: Path) -> bytes:
-    check_regular_file(path)  # says "no such file" and "a folder" itself
+    info = check_regular_file(path)  # says "no such file" and "a folder" itself
+    ahead = read_ahead.take(path, info)  # read while the replay's modules imported
+    if ahead is not None:
+        return ahead
     try:
         return path.read_bytes()
     except OSError as error:
@@ -187,8 +187,8 @@ def check_regular_file(path: Path) -> os.stat_result:
     if not stat.S_ISREG(info.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) else "not a regular file"
         raise TrajectoryError(path, f"{kind}, not a trajectory file")
-    if info.st_size > MAX_FILE_BYTES:
-        raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {MAX_FILE_BYTES:,}")
+    if info.st_size > read_ahead.MAX_FILE_BYTES:
+        raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {read_ahead.MAX_FILE_BYTES:,}")
     return info
 
 

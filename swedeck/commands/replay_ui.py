@@ -29,6 +29,10 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     """The replay UI. Before its first frame only the config's `ui` section is read (theme and
     keymap); the rest (processors, the fork's model) when `t`, `p`, `b` or `f` first needs it,
     or a fork starts: the models of every section are not built for a replay that never asks."""
+    from swedeck.core import read_ahead
+
+    if not args.follow:
+        read_ahead.start(Path(args.path))  # a file (not a folder, not `PATH#N`): read while the UI imports
     from swedeck.commands import config_flags
     from swedeck.core.trajectory.loader import named_path
     from swedeck.core.ui_settings import load_ui_settings
