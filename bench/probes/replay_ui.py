@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import statistics
 import sys
 import threading
 import time
@@ -24,13 +22,17 @@ from textual import events
 from textual.app import App
 
 from .live_app import run_headless
-from .memory import peak_rss_mb
 
 WATCHDOG_S = 120
 
 
 def on_ready(app: App, _event: events.Ready) -> None:
     first = time.time() - T0
+    import random  # after the first frame: mini-swe-agent's probe has no such imports before its own
+    import statistics
+
+    from .memory import peak_rss_mb
+
     screen = app.screen
     shown, total = screen.step, screen.step_count
     rng = random.Random(7)
