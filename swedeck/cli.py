@@ -283,6 +283,9 @@ def entry() -> NoReturn:
         code = leaving.code
         _exit_code = code if isinstance(code, int) else 0 if code is None else 1  # a text: printed, exit 1
         raise
+    except KeyboardInterrupt:  # before a command took over its Ctrl+C
+        _exit_code = EXIT_INTERRUPTED
+        raise
 
 
 def _leave() -> None:

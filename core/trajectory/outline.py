@@ -121,11 +121,6 @@ def records_at(document: Mapping[str, Any], key: str, head: type = Head) -> Any:
     return document.records(key, head) if isinstance(document, Outline) else document.get(key)
 
 
-def is_text(value: Any) -> bool:
-    """Whether a head's value is a JSON string: parsed (`str`), or passed over (`msgspec.Raw`)."""
-    return isinstance(value, str) or isinstance(value, msgspec.Raw) and memoryview(value)[:1].tobytes() == b'"'
-
-
 def heads(records: Any) -> Any:
     """What the readers need of every record: `RawRecords.heads`, or the parsed records themselves."""
     return records.heads if isinstance(records, RawRecords) else records
