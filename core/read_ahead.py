@@ -61,6 +61,12 @@ def take(path: Path, info: os.stat_result) -> bytes | None:
     return data if read_key == key(info) else None
 
 
+def drop(path: Path) -> None:
+    """Forget what was read ahead of `path` (it is read another way: a live file's index)."""
+    with _lock:
+        _reads.pop(path, None)
+
+
 def _read(path: Path, done: list[tuple[_Key, bytes]]) -> None:
     try:
         with path.open("rb") as handle:

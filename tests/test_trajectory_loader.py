@@ -238,6 +238,16 @@ def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_p
     os.utime(path, ns=(ahead.st_atime_ns, ahead.st_mtime_ns + 1_000_000))  # changed within the same clock tick
     assert load_trajectory(path).messages[1].text == "the task, written again"
 
+    from support.replay import add_step, start_writer
+    from swedeck.core.replay.document import LiveDocument, open_document
+
+    writer = start_writer(tmp_path / "live")
+    add_step(writer, 1)
+    live = writer.path
+    read_ahead.start(live)
+    assert isinstance(open_document(live), LiveDocument)
+    assert live not in read_ahead._reads  # a live file is indexed by its lines: its bytes are not kept
+
     read_ahead.start(tmp_path)  # a folder, `PATH#N` and a missing file are not read ahead
     read_ahead.start(tmp_path / "run.traj.json#2")
     read_ahead.start(tmp_path / "missing.traj")

@@ -14,6 +14,7 @@ from typing import Protocol
 
 import msgspec
 
+from .. import read_ahead
 from ..messages import Action, Message
 from ..trajectory.compaction import compaction_between
 from ..trajectory.compaction import label as compaction_label
@@ -210,9 +211,12 @@ def open_document(path: str | Path) -> ReplayDocument:
     path = Path(path)
     if path.name.endswith(".jsonl") and path.is_file():
         try:
-            return LiveDocument(path)
+            document = LiveDocument(path)
         except TrajectoryError:
             pass  # not a swedeck live file: the loader says what it is or why it cannot be read
         except OSError as error:
             raise TrajectoryError(path, error.strerror or str(error)) from None
+        else:
+            read_ahead.drop(path)  # indexed by its lines, never read whole
+            return document
     return LoadedDocument(load_trajectory(path, lazy=True))
