@@ -128,15 +128,23 @@ class JsonPrinter:
         print(inert_json(each_text(record, self.redact)), file=self.out, flush=True)
 
 
+def _record_fields(value: Any) -> tuple[str, ...] | None:
+    """The field names of a record: an event (a dataclass) or a value in one (a msgspec Struct)."""
+    if isinstance(value, msgspec.Struct):
+        return value.__struct_fields__
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return tuple(field.name for field in dataclasses.fields(value))
+    return None
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Message):
         return _jsonable(value.to_record())
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, msgspec.Struct):
-        data = {name: _jsonable(getattr(value, name)) for name in value.__struct_fields__}
+    names = _record_fields(value)
+    if names is not None:
+        data = {name: _jsonable(getattr(value, name)) for name in names}
         if isinstance(value, ev.ContextStatus):
             data["left_percent"] = value.left_percent
         return data

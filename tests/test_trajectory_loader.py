@@ -230,8 +230,7 @@ def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_p
 
     read_ahead.start(path)
     ahead = path.stat()
-    while read_ahead._reads[path][0].is_alive():  # the read has finished: the change comes after it
-        read_ahead._reads[path][0].join(1)
+    read_ahead._reads[path][0].join()  # the read has finished: the change comes after it
     document = json.loads(MINI_FIXTURE.read_text())
     (document["messages"] if isinstance(document, dict) else document)[1]["content"] = "the task, written again"
     path.write_text(json.dumps(document))
