@@ -108,7 +108,7 @@ def write_mini_v2(path: Path, steps: int, mean_output_chars: int) -> Path:
     for message in Generator(mean_output_chars).messages(steps):
         record = {"role": message.role, "content": message.content}
         if message.role == "assistant":
-            calls = [call.model_dump() for call in message.tool_calls or ()]
+            calls = [call.to_record() for call in message.tool_calls or ()]
             prompt_tokens += 400
             record |= {"tool_calls": calls, "function_call": None, "provider_specific_fields": {},
                        "extra": {"actions": [{"command": a.command, "tool_call_id": a.tool_call_id}
@@ -153,7 +153,7 @@ def write_sweagent(path: Path, steps: int, mean_output_chars: int) -> Path:
         if message.role == "assistant":
             action = message.extra.actions[0].command
             entry |= {"thought": message.content, "action": action,
-                      "tool_calls": [call.model_dump() for call in message.tool_calls or ()]}
+                      "tool_calls": [call.to_record() for call in message.tool_calls or ()]}
             records.append({"action": action, "response": message.content, "thought": message.content,
                             "execution_time": 0.1, "state": {"open_file": "n/a", "working_dir": "/testbed"}})
         elif message.role == "tool":

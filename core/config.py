@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import jinja2
+import msgspec
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationError, field_validator
 
 from .config_layers import (
     MSWEA_VARIABLES,
@@ -37,7 +38,12 @@ from .config_layers import (
 )
 from .errors import UsageError
 from .processors import ProcessorConfig
-from .ui_settings import UIConfig, _Section
+from .ui_settings import UIConfig, ui_config, ui_problems
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
 
 _DOTTED_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _TEMPLATES = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
@@ -215,8 +221,11 @@ class SwedeckConfig(_Section):
     model: ModelConfig = ModelConfig()
     environment: EnvironmentConfig = EnvironmentConfig()
     run: RunConfig = RunConfig()
-    ui: UIConfig = UIConfig()
+    ui: Annotated[UIConfig, BeforeValidator(ui_config), PlainSerializer(msgspec.structs.asdict)] = UIConfig()
+    """A msgspec Struct (`ui_settings`): `build_config` checks it before this model does."""
     batch: BatchConfig = BatchConfig()
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, arbitrary_types_allowed=True)
 
 
 SECTIONS = tuple(SwedeckConfig.model_fields)
@@ -224,10 +233,19 @@ assert SECTIONS == SECTION_NAMES, "config_layers.SECTION_NAMES names the section
 
 def build_config(layers: Iterable[Layer]) -> SwedeckConfig:
     merged = merge_layers(layers)
+    problems = ui_problems(merged)
+    data = {key: value for key, value in merged.data.items() if key != "ui"} if problems else merged.data
     try:
-        return SwedeckConfig.model_validate(merged.data)
+        config = SwedeckConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, merged)) from None
+        problems = _describe(exc, merged) + problems
+    if problems:
+        from .redact import Redactor, secret_values
+
+        # An error shows what was given: never a secret's value (by name, by value, by shape)
+        redactor = Redactor(secret_values(merged.data))
+        raise ConfigError("\n".join(["invalid configuration:", *map(redactor.text, problems)]))
+    return config
 
 
 def load_config(
@@ -239,12 +257,10 @@ def load_config(
     return build_config(collect_layers(specs, environ, flags, user_config))
 
 
-def _describe(exc: ValidationError, merged: _Merged) -> str:
-    from .redact import Redactor, is_secret_name, secret_values
+def _describe(exc: ValidationError, merged: _Merged) -> list[str]:
+    from .redact import is_secret_name
 
-    # An error shows what was given: never a secret's value (by name, by value, by shape)
-    redactor = Redactor(secret_values(merged.data))
-    lines = ["invalid configuration:"]
+    lines = []
     for error in exc.errors(include_url=False):
         loc = tuple(part for part in error["loc"])
         where = ".".join(str(part) for part in loc) or "(top level)"
@@ -257,8 +273,8 @@ def _describe(exc: ValidationError, merged: _Merged) -> str:
             message = message.removeprefix("Value error, ")
             given = "'***'" if any(is_secret_name(str(part)) for part in loc) else repr(error.get("input"))
             problem = f"{message[0].lower()}{message[1:]} (got {given})"
-        lines.append(redactor.text(f"  {source}: {where}: {problem}"))
-    return "\n".join(lines)
+        lines.append(f"  {source}: {where}: {problem}")
+    return lines
 
 
 def _allowed_fields(loc: tuple[Any, ...]) -> list[str]:

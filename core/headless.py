@@ -21,7 +21,7 @@ from . import events as ev
 from .agent.exits import ExitStatus, exit_line
 from .config import SwedeckConfig
 from .errors import UsageError
-from .messages import Message, MessageType
+from .messages import Message, MessageType, Record
 from .redact import each_text
 from .session import Session, SessionResult, build_redactor
 from .text import excerpt, inert_json, strip_control
@@ -140,6 +140,8 @@ def _record_fields(value: Any) -> tuple[str, ...] | None:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Message):
         return _jsonable(value.to_record())
+    if isinstance(value, Record):
+        return _jsonable(value.to_record(keep_none=True))
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     names = _record_fields(value)

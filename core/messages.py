@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field
 
 
 class MessageType(str, Enum):
@@ -34,12 +34,110 @@ class MessageType(str, Enum):
 
 Role = Literal["system", "user", "assistant", "tool", "exit"]
 
+MessageError = msgspec.ValidationError
+"""What a record that is not a message raises (a `ValueError`)."""
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow")
+_R = TypeVar("_R", bound="Record")
 
 
-class Usage(_Record):
+class Record(msgspec.Struct, frozen=True, kw_only=True):
+    """A part of a message as other tools write it: the keys swedeck has no field for are kept
+    in `unknown`, in their order, and written back after the fields (`to_record`).
+
+    Building one from data (`from_record`) checks and converts its fields as JSON allows
+    (`"3"` for an int, `1` for a bool); the constructor takes the fields as they are.
+    """
+
+    unknown: dict[str, Any] = {}
+    _nested: ClassVar[dict[str, tuple[type[Record], bool]]] = {}
+    """Fields that hold records: name -> (record type, whether a sequence of them)."""
+
+    @classmethod
+    def from_record(cls: type[_R], data: object) -> _R:
+        return msgspec.convert(_fields(cls, data), cls, strict=False)
+
+    def updated(self: _R, **update: Any) -> _R:
+        """A copy with `update` set as it is (not checked): fields replaced, other keys
+        added to `unknown`."""
+        fields = {key: value for key, value in update.items() if key in self.__struct_fields__ and key != "unknown"}
+        if len(fields) < len(update):
+            fields["unknown"] = {**self.unknown, **{key: value for key, value in update.items() if key not in fields}}
+        return msgspec.structs.replace(self, **fields)
+
+    def to_record(self, *, keep_none: bool = False) -> dict[str, Any]:
+        """The record as JSON data: fields then unknown keys; None values are left out at this
+        level unless `keep_none`."""
+        out = _fields_json(self.__struct_fields__, msgspec.structs.astuple(self), 1, keep_none)  # 0 is `unknown`
+        if self.unknown:
+            out.update(_fields_json(tuple(self.unknown), tuple(self.unknown.values()), 0, keep_none))
+        return out
+
+
+def _fields(cls: type[Record], data: object) -> dict[str, Any]:
+    """`data` as `msgspec.convert` takes it for `cls`: nested records built first, unknown keys
+    gathered under `unknown` (a key named `unknown` is one of them)."""
+    if isinstance(data, Record):
+        data = data.to_record()
+    if not isinstance(data, Mapping):
+        raise MessageError(f"Expected `object`, got `{type(data).__name__}`")
+    names, nested = cls.__struct_fields__, cls._nested
+    fields: dict[str, Any] = {}
+    unknown: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in names or key == "unknown":
+            unknown[key] = value
+        elif key in nested and value is not None:
+            fields[key] = _nested_value(key, *nested[key], value)
+        else:
+            fields[key] = value
+    if unknown:
+        fields["unknown"] = unknown
+    return fields
+
+
+def _nested_value(key: str, kind: type[Record], many: bool, value: object) -> Any:
+    """The record (or the tuple of records) a field holds, built; an error says where, as
+    msgspec does (`$.tool_calls[0].function.name`)."""
+    if many:
+        if not isinstance(value, (list, tuple)):
+            raise MessageError(f"Expected `array`, got `{type(value).__name__}` - at `$.{key}`")
+        return tuple(_nested_value(f"{key}[{number}]", kind, False, item) for number, item in enumerate(value))
+    try:
+        return _built(kind, value)
+    except msgspec.ValidationError as error:
+        message, at, path = str(error).rpartition(" - at `$")
+        raise MessageError(f"{message} - at `$.{key}{path}" if at else f"{error} - at `$.{key}`") from None
+
+
+def _built(kind: type[_R], value: object) -> _R:
+    return value if isinstance(value, kind) else kind.from_record(value)
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+def _fields_json(names: tuple[str, ...], values: tuple[Any, ...], start: int, keep_none: bool) -> dict[str, Any]:
+    """`names[start:]` with their values as JSON data, None values left out unless `keep_none`."""
+    return {names[number]: value if type(value) in _PLAIN else _json(value)
+            for number in range(start, len(names)) if (value := values[number]) is not None or keep_none}
+
+
+def _json(value: Any) -> Any:
+    """A field's value as JSON data (what pydantic's `mode="json"` made of it)."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, Record):
+        return value.to_record()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {key: _json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json(item) for item in value]
+    return value
+
+
+class Usage(Record, frozen=True, kw_only=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
@@ -64,24 +162,25 @@ class ModelStats(msgspec.Struct):
             self.completion_tokens += usage.completion_tokens
 
 
-class ContextInfo(_Record):
+class ContextInfo(Record, frozen=True, kw_only=True):
     window: int | None = None
     prompt_tokens: int | None = None
     left_percent: float | None = None
 
 
-class FunctionCall(_Record):
+class FunctionCall(Record, frozen=True, kw_only=True):
     name: str
     arguments: str = ""
 
 
-class ToolCall(_Record):
+class ToolCall(Record, frozen=True, kw_only=True):
     id: str
     type: str = "function"
     function: FunctionCall
+    _nested = {"function": (FunctionCall, False)}
 
 
-class Action(_Record):
+class Action(Record, frozen=True, kw_only=True):
     """A bash command parsed from an assistant message."""
 
     command: str
@@ -89,10 +188,10 @@ class Action(_Record):
     reasoning: str | None = None
 
 
-class MessageExtra(_Record):
+class MessageExtra(Record, frozen=True, kw_only=True):
     """Everything swedeck knows about a message beyond what the model is sent.
 
-    Unknown keys written by other tools survive a load (`extra="allow"`).
+    Unknown keys written by other tools survive a load (`unknown`).
     """
 
     message_type: MessageType
@@ -124,10 +223,14 @@ class MessageExtra(_Record):
     processors: str | None = None
     """Hash of the processor config that built the prompt of this query (§11.2)."""
     mode: str | None = None
+    _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False)}
 
 
-class Message(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+_USER_MESSAGE_EXTRA = MessageExtra(message_type=MessageType.USER_MESSAGE)
+
+
+class Message(msgspec.Struct, frozen=True, kw_only=True):
+    """A chat message; a record with any other key is not one (`from_record` raises)."""
 
     role: Role
     content: str | list[dict[str, Any]] | None = None
@@ -135,7 +238,20 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     cache_control: dict[str, Any] | None = None
-    extra: MessageExtra = Field(default_factory=lambda: MessageExtra(message_type=MessageType.USER_MESSAGE))
+    extra: MessageExtra = _USER_MESSAGE_EXTRA
+
+    @classmethod
+    def from_record(cls, data: object) -> Message:
+        if not isinstance(data, Mapping):
+            raise MessageError(f"Expected `object`, got `{type(data).__name__}`")
+        fields = dict(data)
+        for key in fields:
+            if key not in cls.__struct_fields__:
+                raise MessageError(f"Object contains unknown field `{key}`")
+        for key, (kind, many) in (("extra", (MessageExtra, False)), ("tool_calls", (ToolCall, True))):
+            if fields.get(key) is not None:
+                fields[key] = _nested_value(key, kind, many, fields[key])
+        return msgspec.convert(fields, cls, strict=False)
 
     @property
     def message_type(self) -> MessageType:
@@ -146,14 +262,18 @@ class Message(BaseModel):
         """The content as plain text (list contents joined by their text parts)."""
         return content_text(self.content)
 
+    def updated(self, **update: Any) -> Message:
+        """A copy with `update`'s fields replaced, as they are (not checked)."""
+        return msgspec.structs.replace(self, **update)
+
     def with_extra(self, **update: Any) -> Message:
-        return self.model_copy(update={"extra": self.extra.model_copy(update=update)})
+        return msgspec.structs.replace(self, extra=self.extra.updated(**update))
 
     def to_api(self) -> dict[str, Any]:
         """The message as a model API gets it: no `extra`, no empty fields."""
         out: dict[str, Any] = {"role": self.role, "content": self.content}
         if self.tool_calls:
-            out["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+            out["tool_calls"] = [call.to_record() for call in self.tool_calls]
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         if self.name is not None:
@@ -164,7 +284,7 @@ class Message(BaseModel):
 
     def to_record(self) -> dict[str, Any]:
         """The message as a trajectory stores it."""
-        return self.model_dump(mode="json", exclude_none=True, exclude_defaults=False)
+        return _fields_json(self.__struct_fields__, msgspec.structs.astuple(self), 0, False)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -189,12 +309,15 @@ def make_message(role: Role, content: str | None, message_type: MessageType, **e
     """A new message stamped with the current time."""
     extra.setdefault("timestamp", time.time())
     fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id", "name") if key in extra}
-    return Message(role=role, content=content, extra=MessageExtra(message_type=message_type, **extra), **fields)
+    if fields.get("tool_calls") is not None:
+        fields["tool_calls"] = _nested_value("tool_calls", ToolCall, True, fields["tool_calls"])
+    return Message(role=role, content=content, extra=MessageExtra.from_record({"message_type": message_type, **extra}),
+                   **fields)
 
 
 def task_text(message: Message) -> str:
     """The task a task message carries (its `task` extra, else its text)."""
-    return str((message.extra.model_extra or {}).get("task") or message.text)
+    return str(message.extra.unknown.get("task") or message.text)
 
 
 def last_submission(messages: list[Message]) -> str | None:

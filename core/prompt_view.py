@@ -114,7 +114,7 @@ def history_before(trajectory: Trajectory, number: int) -> list[Message]:
 
 
 def is_requeried(message: Message) -> bool:
-    return bool((message.extra.model_extra or {}).get("requeried"))
+    return bool(message.extra.unknown.get("requeried"))
 
 
 def without_requeried(history: list[Message]) -> list[Message]:

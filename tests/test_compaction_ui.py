@@ -84,7 +84,7 @@ async def test_the_summary_is_shown_edited_used_and_undone(openai_server, tmp_pa
         await pilot.press("enter", "enter")  # no follow-up: the session ends and writes its file
         await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
     trajectory = load_trajectory(tmp_path / "session.traj.json")
-    markers = [m.extra.model_extra for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+    markers = [m.extra.unknown for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
     assert markers[0]["summary"] == "EDITED " + SUMMARY and markers[0]["edited"] is True
     assert any("undoes" in marker for marker in markers)
     assert SUMMARY not in json.dumps(step_requests(openai_server)[-1]["messages"])  # undone: the full history again

@@ -8,6 +8,7 @@ import pytest
 
 from swedeck.core import paths
 from swedeck.core.config import ConfigError, SwedeckConfig, dump_yaml, load_config
+from swedeck.core.ui_settings import load_ui_settings
 
 
 def test_shipped_default_has_every_spec_default():
@@ -118,6 +119,29 @@ def test_bad_literal_names_source_and_allowed_values():
     message = str(caught.value)
     assert "-c agent.mode=fast" in message and "agent.mode" in message
     assert "'confirm', 'yolo' or 'human'" in message and "'fast'" in message
+
+
+def test_the_ui_section_is_reported_as_every_other_section_is_and_with_them(tmp_path: Path):
+    # `ui` is checked apart from the pydantic sections (the replay reads it before its first
+    # frame without pydantic): its problems read the same and come in the same message
+    keys = tmp_path / "keys.yaml"
+    keys.write_text("ui:\n  keymap:\n    approve: 5\n    quit: q\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config([str(keys), "ui.layout=wide", "ui.colour=red", "agent.mode=fast"], environ={})
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "invalid configuration:"
+    assert f"  {keys}: ui.keymap.approve: expected `str`, got `int` (got 5)" in lines
+    assert ("  command line '-c ui.layout=wide': ui.layout: input should be 'auto', 'side-by-side' or 'stacked'"
+            " (got 'wide')") in lines
+    assert "  command line '-c ui.colour=red': ui.colour: unknown field; allowed here: theme, keymap, layout" in lines
+    assert any("agent.mode" in line for line in lines) and len(lines) == 5
+    with pytest.raises(ConfigError) as replay:
+        load_ui_settings([str(keys)])
+    assert str(replay.value).splitlines()[1] == f"  {keys}: ui.keymap.approve: expected `str`, got `int` (got 5)"
+    good = load_config(["ui.layout=stacked", "ui.keymap={approve: y}"], environ={})
+    assert (good.ui.layout, good.ui.keymap) == ("stacked", {"approve": "y"})
+    assert load_ui_settings(["ui.layout=stacked", "ui.keymap={approve: y}"]) == good.ui
+    assert SwedeckConfig.model_validate(good.model_dump(mode="json")).ui == good.ui  # a batch's recorded config
 
 
 def test_bad_environment_variable_is_named():

@@ -97,7 +97,7 @@ def test_codex_items_usage_window_and_compaction():
     output = trajectory.messages[first.observation_indices[0]]
     assert output.text == "calc.py\ntest_calc.py\n" and output.extra.returncode == 0
     patch = trajectory.steps[1].actions[0]
-    assert patch.command.startswith("apply_patch *** Begin Patch") and not patch.model_extra["shell"]
+    assert patch.command.startswith("apply_patch *** Begin Patch") and not patch.unknown["shell"]
     assert trajectory.steps[3].usage is None  # no token_count after the last answer: estimated
     record = summary(trajectory)
     assert record["usage"] == "mixed" and record["compactions"] == 1

@@ -175,7 +175,7 @@ def _compare_claude(path: Path) -> None:
     entries = converter.load_transcript(path, silent=True)
     ours = load_trajectory(path)
     chain = set()  # the records on our main line (a step keeps the uuids of all its lines)
-    for extra in (message.extra.model_extra or {} for message in ours.messages):
+    for extra in (message.extra.unknown for message in ours.messages):
         chain.update(extra.get("uuids") or [extra.get("uuid")])
     on_line = [entry for entry in entries if getattr(entry, "uuid", None) in chain]
     theirs_calls = [item.id for entry in on_line if entry.type == "assistant"

@@ -46,7 +46,7 @@ def to_message(entry: list) -> Message:
     if kind is MessageType.OBSERVATION and call_id:
         role, fields["tool_call_id"] = "tool", call_id
     recorded = {"replaces": details["replaces"]} if "replaces" in details else {}
-    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags, **recorded), **fields)
+    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags, unknown=recorded), **fields)
 
 
 def shown(message: Message) -> list:
@@ -61,8 +61,8 @@ def shown(message: Message) -> list:
         details["function"] = call.function.name
     if message.extra.tags:
         details["tags"] = list(message.extra.tags)
-    if "replaces" in (message.extra.model_extra or {}):
-        details["replaces"] = message.extra.model_extra["replaces"]
+    if "replaces" in message.extra.unknown:
+        details["replaces"] = message.extra.unknown["replaces"]
     marked = message.cache_control is not None or (
         isinstance(message.content, list) and any("cache_control" in part for part in message.content))
     if marked:

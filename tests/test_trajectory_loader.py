@@ -72,7 +72,7 @@ def test_sweagent_fixture_follows_history_and_takes_the_missing_last_step_from_t
     assert trajectory.messages[3].tool_call_id == "call_01"
     assert trajectory.steps[0].actions[0].tool_call_id == "call_01"
     fifth = trajectory.messages[trajectory.steps[4].message_index]
-    assert fifth.extra.model_extra["from_trajectory"] is True and fifth.text == "The fix works. Submitting."
+    assert fifth.extra.unknown["from_trajectory"] is True and fifth.text == "The fix works. Submitting."
     assert trajectory.info.exit_status == "submitted"
     assert trajectory.info.model_stats.prompt_tokens == 9000
     assert trajectory.info.model_stats.api_calls == 5
@@ -90,7 +90,7 @@ def test_older_sweagent_file_without_message_type_has_every_observation() -> Non
     types = [m.message_type for m in trajectory.messages]
     assert types[:3] == [T.SYSTEM, T.USER_MESSAGE, T.TASK]  # the demonstration is not the task
     diff = trajectory.messages[trajectory.steps[-1].observation_indices[0]]
-    assert diff.extra.model_extra["from_trajectory"] is True  # `history` ends before the submitted diff
+    assert diff.extra.unknown["from_trajectory"] is True  # `history` ends before the submitted diff
     first = trajectory.messages[trajectory.steps[0].message_index]
     assert first.extra.reasoning is None  # SWE-agent's thought is in the content: shown once
 
@@ -176,7 +176,7 @@ def test_mini_wrong_typed_extra_is_kept_not_fatal(tmp_path: Path) -> None:
     document = [{"role": "user", "content": "task", "extra": {"timestamp": "yesterday", "custom": 1}}]
     message = load_trajectory(_write(tmp_path, "f.traj.json", document)).messages[0]
     assert message.extra.timestamp is None
-    assert message.extra.model_extra == {"raw_timestamp": "yesterday", "custom": 1}
+    assert message.extra.unknown == {"raw_timestamp": "yesterday", "custom": 1}
 
 
 @pytest.mark.parametrize(("content", "reason"), [

@@ -133,7 +133,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
     if not summary:
         return _failed(agent, "the model wrote an empty summary; the history is unchanged", retry_later=True)
     marker = _marker(agent, chosen, summary, answer, model.model_name, reason, before)
-    after = marker.extra.model_extra["tokens_after"] if marker.extra.model_extra else None
+    after = marker.extra.unknown.get("tokens_after")
     if agent.interactive and (review or agent.mode == "confirm" and agent.config.agent.compaction.confirm):
         reviewed = agent.person.ask(ev.CompactionReview, "compaction", summary=summary, messages=len(chosen.replaces),
                                     tokens_before=before, tokens_after=after)
@@ -144,7 +144,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
         if reviewed.strip() != summary:
             marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, edited=True)
     agent.transcript.add(marker)
-    extra = marker.extra.model_extra or {}
+    extra = marker.extra.unknown
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=extra["tokens_after"],
                             messages=len(chosen.replaces), model=model.model_name, cost=answer.cost))
     agent.progress()
@@ -155,7 +155,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
 def _marker(agent: Compacts, chosen: Plan, summary: str, answer: TextAnswer, model_name: str, reason: str,
             before: int | None, edited: bool = False) -> Message:
     content = render("summarize", SUMMARY_TEMPLATE, {"summary": summary, "count": len(chosen.replaces)})
-    usage = answer.usage.model_dump(mode="json") if answer.usage is not None else None
+    usage = answer.usage.to_record() if answer.usage is not None else None
     draft = make_message("user", content, MessageType.COMPACTION, summary=summary, replaces=chosen.replaces,
                          model=model_name, reason=reason, tokens_before=before, summary_usage=usage,
                          summary_cost=answer.cost, edited=edited, step=agent.step)
@@ -167,7 +167,7 @@ def active(history: list[Message]) -> int | None:
     """The position of the last compaction in effect (not taken back), if any."""
     taken_back = undone(history)
     for index in range(len(history) - 1, -1, -1):
-        extra = history[index].extra.model_extra or {}
+        extra = history[index].extra.unknown
         if is_compaction(history[index]) and "replaces" in extra and index not in taken_back:
             return index
     return None
@@ -182,7 +182,7 @@ def undo(agent: Compacts) -> bool:
     agent.transcript.add(make_message("user", "(the compaction above was undone)", MessageType.COMPACTION,
                                       undoes=target, step=agent.step))
     after = agent.context_status().next_estimate
-    replaced = (agent.history[target].extra.model_extra or {}).get("replaces") or []
+    replaced = agent.history[target].extra.unknown.get("replaces") or []
     agent.compaction_quiet_until = UNDONE  # the person said no: the threshold waits for them
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=after,
                             messages=len(replaced), undone=True))

@@ -83,7 +83,7 @@ class ReplayModel:
             raise ReplayExhausted(f"the replayed trajectory {self.path} has no more recorded summaries")
         recorded = self._summaries[self._next_summary]
         self._next_summary += 1
-        extra = recorded.extra.model_extra or {}
+        extra = recorded.extra.unknown
         text = str(extra["summary"])
         usage = estimate_usage(messages, text)
         cost = float(extra.get("summary_cost") or 0.0)

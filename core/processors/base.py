@@ -2,7 +2,7 @@
 
 A processor is a small frozen pydantic model with a `type` discriminator. Calling it with
 a history returns the prompt history: a new list. Messages are immutable, so a processor
-that changes a message builds a new one (`message.model_copy(update=...)`) and the stored
+that changes a message builds a new one (`message.updated(...)`) and the stored
 history is never touched. Unchanged messages are passed through as the same objects, which
 keeps prompt builds cheap and the per-message token counts cached.
 """

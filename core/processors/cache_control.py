@@ -18,20 +18,20 @@ def _cleared(message: Message) -> Message:
     update: dict[str, Any] = {"cache_control": None}
     if marked_parts and isinstance(content, list):
         update["content"] = [{k: v for k, v in part.items() if k != "cache_control"} for part in content]
-    return message.model_copy(update=update)
+    return message.updated(**update)
 
 
 def _marked(message: Message) -> Message:
     if message.role == "tool":
         # Tool results carry the mark on the message, not on a content part.
-        return message.model_copy(update={"cache_control": dict(EPHEMERAL)})
+        return message.updated(cache_control=dict(EPHEMERAL))
     content = message.content
     if isinstance(content, list) and content:
         parts = [dict(part) for part in content]
         parts[-1]["cache_control"] = dict(EPHEMERAL)
     else:
         parts = [{"type": "text", "text": message.text, "cache_control": dict(EPHEMERAL)}]
-    return message.model_copy(update={"content": parts})
+    return message.updated(content=parts)
 
 
 class CacheControl(Processor):

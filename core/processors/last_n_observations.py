@@ -15,7 +15,7 @@ def elided_text(message: Message) -> str:
 
 
 def _elided(message: Message) -> Message:
-    return message.model_copy(update={"content": elided_text(message)})
+    return message.updated(content=elided_text(message))
 
 
 def observation_indices(history: list[Message]) -> list[int]:

@@ -50,7 +50,7 @@ class RemoveRegex(Processor):
             ]
         else:
             return message
-        return message if cleaned == content else message.model_copy(update={"content": cleaned})
+        return message if cleaned == content else message.updated(content=cleaned)
 
     def __call__(self, history: list[Message]) -> list[Message]:
         out = list(history)

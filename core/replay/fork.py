@@ -42,22 +42,21 @@ def in_our_terms(history: list[Message]) -> list[Message]:
     for message in history:
         actions = {action.tool_call_id: action for action in message.extra.actions if action.tool_call_id}
         if message.role == "assistant" and message.tool_calls and any(
-                "shell" in (action.model_extra or {}) for action in actions.values()):
+                "shell" in action.unknown for action in actions.values()):
             calls, notes = [], []
             for tool_call in message.tool_calls:
                 action = actions.get(tool_call.id)
-                if action is not None and (action.model_extra or {}).get("shell"):
+                if action is not None and action.unknown.get("shell"):
                     calls.append(ToolCall(id=tool_call.id, function=FunctionCall(
                         name=BASH_TOOL, arguments=json.dumps({"command": action.command}))))
                 else:
                     as_text[tool_call.id] = tool_call.function.name
                     notes.append(f"[{tool_call.function.name}] {tool_call.function.arguments}")
             content = "\n".join(part for part in (message.text, *notes) if part)
-            out.append(message.model_copy(update={"content": content, "tool_calls": tuple(calls) or None}))
+            out.append(message.updated(content=content, tool_calls=tuple(calls) or None))
         elif message.role == "tool" and message.tool_call_id in as_text:
-            out.append(message.model_copy(update={
-                "role": "user", "tool_call_id": None, "name": None,
-                "content": f"[{as_text[message.tool_call_id]} result]\n{message.text}"}))
+            out.append(message.updated(role="user", tool_call_id=None, name=None,
+                                       content=f"[{as_text[message.tool_call_id]} result]\n{message.text}"))
         else:
             out.append(message)
     return [message for message in out if message.role != "exit"]

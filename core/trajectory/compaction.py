@@ -21,7 +21,7 @@ from .model import Step, Trajectory
 
 
 def _extra(message: Message) -> dict[str, Any]:
-    return message.extra.model_extra or {}
+    return message.extra.unknown
 
 
 def is_compaction(message: Message) -> bool:

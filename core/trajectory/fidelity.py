@@ -68,7 +68,7 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["steps"] = len(steps)
     record["tool_calls"] = sum(len(step.actions) for step in steps)
     record["shell_commands"] = sum(1 for step in steps for action in step.actions
-                                   if (action.model_extra or {}).get("shell", True))
+                                   if action.unknown.get("shell", True))
     by_step = Counter(prompt_provenance(trajectory, step.index) for step in steps)
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated

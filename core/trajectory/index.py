@@ -116,7 +116,7 @@ class TrajectoryIndex:
         offset, length = self._messages[index]
         record = self._read(offset, length)
         try:
-            message = Message.model_validate(record)
+            message = Message.from_record(record)
         except ValueError as error:
             raise TrajectoryError(self.path, f"message {index}: {str(error).splitlines()[0]}") from None
         if len(self._cache) >= _CACHE_SIZE:

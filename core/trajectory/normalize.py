@@ -17,12 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from itertools import compress
-from typing import Any
-
-from pydantic import ValidationError
+from typing import Any, cast
 
 from ..actions import actions_of
-from ..messages import Action, Message, MessageExtra, MessageType, ToolCall
+from ..messages import Action, FunctionCall, Message, MessageError, MessageExtra, MessageType, Role, ToolCall
 from .lazy import StepList
 from .outline import RawRecords, heads
 
@@ -45,7 +43,7 @@ def build_message(record: Mapping[str, Any], extra: Mapping[str, Any], message_t
     merged.setdefault("message_type", MessageType.USER_MESSAGE)
     cache_control = record.get("cache_control")
     return Message(
-        role=role,
+        role=cast(Role, role),
         content=content,
         tool_calls=tool_calls(record.get("tool_calls")),
         tool_call_id=optional_str(record.get("tool_call_id")),
@@ -86,16 +84,28 @@ def foreign_extra(record: Mapping[str, Any]) -> dict[str, Any]:
 def message_extra(data: dict[str, Any]) -> MessageExtra:
     """MessageExtra from foreign data: a value of the wrong type for a swedeck field is kept
     under `raw_<name>` instead of failing the whole file."""
-    while True:
-        try:
-            return MessageExtra(**data)
-        except ValidationError as error:
-            bad = {str(item["loc"][0]) for item in error.errors() if item.get("loc")} & set(data)
-            if not bad:
-                raise
-            for key in bad:
-                data[f"raw_{key}"] = data.pop(key)
-            data.setdefault("message_type", MessageType.USER_MESSAGE)
+    try:
+        return MessageExtra.from_record(data)
+    except MessageError:
+        bad = [key for key, value in data.items() if key in _EXTRA_FIELDS and not _fits(key, value)]
+        if not bad:
+            raise
+    for key in bad:
+        data[f"raw_{key}"] = data.pop(key)
+    data.setdefault("message_type", MessageType.USER_MESSAGE)
+    return MessageExtra.from_record(data)
+
+
+_EXTRA_FIELDS = frozenset(MessageExtra.__struct_fields__) - {"unknown"}
+
+
+def _fits(key: str, value: object) -> bool:
+    """Whether `value` is one a MessageExtra takes for its field `key`."""
+    try:
+        MessageExtra.from_record({"message_type": MessageType.USER_MESSAGE, key: value})
+    except MessageError:
+        return False
+    return True
 
 
 def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
@@ -110,13 +120,13 @@ def tool_calls(raw: object) -> tuple[ToolCall, ...] | None:
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments)
         calls.append(ToolCall(id=str(call.get("id") or f"call_{number}"), type=str(call.get("type") or "function"),
-                              function={"name": str(function.get("name") or ""), "arguments": arguments}))
+                              function=FunctionCall(name=str(function.get("name") or ""), arguments=arguments)))
     return tuple(calls) or None
 
 
 def is_demo(message: Message) -> bool:
     """A demonstration put into the history (SWE-agent's `put_demos_in_history`), not a query of this run."""
-    return bool((message.extra.model_extra or {}).get("is_demo"))
+    return bool(message.extra.unknown.get("is_demo"))
 
 
 def counts_as_step(role: str, message_type: MessageType | str | None, demo: bool = False) -> bool:
@@ -186,7 +196,7 @@ class TypeInference:
             else:
                 kind = MessageType.USER_MESSAGE
             update["message_type"] = kind
-            out.append(message.model_copy(update={"extra": message.extra.model_copy(update=update)}))
+            out.append(message.with_extra(**update))
         return out
 
 
@@ -199,7 +209,7 @@ def _first(roles: list[Any], role: str) -> int | None:
 
 def _marked_format_error(message: Message) -> bool:
     """mini-swe-agent v2 marks its format-error turns with `extra.interrupt_type`."""
-    return (message.extra.model_extra or {}).get("interrupt_type") == "FormatError"
+    return message.extra.unknown.get("interrupt_type") == "FormatError"
 
 
 def _is_submission(message: Message, actions: tuple[Action, ...], submission: str | None) -> bool:

@@ -40,7 +40,7 @@ def answer_label(message: Message) -> str:
     person said`, `interrupted by the person`, `follow-up task`, `run ended: Submitted`."""
     kind = message.message_type
     if kind == MessageType.EXIT:
-        return f"run ended: {(message.extra.model_extra or {}).get('exit_status') or 'exit'}"
+        return f"run ended: {message.extra.unknown.get('exit_status') or 'exit'}"
     return str(_LABELS.get(kind, kind.value.replace("_", " ")))
 
 

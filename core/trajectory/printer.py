@@ -34,7 +34,7 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "prompt_end": step.prompt_end,
         "thought": thought(trajectory, step),
         "content": message.text,
-        "actions": [action.model_dump(exclude_none=True) for action in step.actions],
+        "actions": [action.to_record() for action in step.actions],
         "observations": [
             {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
              "label": answer_label(other),
@@ -42,10 +42,10 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
              **({"task": answer_text(other)} if other.message_type == MessageType.TASK else {})}
             for index, other in ((i, trajectory.messages[i]) for i in step.observation_indices)
         ],
-        "usage": {**step.usage.model_dump(), "source": "estimated" if step.usage.estimated else "recorded"}
+        "usage": {**step.usage.to_record(), "source": "estimated" if step.usage.estimated else "recorded"}
         if step.usage else None,
         "cost": step.cost,
-        "context": step.context.model_dump() if step.context else None,
+        "context": step.context.to_record(keep_none=True) if step.context else None,
         "processors": step.processors,
         "state": step.state,
         "provenance": prompt_provenance(trajectory, step.index),
@@ -59,7 +59,7 @@ def thought(trajectory: Trajectory, step: Step) -> str:
     message = trajectory.messages[step.message_index]
     if message.extra.reasoning:
         return message.extra.reasoning
-    recorded = (message.extra.model_extra or {}).get("thought")
+    recorded = message.extra.unknown.get("thought")
     if isinstance(recorded, str) and recorded.strip():
         return recorded.strip()
     return without_fences(message.text)

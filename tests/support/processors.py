@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
+from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, Role, ToolCall
 
 
-def msg(role: str, content: str | None, kind: MessageType, **extra: Any) -> Message:
+def msg(role: Role, content: str | None, kind: MessageType, **extra: Any) -> Message:
     fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id") if key in extra}
-    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, **extra), **fields)
+    return Message(role=role, content=content, extra=MessageExtra.from_record({"message_type": kind, **extra}), **fields)
 
 
 def system(text: str = "You are a helpful agent.") -> Message:
@@ -30,7 +30,7 @@ def action(command: str = "ls", call_id: str | None = None, function: str = "bas
 
 
 def observation(text: str = "out", call_id: str | None = None, tags: tuple[str, ...] = ()) -> Message:
-    role = "tool" if call_id else "user"
+    role: Role = "tool" if call_id else "user"
     return msg(role, text, MessageType.OBSERVATION, tool_call_id=call_id, tags=tags)
 
 

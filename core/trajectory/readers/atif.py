@@ -127,7 +127,7 @@ def _call(item: Mapping[str, Any], number: int, k: int) -> tuple[dict[str, Any],
                                   item.get("arguments") if item.get("arguments") is not None else {})
     command = mapping(mapping(item.get("extra")).get("swedeck")).get("command")
     if isinstance(command, str):
-        action = action.model_copy(update={"command": command})
+        action = action.updated(command=command)
     return tool_call, action
 
 

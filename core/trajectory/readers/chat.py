@@ -82,13 +82,14 @@ def call(call_id: str, name: str, arguments: Any) -> tuple[dict[str, Any], Actio
     tool_call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
     command = shell_command(name, parsed)
     if command is not None:
-        return tool_call, Action(command=command, tool_call_id=call_id, tool=name, shell=True)
+        return tool_call, Action(command=command, tool_call_id=call_id, unknown={"tool": name, "shell": True})
     if isinstance(parsed, Mapping):
         rendered = " ".join(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
                             for value in parsed.values())
     else:
         rendered = "" if parsed is None else str(parsed)
-    return tool_call, Action(command=f"{name} {rendered}".strip(), tool_call_id=call_id, tool=name, shell=False)
+    return tool_call, Action(command=f"{name} {rendered}".strip(), tool_call_id=call_id,
+                             unknown={"tool": name, "shell": False})
 
 
 def assistant(content: Any, calls: Sequence[tuple[dict[str, Any], Action]] = (), **extra: Any) -> Entry:

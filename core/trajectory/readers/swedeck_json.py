@@ -70,6 +70,6 @@ def _is_step(record: Mapping[str, Any]) -> bool:
 
 def _message(number: int, record: Mapping[str, Any]) -> Message:
     try:
-        return Message.model_validate(record)
+        return Message.from_record(record)
     except ValueError as error:
         raise ValueError(f"message {number}: {str(error).splitlines()[0]}") from None

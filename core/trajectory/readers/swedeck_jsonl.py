@@ -45,7 +45,7 @@ def read(source: Source) -> Trajectory:
             if record.get("role") == "meta":
                 events.append(meta_event(record, len(messages)))
             else:
-                messages.append(Message.model_validate(record))
+                messages.append(Message.from_record(record))
         except ValueError as error:  # pydantic's ValidationError is a ValueError too
             if number - 1 == last:
                 info.warnings.append(f"line {number} is incomplete (the session was cut off mid-write); skipped")
