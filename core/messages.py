@@ -2,10 +2,16 @@
 
 Messages are OpenAI-style chat messages plus an `extra` record that is stripped before a
 message is sent to a model. They are immutable: the history only ever grows, and history
-processors build changed copies instead of editing in place.
+processors build changed copies instead of editing in place (`updated`, `with_extra`).
+
+They are msgspec Structs, not pydantic models, so that the replay draws its first frame
+without importing pydantic (bench B2). Each part keeps the keys other tools wrote that it has
+no field for (`unknown`), as pydantic's `extra="allow"` did, and writes them back after its
+fields; `from_record` reads a record with msgspec's lax rules (docs/trajectory-format.md).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: msgspec then reads these classes' annotations
+# as objects, not strings it has to evaluate (about 2 ms at the first message a process builds).
 
 import re
 import time
@@ -49,7 +55,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     unknown: dict[str, Any] = {}
-    _nested: ClassVar[dict[str, tuple[type[Record], bool]]] = {}
+    _nested: ClassVar[dict[str, tuple[type["Record"], bool]]] = {}
     """Fields that hold records: name -> (record type, whether a sequence of them)."""
 
     @classmethod
@@ -241,7 +247,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     extra: MessageExtra = _USER_MESSAGE_EXTRA
 
     @classmethod
-    def from_record(cls, data: object) -> Message:
+    def from_record(cls, data: object) -> "Message":
         if not isinstance(data, Mapping):
             raise MessageError(f"Expected `object`, got `{type(data).__name__}`")
         fields = dict(data)
@@ -262,11 +268,11 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
         """The content as plain text (list contents joined by their text parts)."""
         return content_text(self.content)
 
-    def updated(self, **update: Any) -> Message:
+    def updated(self, **update: Any) -> "Message":
         """A copy with `update`'s fields replaced, as they are (not checked)."""
         return msgspec.structs.replace(self, **update)
 
-    def with_extra(self, **update: Any) -> Message:
+    def with_extra(self, **update: Any) -> "Message":
         return msgspec.structs.replace(self, extra=self.extra.updated(**update))
 
     def to_api(self) -> dict[str, Any]:
