@@ -60,7 +60,7 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def from_record(cls: type[_R], data: object) -> _R:
-        return msgspec.convert(_fields(cls, data), cls, strict=False)
+        return msgspec.convert(_fields(cls, data, keep_unknown=True), cls, strict=False)
 
     def updated(self: _R, **update: Any) -> _R:
         """A copy with `update` set as it is (not checked): fields replaced, other keys
@@ -79,11 +79,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
         return out
 
 
-def _fields(cls: type[Record], data: object) -> dict[str, Any]:
+def _fields(cls: type["Record | Message"], data: object, *, keep_unknown: bool) -> dict[str, Any]:
     """`data` as `msgspec.convert` takes it for `cls`: nested records built first, unknown keys
-    gathered under `unknown` (a key named `unknown` is one of them)."""
-    if isinstance(data, Record):
-        data = data.to_record()
+    gathered under `unknown` (a key named `unknown` is one of them) or, for a message, refused."""
     if not isinstance(data, Mapping):
         raise MessageError(f"Expected `object`, got `{type(data).__name__}`")
     names, nested = cls.__struct_fields__, cls._nested
@@ -91,6 +89,8 @@ def _fields(cls: type[Record], data: object) -> dict[str, Any]:
     unknown: dict[str, Any] = {}
     for key, value in data.items():
         if key not in names or key == "unknown":
+            if not keep_unknown:
+                raise MessageError(f"Object contains unknown field `{key}`")
             unknown[key] = value
         elif key in nested and value is not None:
             fields[key] = _nested_value(key, *nested[key], value)
@@ -245,19 +245,12 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     name: str | None = None
     cache_control: dict[str, Any] | None = None
     extra: MessageExtra = _USER_MESSAGE_EXTRA
+    _nested: ClassVar[dict[str, tuple[type[Record], bool]]] = {"extra": (MessageExtra, False),
+                                                                "tool_calls": (ToolCall, True)}
 
     @classmethod
     def from_record(cls, data: object) -> "Message":
-        if not isinstance(data, Mapping):
-            raise MessageError(f"Expected `object`, got `{type(data).__name__}`")
-        fields = dict(data)
-        for key in fields:
-            if key not in cls.__struct_fields__:
-                raise MessageError(f"Object contains unknown field `{key}`")
-        for key, (kind, many) in (("extra", (MessageExtra, False)), ("tool_calls", (ToolCall, True))):
-            if fields.get(key) is not None:
-                fields[key] = _nested_value(key, kind, many, fields[key])
-        return msgspec.convert(fields, cls, strict=False)
+        return msgspec.convert(_fields(cls, data, keep_unknown=False), cls, strict=False)
 
     @property
     def message_type(self) -> MessageType:
@@ -316,7 +309,7 @@ def make_message(role: Role, content: str | None, message_type: MessageType, **e
     extra.setdefault("timestamp", time.time())
     fields = {key: extra.pop(key) for key in ("tool_calls", "tool_call_id", "name") if key in extra}
     if fields.get("tool_calls") is not None:
-        fields["tool_calls"] = _nested_value("tool_calls", ToolCall, True, fields["tool_calls"])
+        fields["tool_calls"] = _nested_value("tool_calls", *Message._nested["tool_calls"], fields["tool_calls"])
     return Message(role=role, content=content, extra=MessageExtra.from_record({"message_type": message_type, **extra}),
                    **fields)
 

@@ -41,6 +41,11 @@ def ui_problems(merged: _Merged) -> list[str]:
         return []
     if not isinstance(data, Mapping):
         return [f"  {merged.source_of(('ui',))}: ui: expected a mapping (got {data!r})"]
+    try:
+        ui_config(data)
+        return []  # the usual case: no field needs to be looked at on its own
+    except msgspec.ValidationError:
+        pass
     lines = []
     for key, value in data.items():
         if key not in UI_FIELDS:
