@@ -207,6 +207,8 @@ class DirectoryWatcher:
             path = Path(raw)
             if path.name == STATE and path.parent == self.root:
                 continue  # batch.json: read by signature on every scan
+            if any(part.startswith(".") for part in self._relative_parts(path)[:-1]):
+                continue  # inside a hidden folder (a batch's `.previous` runs): not a session of this folder
             if not path.name.endswith(TRAJECTORY_SUFFIXES) or path.name.startswith(".") or path.is_dir():
                 if path.name.startswith(".") and not path.is_dir():
                     continue  # a writer's temp file
@@ -223,7 +225,8 @@ class DirectoryWatcher:
     def _files(self) -> dict[str, Path]:
         """Session key -> its file; the final file wins over the live one."""
         found: dict[str, Path] = {}
-        for folder, _dirs, names in os.walk(self.root):
+        for folder, dirs, names in os.walk(self.root):
+            dirs[:] = [name for name in dirs if not name.startswith(".")]  # a batch's `.previous` runs
             for name in names:
                 if not name.endswith(TRAJECTORY_SUFFIXES) or name.startswith("."):
                     continue
@@ -232,6 +235,12 @@ class DirectoryWatcher:
                 if key not in found or found[key].name.endswith(LIVE_SUFFIX):
                     found[key] = path
         return dict(sorted(found.items()))
+
+    def _relative_parts(self, path: Path) -> tuple[str, ...]:
+        try:
+            return path.relative_to(self.root).parts
+        except ValueError:
+            return path.parts
 
     def _name(self, path: Path) -> str:
         try:

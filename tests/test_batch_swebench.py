@@ -135,7 +135,11 @@ def test_swebench_instances_get_swebench_s_own_verdicts(openai_server, tmp_path,
     report = json.loads((out / "report.json").read_text())
     assert report["total_instances"] == 7 and report["resolved_ids"] == ["fixed"]
     assert report["unresolved_ids"] == ["broke", "half"] and report["empty_patch_ids"] == ["empty"]
-    assert report["infra_failure_ids"] == ["dies", "hangs", "noimage"]
+    assert report["swedeck"]["infra_failure_ids"] == ["dies", "hangs", "noimage"]
+    # SWE-bench's own keys, in its meaning: tests that timed out are an error it reads as an
+    # ambiguous failure; instances whose environment failed have no prediction
+    assert report["error_ids"] == ["hangs"] and report["incomplete_ids"] == ["dies", "noimage"]
+    assert report["failure_reasons"] == {"hangs": "tests_timed_out"} and report["ambiguous_failure_ids"] == ["hangs"]
     assert sink.of("BatchEnded")[0]["verdicts"]["infra_failure"] == 3
 
 

@@ -30,6 +30,8 @@ from ..trajectory.files import final_path, remove_orphan_temps, write_atomically
 PREDS = "preds.json"
 STATE = "batch.json"
 LOCK = ".batch.lock"
+PREVIOUS = ".previous"
+"""Inside an instance's folder: its earlier runs' files, one numbered folder each."""
 State = Literal["queued", "running", "done", "failed", "interrupted", "skipped"]
 
 
@@ -47,6 +49,18 @@ class InstanceState:
     """The instance's class (`batch.verify.CLASSES`), once it ended."""
     verify: dict[str, Any] | None = None
     """What its verifier did: `returncode`, `duration_s`, `problem` (None: none ran)."""
+    reason: str | None = None
+    """Why it ended other than by submitting: the API error, the limit, the environment's failure."""
+    previous: list[dict[str, Any]] = field(default_factory=list)
+    """Its earlier runs' records, oldest first, each with `folder`: where that run's files were
+    moved (`<id>/.previous/<n>`) when `--rerun` or `--redo` ran it again."""
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> InstanceState:
+        """A `batch.json` record; keys a later swedeck added are kept out, not an error (the
+        folder's other records must survive a read by an older or newer swedeck)."""
+        known = {name: record[name] for name in cls.__dataclass_fields__ if name in record}
+        return cls(**known)
 
 
 @dataclass
@@ -75,8 +89,9 @@ def read_state(folder: Path) -> BatchState | None:
     """The batch state in `folder`, or None when there is none (or it cannot be read)."""
     try:
         data = json.loads((folder / STATE).read_text(encoding="utf-8"))
-        instances = {key: InstanceState(**value) for key, value in data.pop("instances").items()}
-        return BatchState(**data, instances=instances)
+        instances = {str(key): InstanceState.from_record(value) for key, value in data.pop("instances").items()}
+        known = {name: data[name] for name in BatchState.__dataclass_fields__ if name in data and name != "instances"}
+        return BatchState(**known, instances=instances)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
 
@@ -139,14 +154,30 @@ class BatchOutput:
                                         "model_patch": patch}
             write_atomically(self.preds_path, predictions)
 
-    def forget(self, instance_id: str) -> None:
-        """Before an instance runs (again): its prediction and final file go, so a crash in
-        between never leaves the old result looking like the new one."""
+    def forget(self, instance_id: str) -> str | None:
+        """Before an instance runs (again): its prediction leaves `preds.json` and its earlier
+        run's files move to `<id>/.previous/<n>/`, so a crash in between never leaves the old
+        result looking like the new one, and nothing of the old one is lost. The folder they
+        moved to, relative to the instance's (None: it had no files)."""
         with self._lock:
             predictions = self.predictions()
             if predictions.pop(instance_id, None) is not None:
                 write_atomically(self.preds_path, predictions)
-        self.trajectory_base(instance_id).unlink(missing_ok=True)
+        folder = self.folder / instance_id
+        try:
+            names = [entry for entry in folder.iterdir() if entry.name != PREVIOUS]
+        except OSError:
+            return None
+        if not names:
+            return None
+        kept = folder / PREVIOUS
+        kept.mkdir(exist_ok=True)
+        number = 1 + max((int(entry.name) for entry in kept.iterdir() if entry.name.isdigit()), default=0)
+        target = kept / str(number)
+        target.mkdir()
+        for entry in names:
+            entry.rename(target / entry.name)
+        return f"{PREVIOUS}/{number}"
 
     def write_state(self, state: BatchState) -> None:
         with self._lock:
@@ -154,9 +185,9 @@ class BatchOutput:
             write_atomically(self.folder / STATE, state.to_record())
 
     def write_report(self, state: BatchState) -> dict[str, Any]:
-        """`report.json` in SWE-bench's report shape, over every instance the batch selected."""
-        report = report_of(state)
+        """`report.json` (`report_of`), over every instance the folder has a record of."""
         with self._lock:
+            report = report_of(state, self.predictions(), self.folder)
             write_atomically(self.folder / REPORT, report)
         return report
 
@@ -173,28 +204,86 @@ def _older(record: InstanceState) -> str:
     return "not_verified" if record.exit_status == "Submitted" else "agent_error"
 
 
-def report_of(state: BatchState) -> dict[str, Any]:
-    """SWE-bench's run report (`make_run_report`: totals, `*_ids`, `schema_version` 2) for the
-    batch's instances by class, plus `infra_failure_ids` (as SWE-bench's harness names them),
-    `agent_error_ids`, `not_run_ids` and `not_verified_ids`. The denominator is the whole input."""
-    by_class: dict[str, list[str]] = {}
+def swebench_outcome(record: InstanceState, prediction: dict[str, Any] | None) -> str:
+    """What SWE-bench's `make_run_report` would call the instance, given the same predictions and
+    the same grading: `incomplete` (no prediction), `empty_patch` (its `model_patch` is "" or
+    None, SWE-bench's own test: not graded), `resolved` / `unresolved` (its tests ran and were
+    graded: SWE-bench's `report.json` exists), else `error` (a patch that did not apply, tests
+    that timed out, a verifier that could not run, or nothing graded it)."""
+    if prediction is None:
+        return "incomplete"
+    if prediction.get("model_patch") in ("", None):
+        return "empty_patch"
+    verify = record.verify or {}
+    if record.verdict in ("resolved", "unresolved") and not verify.get("problem"):
+        return record.verdict
+    return "error"
+
+
+def _log_classification(folder: Path) -> tuple[str, str] | None:
+    """SWE-bench's own reading of an instance's logs for signs of a broken environment
+    (`swebench.harness.infra_failure.classify_logs`: the test output and the harness's log, which
+    is `verify.log` here); None when it finds none."""
+    from swebench.harness.infra_failure import classify_logs
+
+    result: tuple[str, str] | None = classify_logs(folder / "test_output.txt", folder / "verify.log")
+    return result
+
+
+def report_of(state: BatchState, predictions: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """`report.json`: SWE-bench's run report over every instance the folder has a record of,
+    each key meaning what `make_run_report` means by it on the same predictions and grading
+    (`swebench_outcome`), and swedeck's own classes under `swedeck`.
+
+    SWE-bench's `infra_failure_ids`, `ambiguous_failure_ids` and `failure_reasons` are its own
+    classification of the logs; they are there when the SWE-bench package is installed."""
+    outcome: dict[str, list[str]] = {}
     for instance_id, record in sorted(state.instances.items()):
-        verdict = record.verdict or _older(record)
-        by_class.setdefault(verdict, []).append(instance_id)
-
-    def ids(*classes: str) -> list[str]:
-        return sorted(i for name in classes for i in by_class.get(name, []))
-
-    completed = ids("resolved", "unresolved")
-    submitted = sorted(i for i, r in state.instances.items() if r.exit_status is not None and r.verdict != "not_run")
-    errors = ids("agent_error", "infra_failure")
-    return {
-        "total_instances": len(state.instances), "submitted_instances": len(submitted),
-        "completed_instances": len(completed), "resolved_instances": len(ids("resolved")),
-        "unresolved_instances": len(ids("unresolved")), "empty_patch_instances": len(ids("empty_patch")),
-        "error_instances": len(errors), "completed_ids": completed,
-        "incomplete_ids": sorted(set(state.instances) - set(completed)), "empty_patch_ids": ids("empty_patch"),
-        "submitted_ids": submitted, "resolved_ids": ids("resolved"), "unresolved_ids": ids("unresolved"),
-        "error_ids": errors, "infra_failure_ids": ids("infra_failure"), "agent_error_ids": ids("agent_error"),
-        "not_run_ids": ids("not_run"), "not_verified_ids": ids("not_verified"), "schema_version": 2,
+        prediction = predictions.get(instance_id)
+        outcome.setdefault(swebench_outcome(record, prediction if isinstance(prediction, dict) else None),
+                           []).append(instance_id)
+    completed = sorted(outcome.get("resolved", []) + outcome.get("unresolved", []))
+    report: dict[str, Any] = {
+        "total_instances": len(state.instances), "submitted_instances": len(predictions),
+        "completed_instances": len(completed), "resolved_instances": len(outcome.get("resolved", [])),
+        "unresolved_instances": len(outcome.get("unresolved", [])),
     }
+    classified: dict[str, tuple[str, str]] = {}
+    environment_tier: str | None = None  # without SWE-bench's package, its log classification is not ours to guess
+    try:
+        from swebench.harness import infra_failure
+
+        environment_tier = infra_failure.TIER_ENVIRONMENT
+    except ImportError:
+        pass
+    if environment_tier is not None:
+        for instance_id in sorted(outcome.get("unresolved", []) + outcome.get("error", [])):
+            found = _log_classification(folder / instance_id)
+            if found is not None:
+                classified[instance_id] = found
+        infra = sorted(i for i, (_, tier) in classified.items() if tier == environment_tier)
+        ambiguous = sorted(i for i, (_, tier) in classified.items() if tier != environment_tier)
+        report.update(infra_failure_instances=len(infra), ambiguous_failure_instances=len(ambiguous))
+    report.update({
+        "empty_patch_instances": len(outcome.get("empty_patch", [])), "error_instances": len(outcome.get("error", [])),
+        "completed_ids": completed, "incomplete_ids": outcome.get("incomplete", []),
+        "empty_patch_ids": outcome.get("empty_patch", []), "submitted_ids": sorted(predictions),
+        "resolved_ids": outcome.get("resolved", []), "unresolved_ids": outcome.get("unresolved", []),
+    })
+    if environment_tier is not None:
+        report.update(infra_failure_ids=infra, ambiguous_failure_ids=ambiguous,
+                      failure_reasons={i: reason for i, (reason, _) in sorted(classified.items())})
+    report.update(error_ids=outcome.get("error", []), schema_version=2, swedeck=verdicts_of(state))
+    return report
+
+
+def verdicts_of(state: BatchState) -> dict[str, Any]:
+    """swedeck's own classes (`batch.verify.CLASSES`), the report's `swedeck` key: each class's
+    ids, and why each instance that did not submit ended."""
+    from .verify import CLASSES
+
+    by_class: dict[str, list[str]] = {name: [] for name in CLASSES}
+    for instance_id, record in sorted(state.instances.items()):
+        by_class.setdefault(record.verdict or _older(record), []).append(instance_id)
+    reasons = {i: record.reason for i, record in sorted(state.instances.items()) if record.reason}
+    return {**{f"{name}_ids": ids for name, ids in by_class.items()}, "reasons": reasons}

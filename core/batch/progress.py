@@ -130,7 +130,7 @@ class ProgressLine:
             case BatchStarted():
                 skipped = f", {event.skipped} already finished (skipped; --redo runs them again)" if event.skipped else ""
                 return (f"swedeck batch: {event.total} instances{skipped}; {event.executor} executor, "
-                        f"{event.workers} workers; output {event.output}")
+                        f"{event.workers} worker{'' if event.workers == 1 else 's'}; output {event.output}")
             case InstanceFinished():
                 result = event.result
                 what = f"{result.exit_status}"

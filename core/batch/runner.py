@@ -16,11 +16,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .. import events as ev
+from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..errors import UsageError
 from ..headless import ending_on_signals
@@ -76,6 +77,8 @@ class Batch:
         """The running instances' cost so far (local executor: from their events)."""
         self._finished_cost = 0.0
         self._lock = threading.Lock()
+        self._earlier: dict[str, InstanceState] = {}
+        """The folder's records before this run (`batch.json`), by instance id."""
 
     def stop(self) -> None:
         """A signal or Ctrl+C: no instance starts; running ones end `Interrupted`."""
@@ -89,10 +92,15 @@ class Batch:
             finished = set() if self.options.redo else self.output.finished()
             finished -= {i for i, record in before.items() if record.verdict in self.options.rerun}
             todo = [instance for instance in self.instances if instance.instance_id not in finished]
+            # Every instance the folder has a record of stays in it: a run that selects others
+            # (--filter, --slice) adds and updates, never forgets (nor grades anew) the rest.
+            self.state.instances = dict(before)
+            self._earlier = before
             for instance in self.instances:
                 record = before.get(instance.instance_id)
                 self.state.instances[instance.instance_id] = (
-                    InstanceState(state="queued") if instance in todo
+                    InstanceState(state="queued", previous=record.previous if record else [])
+                    if instance in todo
                     else replace(record, state="skipped") if record is not None else InstanceState(state="skipped"))
             self.output.write_state(self.state)
             self.tally.to_run, self.tally.workers = len(todo), self.options.workers
@@ -107,10 +115,10 @@ class Batch:
             self.output.write_state(self.state)
             report = self.output.write_report(self.state)
         tally = self.tally
-        infra = report["infra_failure_ids"]
+        infra = report["swedeck"]["infra_failure_ids"]
         code = (EXIT_INTERRUPTED if self._stop.is_set() else EXIT_FAILED if tally.failed or infra
                 else EXIT_LIMIT if limit_reached else 0)
-        verdicts: dict[str, int] = {name: len(report[f"{name}_ids"]) for name in CLASSES}
+        verdicts: dict[str, int] = {name: len(report["swedeck"][f"{name}_ids"]) for name in CLASSES}
         self.sink(BatchEnded(exit_statuses=dict(tally.exit_statuses), done=tally.done, failed=tally.failed,
                              not_run=not_run, warned=list(tally.warned), cost=tally.cost,
                              duration_s=time.monotonic() - started, exit_code=code, verdicts=verdicts))
@@ -160,11 +168,17 @@ class Batch:
 
     def _start(self, executor: Executor, instance: Instance) -> Handle:
         instance_id = instance.instance_id
-        self.output.forget(instance_id)
+        previous = list(self.state.instances[instance_id].previous)
+        moved = self.output.forget(instance_id)
+        earlier = self._earlier.get(instance_id)
+        if earlier is not None and earlier.state not in ("queued", "running"):
+            # the run it replaces, kept beside the new one (--rerun, --redo, a retried failure)
+            previous.append({**asdict(replace(earlier, previous=[])), "folder": moved})
+            previous[-1].pop("previous", None)
         base = self.output.trajectory_base(instance_id)
         base.parent.mkdir(parents=True, exist_ok=True)
         handle = executor.submit(instance, base)
-        self.state.instances[instance_id] = InstanceState(state="running")
+        self.state.instances[instance_id] = InstanceState(state="running", previous=previous)
         self.output.write_state(self.state)
         self.tally.running.add(instance_id)
         self.sink(InstanceStarted(instance_id))
@@ -211,11 +225,14 @@ class Batch:
         verdict = "not_run" if interrupted else result.verdict
         tally.verdicts[verdict] += 1
         verification = result.verification
+        ended_early = result.failed or result.exit_status != ExitStatus.SUBMITTED.value
         self.state.instances[instance_id] = InstanceState(
             state=state, exit_status=result.exit_status, cost=result.cost, steps=result.steps,
             duration_s=round(result.duration_s, 3), error=result.message if result.failed else None,
             warnings=list(result.warnings), verdict=verdict,
-            verify=None if verification is None else verification.record())
+            verify=None if verification is None else verification.record(),
+            reason=(result.message or result.exit_status) if ended_early else None,
+            previous=self.state.instances[instance_id].previous)
         if result.warnings and not interrupted:
             tally.warned.append(instance_id)
         self.output.write_state(self.state)

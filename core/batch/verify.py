@@ -59,7 +59,7 @@ class CommandVerifier:
     def __call__(self, environment: Environment, submission: str = "") -> None:
         started = time.monotonic()
         try:
-            outcome = environment.execute(self.command, timeout=self.timeout_s)
+            outcome = environment.execute(in_subshell(self.command), timeout=self.timeout_s)
         except Exception as error:  # noqa: BLE001 - whatever the environment does, it is not the agent's fault
             self.result = Verification(None, None, time.monotonic() - started, f"the verifier could not run: {error}")
             self._write(f"$ {self.command}\n(could not run: {error})\n")
@@ -78,6 +78,14 @@ class CommandVerifier:
             self.log.write_text(text, encoding="utf-8")
         except OSError:
             pass
+
+
+def in_subshell(command: str) -> str:
+    """`command` run in a subshell of the environment's shell: its own `exit N` ends the subshell
+    and is its exit status (the verdict), where in the session's shell it would end the shell
+    itself and look like a verifier cut off. The newline lets a last line end in a comment or a
+    heredoc's terminator."""
+    return f"(\n{command}\n)"
 
 
 def classify(exit_status: str, submission: str, failed: bool, verification: Verification | None,

@@ -125,12 +125,18 @@ def _read(folder: Path) -> dict[str, Outcome]:
 
 def _verdicts(folder: Path, name: str) -> dict[str, str]:
     """Instance id -> verdict, from `verdicts.json` (an object of ids to a word or to a record
-    with `verdict`/`resolved`) or a report in SWE-bench's shape (`resolved_ids`, `unresolved_ids`,
-    `error_ids`, and swedeck's `infra_failure_ids`, `agent_error_ids`)."""
+    with `verdict`/`resolved`) or a report: swedeck's classes (its `swedeck` key) first, then
+    SWE-bench's shape (`resolved_ids`, `unresolved_ids`, `error_ids`, `empty_patch_ids`)."""
     data = _json(folder / name)
     if not isinstance(data, dict):
         return {}
     out: dict[str, str] = {}
+    own = data.get("swedeck")
+    if isinstance(own, dict):  # swedeck's own report: its classes first
+        for key, ids in own.items():
+            if key.endswith("_ids") and isinstance(ids, list):
+                for instance_id in ids:
+                    out.setdefault(str(instance_id), key[:-len("_ids")])
     if any(key.endswith("_ids") for key in data):
         for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"),
                           ("infra_failure_ids", "infra_failure"), ("agent_error_ids", "agent_error"),

@@ -86,10 +86,10 @@ def grade_only(config: SwedeckConfig, instances: list[Instance], folder: Path, w
                   + (f" ({problem})" if problem else ""), flush=True)
 
     report = grade_finished(config, instances, folder, workers, said)
-    counts = {name: len(report[f"{name}_ids"]) for name in CLASSES}
+    counts = {name: len(report["swedeck"][f"{name}_ids"]) for name in CLASSES}
     if as_json:
         print(json.dumps({"type": "GradingEnded", "verdicts": counts}), flush=True)
     else:
         print(" · ".join(f"{name.replace('_', ' ')} {count}" for name, count in counts.items() if count)
               + f" of {report['total_instances']} ({folder / 'report.json'})")
-    return EXIT_FAILED if report["infra_failure_ids"] else 0
+    return EXIT_FAILED if report["swedeck"]["infra_failure_ids"] else 0
