@@ -230,3 +230,73 @@ async def test_x_in_replay_exports_the_open_file(tmp_path):
         await wait_for(pilot, lambda: any("export failed" in str(n.message) and "never overwritten" in str(n.message)
                                           for n in app._notifications), timeout=30)
         assert load_trajectory(CLAUDE).steps
+
+
+def _answers(trajectory) -> list[list[tuple[str, str]]]:
+    from swedeck.core.trajectory.output import answer_text
+
+    return [[(trajectory.messages[i].message_type.value, answer_text(trajectory.messages[i]))
+             for i in step.observation_indices] for step in trajectory.steps]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda path: path.relative_to(FIXTURES).as_posix())
+def test_the_atif_round_trip_keeps_what_each_answer_was_and_its_output(path, tmp_path):
+    """Read back, every answer is what it was (a submission, the person's words, mini-swe-agent's
+    `exit`) with the output the output pane shows, and `diff` of a run against its own export
+    marks no output as different (issue 43.6); the person's later words are `user` steps, not
+    results of the step before them (issue 43.5)."""
+    from swedeck.core.diff.align import align
+    from swedeck.core.messages import MessageType
+
+    source = load_trajectory(path)
+    document = to_atif(source).document
+    written = tmp_path / "run.atif.json"
+    written.write_text(json.dumps(document))
+    back = load_trajectory(written)
+    assert _answers(back) == _answers(source)
+    rows = align(source, back).rows
+    assert all(row.kind == "same" and not row.output_differs for row in rows), rows
+    person = sum(1 for step in source.steps for i in step.observation_indices
+                 if source.messages[i].role == "user" and source.messages[i].message_type in
+                 (MessageType.USER_MESSAGE, MessageType.TASK, MessageType.INTERRUPT))
+    results = [result for step in document["steps"] for result in (step.get("observation") or {}).get("results", [])]
+    assert not any(result.get("extra", {}).get("swedeck", {}).get("message_type") in ("user_message", "task")
+                   and "source_call_id" not in result for result in results)
+    user_steps = [step for step in document["steps"] if step["source"] == "user"]
+    assert len(user_steps) >= 1 + person
+
+
+def test_a_run_diffed_against_harbors_atif_of_it_has_the_same_outputs():
+    """Harbor 0.25.0's own converter of mini-swe-agent's file (its output is recorded in the
+    fixtures: Harbor's module needs Python >= 3.12), read back: the outputs are mini-swe-agent's,
+    its `<returncode>` wrapper taken apart as the output pane does (issue 43.6)."""
+    from swedeck.core.diff.align import align
+
+    theirs = load_trajectory(FIXTURES / "agents" / "atif" / "harbor-0.25.0-of-mini-v2-tool-calls.json")
+    rows = align(load_trajectory(FIXTURES / "mini-v2-tool-calls.traj.json"), theirs).rows
+    assert rows and all(row.kind == "same" and not row.output_differs for row in rows), rows
+
+
+def test_the_persons_later_turns_are_user_steps(tmp_path):
+    """A Claude Code session with a second user turn: exported, the turn is a `user` step between
+    the agent steps (as Harbor writes one), not a result of the step before it (issue 43.5)."""
+    def record(uuid, parent, kind, message):
+        return json.dumps({"sessionId": "s", "uuid": uuid, "parentUuid": parent, "type": kind, "message": message})
+
+    lines = [record("u1", None, "user", {"role": "user", "content": "list the files"}),
+             record("a1", "u1", "assistant", {"id": "m1", "role": "assistant", "content": [
+                 {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}),
+             record("r1", "a1", "user", {"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "t1", "content": "calc.py"}]}),
+             record("a2", "r1", "assistant", {"id": "m2", "role": "assistant", "content": [
+                 {"type": "text", "text": "One file."}]}),
+             record("u2", "a2", "user", {"role": "user", "content": "now count its lines"}),
+             record("a3", "u2", "assistant", {"id": "m3", "role": "assistant", "content": [
+                 {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "wc -l calc.py"}}]})]
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    document = to_atif(load_trajectory(path)).document
+    assert [(step["source"], step.get("message")) for step in document["steps"]] == [
+        ("user", "list the files"), ("agent", ""), ("agent", "One file."), ("user", "now count its lines"), ("agent", "")]
+    assert [r["content"] for r in document["steps"][1]["observation"]["results"]] == ["calc.py"]
+    assert "observation" not in document["steps"][2]

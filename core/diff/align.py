@@ -91,7 +91,11 @@ def step_key(trajectory: Trajectory, step: Step) -> str:
 
 
 def _outputs(trajectory: Trajectory, step: Step) -> list[str]:
-    return [answer_text(trajectory.messages[i]).strip() for i in step.observation_indices]
+    """What the step's answers say, as the output pane shows them (a command's output without the
+    template around it); not how the run ended (mini-swe-agent's `exit`, which the totals give and
+    other formats do not keep as a message)."""
+    return [answer_text(message).strip() for message in (trajectory.messages[i] for i in step.observation_indices)
+            if message.message_type != MessageType.EXIT]
 
 
 def align(a: Trajectory, b: Trajectory) -> Alignment:

@@ -1,9 +1,11 @@
 """Any trajectory as ATIF v1.7 (SPEC §16), the Agent Trajectory Interchange Format of Harbor.
 
-One ATIF step per message in ATIF's sense: the system prompt and each user message are
+One ATIF step per message in ATIF's sense: the system prompt and each user message (the task,
+and the person's later words: a follow-up, an interrupt's note, a compaction's summary) are
 `system` / `user` steps; each model response is an `agent` step with its tool calls, the
-results that answered them (`observation.results`, by `source_call_id`) and its `metrics`
-where the provider reported usage. What ATIF has no field for goes under `extra.swedeck`
+results that answered them (`observation.results`, by `source_call_id`: tool results,
+observations, a format error, the submission, the run's end) and its `metrics` where the
+provider reported usage. What ATIF has no field for goes under `extra.swedeck`
 (exit status, submission, processor changes, approvals, exit codes, the source's fidelity),
 and what it cannot hold at all is said in `losses`: printed by `swedeck export`, and in
 its `--json`. The text of every message is written as the file has it: nothing is masked
@@ -65,7 +67,8 @@ class _Writer:
         owner: dict[int, Step] = {}
         for step in trajectory.steps:
             for index in step.observation_indices:
-                owner[index] = step
+                if _is_result(trajectory.messages[index]):
+                    owner[index] = step
         self.observation_of = owner
         self.step_at = {step.message_index: step for step in trajectory.steps}
 
@@ -120,7 +123,8 @@ class _Writer:
         calls, synthesized = self._calls(step, message)
         if calls:
             record["tool_calls"] = calls
-        results = [self._result(self.trajectory.messages[index], synthesized) for index in step.observation_indices]
+        results = [self._result(self.trajectory.messages[index], synthesized) for index in step.observation_indices
+                   if self.observation_of.get(index) is step]
         if results:
             record["observation"] = {"results": results}
         usage = step.usage
@@ -236,6 +240,18 @@ def _agent_name(trajectory: Trajectory) -> str:
     return str(named) if named else trajectory.format
 
 
+_PERSON = (MessageType.USER_MESSAGE, MessageType.TASK, MessageType.INTERRUPT, MessageType.COMPACTION)
+"""What the person said (or what replaced the history) after a step: a `user` step of its own,
+as Harbor writes a later user turn, never a result of the step before it."""
+
+
+def _is_result(message: Message) -> bool:
+    """A message that answers the step's query as one of its `observation.results`: a tool's
+    result (a rejection's comment included: it answers the call), an observation, a format
+    error, the submission, the run's end; not the person's own later words."""
+    return message.role in ("tool", "exit") or message.message_type not in _PERSON
+
+
 def _stamp(record: dict[str, Any], message: Message) -> None:
     if message.extra.timestamp is not None:
         try:
@@ -256,6 +272,8 @@ def _extra(message: Message) -> dict[str, Any]:
     if kind not in (MessageType.SYSTEM, MessageType.TASK, MessageType.ACTION, MessageType.OBSERVATION,
                     MessageType.ASSISTANT_MESSAGE):
         extra["message_type"] = kind.value
+    if kind == MessageType.EXIT and isinstance(message.extra.unknown.get("exit_status"), str):
+        extra["exit_status"] = message.extra.unknown["exit_status"]
     for key in _KEPT:
         value = getattr(message.extra, key, None)
         if value is not None:

@@ -156,11 +156,36 @@ def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity, pa
                                                     f"(step {step.get('step_id')})", str(beside)))
         text = _text(result.get("content"))
         call_id = optional_str(result.get("source_call_id"))
+        kind, extra = _swedeck_result(result, text)
         if call_id and call_id in call_ids:
-            out.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text}, tool_call_id=call_id))
+            out.append(chat.Entry("tool", text, kind, extra, tool_call_id=call_id))
+        elif kind == MessageType.EXIT:
+            out.append(chat.Entry("exit", text, kind, extra))
         else:  # an observation not tied to a call of this step: what the model was told, as a user message
-            out.append(chat.Entry("user", text, MessageType.OBSERVATION, {"raw_output": text}))
+            out.append(chat.Entry("user", text, kind, extra))
     return out
+
+
+_RESULT_FIELDS = ("returncode", "duration_s", "timed_out", "output_truncated", "approval", "mode")
+"""What swedeck's export keeps of a result under `extra.swedeck` and its reader takes back."""
+
+
+def _swedeck_result(result: Mapping[str, Any], text: str) -> tuple[MessageType, dict[str, Any]]:
+    """A result's type and extra fields. In a file swedeck exported, what it wrote down under
+    `extra.swedeck`: the type (the submission, the person's comment, mini-swe-agent's `exit`),
+    the output as the command printed it (`raw_output`: absent when it is the content), its
+    exit code. In any other file, an observation whose output is its content, as the output
+    pane reads it (mini-swe-agent's `<returncode>` wrapper taken apart: `output.command_output`)."""
+    own = mapping(mapping(result.get("extra")).get("swedeck"))
+    kind = _swedeck_type(result) or MessageType.OBSERVATION
+    if not own:
+        return kind, {}
+    extra = {key: own[key] for key in _RESULT_FIELDS if own.get(key) is not None}
+    raw = own.get("raw_output")
+    extra["raw_output"] = raw if isinstance(raw, str) else text
+    if kind == MessageType.EXIT and isinstance(own.get("exit_status"), str):
+        extra["exit_status"] = own["exit_status"]
+    return kind, extra
 
 
 def _text(message: Any) -> str:
