@@ -242,7 +242,7 @@ def test_a_claude_code_session_that_does_not_link_up_reads_in_file_order(tmp_pat
 
 def test_a_folder_lists_every_agents_record():
     found = {path.relative_to(AGENTS).as_posix() for path in trajectory_files(AGENTS)}
-    assert found == {"atif/v1.5-plain.json", "atif/v1.8-subagents.json", "claude-code/cc-session-1.jsonl",
+    assert found == {"atif/harbor-0.25.0-of-mini-v2-tool-calls.json", "atif/v1.5-plain.json", "atif/v1.8-subagents.json", "claude-code/cc-session-1.jsonl",
                      "claude-code/cc-session-1/subagents/agent-ag1.jsonl", "codex/" + CODEX.name,
                      "harbor-job/trial-a__x1/agent/trajectory.json", "harbor-job/trial-b__x2/agent/trajectory.json",
                      "inspect/calc.eval", "inspect/calc.json", "openhands/eval-output.jsonl",

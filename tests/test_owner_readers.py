@@ -160,6 +160,67 @@ def test_logs_inspect_writes_agree_with_read_eval_log(tmp_path, log_format):
     assert ours.info.exit_status == "scored: includes=C"
 
 
+_RUN_INSPECT_COMPACTING = _RUN_INSPECT.split("@tool")[0].replace(
+    "from inspect_ai.solver import generate, system_message, use_tools",
+    "from inspect_ai.agent import react\nfrom inspect_ai.model import CompactionSummary, CompactionTrim") + textwrap.dedent('''
+    @tool
+    def bash():
+        async def execute(cmd: str):
+            """Run a command.
+
+            Args:
+              cmd: the command
+            """
+            return f"ran: {cmd}\\n" + "line of output\\n" * 60
+        return execute
+
+    outputs = [ModelOutput.for_tool_call("mockllm/model", "bash", {"cmd": f"cat file{i}.py"}) for i in range(4)]
+    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "42"}))
+    summarizer = get_model("mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm/model", "Read 0-2.")] * 5)
+    strategy = (CompactionSummary(threshold=600, memory=False, model=summarizer) if sys.argv[3] == "summary"
+                else CompactionTrim(threshold=1000, memory=False))
+    task = Task(dataset=[Sample(input="What is the answer?", target="42", id="s1")],
+                solver=react(tools=[bash()], compaction=strategy), scorer=includes())
+    inspect_eval(task, model=get_model("mockllm/model", custom_outputs=outputs), log_dir=sys.argv[1],
+                 log_format=sys.argv[2], display="none")
+''')
+
+
+@pytest.mark.parametrize("kind,log_format", [("summary", "json"), ("trim", "eval")])
+def test_inspect_compactions_are_compactions(tmp_path, kind, log_format):
+    """Logs Inspect itself writes with `CompactionSummary` / `CompactionTrim` (issue 43.7): each
+    `CompactionEvent` is a compaction of the step model (never "the person said"), with Inspect's
+    token figures; after a summary, the prompt swedeck rebuilds (what an export keeps) is the
+    input Inspect recorded, message for message."""
+    from swedeck.core.messages import MessageType
+    from swedeck.core.prompt_view import history_before
+    from swedeck.core.trajectory.fidelity import fidelity_of
+
+    log_module = oracle("inspect_ai.log")
+    script = tmp_path / "run_inspect.py"
+    script.write_text(_RUN_INSPECT_COMPACTING)
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "logs"), log_format, kind], capture_output=True,
+                            text=True, timeout=240, cwd=tmp_path, env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    [path] = list((tmp_path / "logs").glob(f"*.{log_format}"))
+    log = log_module.read_eval_log(str(path), resolve_attachments=True)
+    assert log.status == "success"
+    _compare_inspect(path, log)
+    events = [event for event in log.samples[0].events if event.event == "compaction"]
+    assert events and all(event.type == kind for event in events)
+    ours = load_trajectory(path)
+    markers = [m for m in ours.messages if m.message_type == MessageType.COMPACTION]
+    assert fidelity_of(ours).compactions == len(events) == len(markers)
+    assert [(m.extra.unknown.get("tokens_before"), m.extra.unknown.get("tokens_after")) for m in markers] == [
+        (event.tokens_before, event.tokens_after) for event in events]
+    assert not any(m.message_type == MessageType.USER_MESSAGE for m in ours.messages)
+    if kind == "summary":
+        rebuilt = ours.__class__(**{**{f: getattr(ours, f) for f in ours.__struct_fields__}, "recorded_prompts": {}})
+        for number in range(1, len(ours.steps) + 1):
+            recorded = ours.recorded_prompts[number]
+            assert [(m.role, m.text) for m in history_before(rebuilt, number)] == [(m.role, m.text) for m in recorded]
+
+
 def test_claude_code_agrees_with_claude_code_log():
     _compare_claude(AGENTS / "claude-code" / "cc-session-1.jsonl")
 

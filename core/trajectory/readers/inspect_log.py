@@ -107,6 +107,11 @@ def read(source: Source) -> Trajectory:
     tally = chat.Tally()
     pool = list(mapping(sample.get("events_data")).get("messages") or [])
     by_output: dict[str, Mapping[str, Any]] = {}
+    summaries: list[Mapping[str, Any]] = []
+    """The `summary` compaction events, in order: each has its summary message in `messages`."""
+    compacted_before: dict[str, list[Mapping[str, Any]]] = {}
+    """The trim and edit compactions (no message of their own), by the output id of the next model call."""
+    pending: list[Mapping[str, Any]] = []
     for event in sample.get("events") or []:
         event = mapping(event)
         kind = event.get("event")
@@ -114,8 +119,13 @@ def read(source: Source) -> Trajectory:
             message = _output_message(event, attachments)
             if message.get("id"):
                 by_output[str(message["id"])] = event
+                if pending:
+                    compacted_before.setdefault(str(message["id"]), []).extend(pending)
+                    pending = []
             else:
                 tally.skip("model event without an output message id")
+        elif kind == "compaction":
+            (summaries if event.get("type", "summary") == "summary" else pending).append(event)
         elif kind != "tool":  # tool events repeat the tool messages
             tally.skip(f"event/{kind}")
     entries: list[chat.Entry] = []
@@ -123,6 +133,12 @@ def read(source: Source) -> Trajectory:
     step = 0
     for message in sample.get("messages") or []:
         message = _resolved(mapping(message), attachments)
+        if message.get("role") == "user" and mapping(message.get("metadata")).get("summary"):
+            event = summaries.pop(0) if summaries else {}
+            entries.append(_compaction(event, entries, _content(message.get("content"))[0]))
+            continue
+        for event in compacted_before.pop(str(message.get("id")), []) if message.get("role") == "assistant" else []:
+            entries.append(_compaction(event, entries, ""))
         entry = _entry(message, entries)
         entries.append(entry)
         if not entry.is_step:
@@ -143,6 +159,24 @@ def read(source: Source) -> Trajectory:
     return chat.trajectory(source, FORMAT, entries, info, fidelity,
                            provenance=lambda number: "recorded" if number in recorded else "reconstructed",
                            recorded_prompts=recorded)
+
+
+def _compaction(event: Mapping[str, Any], entries: list[chat.Entry], summary: str) -> chat.Entry:
+    """A `CompactionEvent` as the step model's compaction. A summary (`CompactionSummary`)
+    replaces the conversation after the sample's input (its system and user messages before the
+    first response) with its summary message, as Inspect sends it; a trim or an edit has no
+    message: its marker says what happened, and the requests after it are recorded."""
+    kind = str(event.get("type") or "summary")
+    before, after = event.get("tokens_before"), event.get("tokens_after")
+    marker = chat.compaction(summary or f"(Inspect's {kind} compaction: the conversation was {kind}med)"
+                             if kind == "trim" else summary or f"(Inspect's {kind} compaction)",
+                             before=before if isinstance(before, int) else None,
+                             after=after if isinstance(after, int) else None,
+                             source=f"inspect {kind}")
+    if kind == "summary":
+        first = next((i for i, entry in enumerate(entries) if entry.role == "assistant"), len(entries))
+        marker.extra["forgotten"] = list(range(first, len(entries)))
+    return marker
 
 
 class _Prompts(Mapping[int, list[Message]]):
