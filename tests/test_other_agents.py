@@ -300,3 +300,95 @@ def test_damaged_records_never_crash(tmp_path):
     not_steps.write_text(json.dumps({"schema_version": "ATIF-v1.6", "steps": {}}))
     with pytest.raises(TrajectoryError, match="`steps` is dict, not a list"):
         load_trajectory(not_steps)
+
+
+def test_tool_errors_reach_print_json_the_replay_and_the_export(tmp_path):
+    """Inspect's `ToolCallError` and Claude Code's `is_error` (issue 43.8): in `--print --json`,
+    in the output pane's status line, in the ATIF export (with a loss line: ATIF has no field
+    for them) and back from it."""
+    from swedeck.core.export.atif import to_atif
+    from swedeck.core.replay.document import LoadedDocument
+    from swedeck.core.replay.step_text import output_text
+    from swedeck.core.trajectory.printer import step_record
+
+    inspect = load_trajectory(AGENTS / "inspect" / "calc.json")
+    [observation] = step_record(inspect, inspect.steps[1])["observations"]
+    assert observation["tool_error"] == {"type": "unknown", "message": "calc.py: permission denied"}
+    assert observation["label"] == "tool error (unknown)"
+    assert "── tool error (unknown) ──\ncalc.py: permission denied" in output_text(LoadedDocument(inspect).step(2))
+    exported = to_atif(inspect)
+    assert any(loss.startswith("tool errors (ATIF has no field for them") for loss in exported.losses)
+    written = tmp_path / "inspect.atif.json"
+    written.write_text(json.dumps(exported.document))
+    back = load_trajectory(written)
+    assert step_record(back, back.steps[1])["observations"][0]["tool_error"] == observation["tool_error"]
+
+    lines = [{"sessionId": "s", "uuid": "u1", "parentUuid": None, "type": "user",
+              "message": {"role": "user", "content": "read it"}},
+             {"sessionId": "s", "uuid": "a1", "parentUuid": "u1", "type": "assistant", "message": {
+                 "id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                               "input": {"command": "cat nope"}}]}},
+             {"sessionId": "s", "uuid": "r1", "parentUuid": "a1", "type": "user", "message": {"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "t1", "content": "cat: nope: No such file", "is_error": True}]}}]
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    claude = load_trajectory(session)
+    [observation] = step_record(claude, claude.steps[0])["observations"]
+    assert observation["tool_error"] == {"type": None, "message": "cat: nope: No such file"}
+    assert observation["label"] == "tool error"
+
+
+def test_records_no_step_shows_are_counted_and_said(tmp_path):
+    """Issue 43.9: an Inspect sample of tool messages with no model turn is counted, said and
+    exported; a bare string in a Claude Code content list is its text; Claude Code's `isMeta`
+    words are not the person's; a branch's label is words, not JSON."""
+    from swedeck.core.export.share import export
+    from swedeck.core.trajectory.fidelity import summary, summary_lines
+    from swedeck.core.trajectory.printer import step_record
+
+    document = json.loads((AGENTS / "inspect" / "calc.json").read_text())
+    sample = document["samples"][0]
+    sample["messages"] = [{"id": f"t{n}", "role": "tool", "tool_call_id": f"c{n}", "function": "bash",
+                           "content": f"out {n}"} for n in range(11)]
+    sample["events"] = []
+    document["samples"] = [sample]
+    path = tmp_path / "tools-only.json"
+    path.write_text(json.dumps(document))
+    tools_only = load_trajectory(path)
+    record = summary(tools_only)
+    assert not tools_only.steps and record["skipped"]["tool results before any model response (no step shows them)"] == 11
+    lines = summary_lines(record)
+    assert "what the model saw: recorded  (no steps: the run has no model response)" in lines
+    exported = export(path, "atif")
+    assert json.loads(exported.data)["steps"] and any("tool results that answer no call" in loss
+                                                       for loss in exported.losses)
+
+    def line(uuid, parent, kind, message, **more):
+        return json.dumps({"sessionId": "s", "uuid": uuid, "parentUuid": parent, "type": kind, "message": message,
+                           **more})
+
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join([
+        line("m0", None, "user", {"role": "user", "content": "Caveat: generated while running local commands."},
+             isMeta=True),
+        line("u1", "m0", "user", {"role": "user", "content": ["fix the bug", {"type": "text", "text": "please"}]}),
+        line("a1", "u1", "assistant", {"id": "x1", "role": "assistant", "content": [
+            "I will look.", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}),
+        line("r1", "a1", "user", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "calc.py"}]}),
+        line("m1", "r1", "user", {"role": "user", "content": "<local-command-stdout>ok</local-command-stdout>"},
+             isMeta=True),
+        line("a2", "r1", "assistant", {"id": "x2", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "cat calc.py"}}]}),
+    ]) + "\n")
+    claude = load_trajectory(session)
+    task = next(m for m in claude.messages if m.message_type.value == "task")
+    assert task.text == "fix the bug\nplease"
+    assert claude.messages[claude.steps[0].message_index].text == "I will look."
+    labels = [branch.label for branch in claude.fidelity.openable]
+    assert labels == ["branch of 5 records, ending '<local-command-stdout>ok</local-command-stdout>'"]
+    main = load_trajectory(f"{session}#m1")
+    said = [o["label"] for o in step_record(main, main.steps[0])["observations"]]
+    assert said == ["observation", "Claude Code's note (isMeta: not the person's words)"]
+    branched = load_trajectory(f"{session}#a1")
+    assert any(b.label.endswith("ending 'Bash: cat calc.py'") for b in branched.fidelity.openable)

@@ -24,6 +24,7 @@ from typing import Any
 from ..messages import Message, MessageType, content_text
 from ..trajectory.fidelity import summary
 from ..trajectory.model import Step, Trajectory
+from ..trajectory.output import tool_error
 
 ATIF_VERSION = "ATIF-v1.7"
 
@@ -183,6 +184,10 @@ class _Writer:
         if call_id:
             result["source_call_id"] = call_id
         extra = _extra(message)
+        error = tool_error(message)
+        if error is not None:
+            extra["tool_error"] = error
+            self.lost["tool errors (ATIF has no field for them: kept under extra.swedeck.tool_error)"] += 1
         if extra:
             result["extra"] = {"swedeck": extra}
         return result

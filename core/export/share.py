@@ -34,21 +34,26 @@ def default_kind(out: Path) -> ExportFormat:
 
 def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
     trajectory = load_trajectory(path)
-    if not trajectory.steps:
-        raise UsageError(f"{path}: no steps to export (no model response yet)")
-    try:
-        first, last = step_range(steps, len(trajectory.steps))
-    except ValueError as error:
-        raise UsageError(str(error)) from None
+    if not trajectory.steps and not len(trajectory.messages):
+        raise UsageError(f"{path}: nothing to export (no messages)")
+    if not trajectory.steps:  # messages and no model response (a sample of tool results alone): all of them
+        if steps:
+            raise UsageError(f"--step {steps}: {path} has no steps (no model response), only messages")
+        first, last = 1, 0
+    else:
+        try:
+            first, last = step_range(steps, len(trajectory.steps))
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     if kind == "atif":
         result = to_atif(trajectory, (first, last))
         data = (json.dumps(result.document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-        return Exported(trajectory.path, data, ATIF_VERSION, last - first + 1, result.losses)
+        return Exported(trajectory.path, data, ATIF_VERSION, max(0, last - first + 1), result.losses)
     if kind == "html":
         from .html import PAGE_VERSION, to_html
 
         page = to_html(trajectory, (first, last))
-        return Exported(trajectory.path, page.data, PAGE_VERSION, last - first + 1, page.losses)
+        return Exported(trajectory.path, page.data, PAGE_VERSION, max(0, last - first + 1), page.losses)
     raise UsageError(f"--format {kind}: give atif or html")
 
 

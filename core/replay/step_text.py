@@ -3,7 +3,7 @@ functions of a `StepView`; the replay panes and the exported page both show thes
 
 from __future__ import annotations
 
-from ..trajectory.output import answer_label, answer_text, command_output
+from ..trajectory.output import answer_label, answer_text, command_output, tool_error
 from .document import StepView
 
 
@@ -23,6 +23,8 @@ def output_text(view: StepView) -> str:
     for message in view.observations:
         output = command_output(message)
         status = f"exit {output.returncode}" if output.returncode is not None else answer_label(message)
+        if output.returncode is not None and tool_error(message) is not None:
+            status += f" · {answer_label(message)}"
         if message.extra.duration_s is not None:
             status += f" · {message.extra.duration_s:.2f} s"
         chunks.append(f"── {status} ──\n{answer_text(message)}")

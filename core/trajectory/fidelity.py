@@ -73,7 +73,19 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
                                           or not step.usage.prompt_tokens)
+    unanswered = _before_any_step(trajectory)
+    if unanswered:
+        record["skipped"] = {**record["skipped"], "tool results before any model response (no step shows them)":
+                             unanswered}
     return record
+
+
+def _before_any_step(trajectory: Trajectory) -> int:
+    """Tool results and observations before the first step (all of them in a run without one):
+    kept as messages, shown by no step, so counted. Later ones always answer a step."""
+    end = trajectory.steps[0].message_index if trajectory.steps else len(trajectory.messages)
+    return sum(1 for index in range(end) if trajectory.messages[index].role == "tool"
+               or trajectory.messages[index].message_type == MessageType.OBSERVATION)
 
 
 def summary_lines(record: dict[str, Any]) -> list[str]:
@@ -81,7 +93,8 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     lines = [f"format: {record['format']}   steps: {record['steps']}   tool calls: {record['tool_calls']} "
              f"({record['shell_commands']} shell)"]
     lines.append(f"what the model saw: {record['prompt']}  ("
-                 + ", ".join(f"{count} {key}" for key, count in record["steps_by_provenance"].items()) + " steps)")
+                 + (", ".join(f"{count} {key}" for key, count in record["steps_by_provenance"].items()) + " steps)"
+                    if record["steps_by_provenance"] else "no steps: the run has no model response)"))
     if record["parts"]:
         lines.append("  " + "   ".join(f"{part}: {how}" for part, how in record["parts"].items()))
     lines.append(f"usage: {record['usage']}" + (f"  ({record['estimated_usage_steps']} steps without a recorded "

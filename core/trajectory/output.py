@@ -35,12 +35,30 @@ def command_output(message: Message) -> CommandOutput:
     return CommandOutput(message.text, extra.returncode)
 
 
+def tool_error(message: Message) -> dict[str, str | None] | None:
+    """The tool's own word that its call failed, as the file recorded it: `{"type", "message"}`
+    (Inspect's `ToolCallError`; Claude Code's `is_error`, type None); None when it did not say so."""
+    recorded = message.extra.unknown.get("tool_error")
+    if isinstance(recorded, dict):
+        kind, said = recorded.get("type"), recorded.get("message")
+        return {"type": kind if isinstance(kind, str) else None, "message": said if isinstance(said, str) else None}
+    if isinstance(recorded, str):  # files read before the type was kept
+        return {"type": None, "message": recorded}
+    return None
+
+
 def answer_label(message: Message) -> str:
     """What a message that answers a query is, in words: `submitted`, `format error`, `the
-    person said`, `interrupted by the person`, `follow-up task`, `run ended: Submitted`."""
+    person said`, `interrupted by the person`, `follow-up task`, `run ended: Submitted`,
+    `tool error (permission)`."""
     kind = message.message_type
     if kind == MessageType.EXIT:
         return f"run ended: {message.extra.unknown.get('exit_status') or 'exit'}"
+    error = tool_error(message)
+    if error is not None:
+        return "tool error" + (f" ({error['type']})" if error["type"] else "")
+    if message.extra.unknown.get("is_meta"):
+        return "Claude Code's note (isMeta: not the person's words)"
     return str(_LABELS.get(kind, kind.value.replace("_", " ")))
 
 

@@ -16,7 +16,7 @@ from .compaction import compaction_at
 from .compaction import label as compaction_label
 from .fidelity import prompt_provenance, summary, summary_lines
 from .model import Step, Trajectory
-from .output import answer_label, answer_text
+from .output import answer_label, answer_text, tool_error
 
 THOUGHT_CHARS = 300
 OBSERVATION_LINES = 12
@@ -39,6 +39,7 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
             {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
              "label": answer_label(other),
              **({"returncode": other.extra.returncode} if other.extra.returncode is not None else {}),
+             **({"tool_error": error} if (error := tool_error(other)) is not None else {}),
              **({"task": answer_text(other)} if other.message_type == MessageType.TASK else {})}
             for index, other in ((i, trajectory.messages[i]) for i in step.observation_indices)
         ],

@@ -166,7 +166,7 @@ def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity, pa
     return out
 
 
-_RESULT_FIELDS = ("returncode", "duration_s", "timed_out", "output_truncated", "approval", "mode")
+_RESULT_FIELDS = ("returncode", "duration_s", "timed_out", "output_truncated", "approval", "mode", "tool_error")
 """What swedeck's export keeps of a result under `extra.swedeck` and its reader takes back."""
 
 

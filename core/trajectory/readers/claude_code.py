@@ -145,8 +145,32 @@ class _Tree:
         its length, and the first words of its last message."""
         record = self.records[leaf]
         kind = "sidechain" if record.get("isSidechain") else "branch"
-        words = " ".join(chat.text_of(mapping(record.get("message")).get("content")).split())[:60]
+        words = " ".join(_words(mapping(record.get("message")).get("content")).split())[:60]
         return f"{kind} of {len(self.chain(leaf))} records" + (f", ending {words!r}" if words else "")
+
+
+def _words(content: Any) -> str:
+    """A record's content as a person reads it, for a branch's label: its text, a tool call as
+    `Bash: ls`, a tool result as its output (never the blocks' JSON)."""
+    if not isinstance(content, list):
+        return chat.text_of(content)
+    words = []
+    for block in content:
+        if isinstance(block, str):
+            words.append(block)
+            continue
+        block = mapping(block)
+        if block.get("type") in ("tool_use", "server_tool_use"):
+            name = str(block.get("name") or "")
+            _, action = chat.call("", name, block.get("input") or {})
+            words.append(f"{name}: {action.command}" if action.unknown.get("shell") else action.command)
+        elif block.get("type") == "tool_result":
+            words.append(chat.text_of(block.get("content")))
+        elif block.get("type") in ("thinking", "redacted_thinking"):
+            continue
+        else:
+            words.append(chat.text_of(block.get("text")) if block.get("type") == "text" else f"[{block.get('type')}]")
+    return " ".join(word for word in words if word)
 
 
 def _subagent_files(source: Source) -> list[Any]:
@@ -189,7 +213,7 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
     for record in group:
         content = mapping(record.get("message")).get("content")
         for block in content if isinstance(content, list) else [{"type": "text", "text": content}]:
-            block = mapping(block)
+            block = {"type": "text", "text": block} if isinstance(block, str) else mapping(block)
             if block.get("type") == "text":
                 texts.append(str(block.get("text") or ""))
             elif block.get("type") in ("thinking", "redacted_thinking"):
@@ -210,18 +234,21 @@ def _user(record: Mapping[str, Any], message: Mapping[str, Any], entries: list[c
     content = message.get("content")
     extra = {"uuid": record.get("uuid")}
     if record.get("isMeta"):
-        extra["is_meta"] = True
-    first = not any(entry.kind == MessageType.TASK for entry in entries)
+        extra["is_meta"] = True  # Claude Code's own words in the person's turn (a caveat, a command's output)
+    first = not record.get("isMeta") and not any(entry.kind == MessageType.TASK for entry in entries)
     if not isinstance(content, list):
         return [chat.Entry("user", chat.text_of(content), MessageType.TASK if first else MessageType.USER_MESSAGE, extra)]
     out, texts = [], []
     for block in content:
+        if isinstance(block, str):  # a bare string in the list: text, as the API takes it
+            texts.append(block)
+            continue
         block = mapping(block)
         if block.get("type") == "tool_result":
             text = chat.text_of(block.get("content"))
             result = {**extra, "raw_output": text}
             if block.get("is_error"):
-                result["is_error"] = True
+                result["tool_error"] = {"type": None, "message": text}
             out.append(chat.Entry("tool", text, MessageType.OBSERVATION, result,
                                   tool_call_id=optional_str(block.get("tool_use_id"))))
         else:

@@ -280,7 +280,7 @@ def _entry(message: Mapping[str, Any], entries: list[chat.Entry]) -> chat.Entry:
     if role == "tool":
         error = mapping(message.get("error"))
         if error:
-            extra["tool_error"] = error.get("message")
+            extra["tool_error"] = {"type": optional_str(error.get("type")), "message": optional_str(error.get("message"))}
             text = text or str(error.get("message") or "")
         extra["raw_output"] = text
         return chat.Entry("tool", text, MessageType.OBSERVATION, extra, tool_call_id=optional_str(message.get("tool_call_id")),
