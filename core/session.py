@@ -25,7 +25,7 @@ from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig, require_model
 from .errors import SwedeckError, UsageError
 from .events import ContextStatus
-from .messages import Message, ModelStats, last_task
+from .messages import Message, MessageType, ModelStats, last_task
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_messages
 
@@ -230,9 +230,13 @@ class Session:
             if self.resume:
                 writer, history = self._resume(redactor)
             else:
-                # a given history (a fork, §11.3) opens the new trajectory, so it replays whole
+                # a given history (a fork, §11.3) opens the new trajectory, so it replays whole; one
+                # without a system prompt (another agent's file) is written by the agent once its
+                # system prompt stands first (`Agent._start`)
+                has_system = any(message.message_type == MessageType.SYSTEM for message in history)
                 writer = TrajectoryWriter(self.config.run.output, self._session_meta(), redactor,
-                                          keep_jsonl=self.config.run.keep_jsonl, messages=history)
+                                          keep_jsonl=self.config.run.keep_jsonl,
+                                          messages=history if has_system or not history else ())
             self.trajectory_path = str(writer.path)
             # What the first queries run with, so every prompt can be rebuilt (SPEC §11.2)
             writer.add_meta("processors_change", processors=self.prompts.describe(),

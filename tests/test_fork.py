@@ -113,3 +113,29 @@ def test_recorded_commands_are_untrusted_in_confirm_mode_each_is_asked(openai_se
     meta = [e for e in json.loads((tmp_path / "fork.traj.json").read_text())["meta_events"]
             if e["event"] == "replayed_command"]
     assert [e["approval"] for e in meta] == ["approved", "rejected"]
+
+
+def test_a_fork_of_a_file_without_a_system_prompt_sends_swedecks_first(openai_server, tmp_path):
+    """Claude Code and OpenHands v0 keep no system prompt: a fork sends swedeck's system prompt
+    first, then the recorded messages, and its own file keeps that order (issue 43.10)."""
+    from pathlib import Path
+
+    agents = Path(__file__).parent / "fixtures" / "agents"
+    for source in (agents / "claude-code" / "cc-session-1.jsonl", agents / "openhands" / "v0-events.json"):
+        openai_server.requests.clear()
+        trajectory = load_trajectory(source)
+        work = tmp_path / source.stem
+        work.mkdir()
+        openai_server.script(Turn.bash_tool(SUBMIT))
+        config = make_config(work, model_config(openai_server), agent__mode="yolo")
+        config.run.output = str(tmp_path / f"{source.stem}.traj.json")
+        history = fork_history(trajectory, 2)
+        session = fork_session(trajectory, 2, config, interactive=False)
+        result = session.run(Driver())
+        assert result.exit_status == "Submitted", result.message
+        sent = openai_server.requests[0]["messages"]
+        assert [m["role"] for m in sent].count("system") == 1 and sent[0]["role"] == "system", source
+        ours = 0 if history[0].role == "system" else 1  # the file's own system prompt, where it kept one
+        assert [m["content"] for m in sent[ours:]] == [m.content for m in history], source
+        forked = load_trajectory(result.trajectory_path)
+        assert forked.messages[0].role == "system" and forked.messages[ours:len(history) + ours] == history

@@ -193,7 +193,11 @@ class Agent:
     def _start(self, task: str | None) -> None:
         if not any(m.message_type == MessageType.SYSTEM for m in self.history):
             system = render("system_template", self.config.agent.system_template, self.template_vars())
-            self.transcript.add(make_message("system", system, MessageType.SYSTEM))
+            message = make_message("system", system, MessageType.SYSTEM)
+            if self.history:  # a fork of a file that kept none (Claude Code, OpenHands): the system prompt first
+                self.transcript.prepend(message)
+            else:
+                self.transcript.add(message)
         # A resumed history may end in tool calls that never got results (the process died).
         reason = "the session ended before it ran"
         for reply in replies.dangling(self.history, lambda: replies.not_run(self.config.agent, self.template_vars(),

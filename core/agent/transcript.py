@@ -43,6 +43,15 @@ class Transcript:
             self._record.add_message(message)
         self._emit(ev.MessageAdded(message=message, index=len(self.messages) - 1))
 
+    def prepend(self, message: Message) -> None:
+        """Put `message` (a system prompt) before a given history that has none, and record the
+        whole history in that order: the session left it unwritten for this (`Session.run`)."""
+        self.messages.insert(0, message)
+        if self._record is not None:
+            for each in self.messages:
+                self._record.add_message(each)
+        self._emit(ev.MessageAdded(message=message, index=0))
+
     def meta(self, event: str, **data: Any) -> None:
         """A session event that is not a message (mode and processor changes, lifted limits)."""
         if self._record is not None:
