@@ -71,9 +71,11 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("-y", "--yolo", action="store_true", help="same as --mode yolo")
     run.add_argument("-o", "--output", metavar="PATH", help="trajectory path")
     run.add_argument("--resume", metavar="PATH", help="continue a saved or crashed session")
-    run.add_argument("--step-limit", type=int, metavar="N")
-    run.add_argument("--cost-limit", type=float, metavar="X")
-    run.add_argument("--theme", metavar="NAME")
+    run.add_argument("--step-limit", type=int, metavar="N", help="stop after N model calls (agent.step_limit; 0: none)")
+    run.add_argument("--cost-limit", type=float, metavar="X",
+                     help="stop once the model calls cost X dollars (agent.cost_limit; 0: none)")
+    run.add_argument("--theme", metavar="NAME", help="the UI's colours: a shipped theme or one in your themes folder "
+                                                     "(ui.theme; swedeck config path shows where)")
     run.add_argument("--headless", action="store_true", help="no UI: progress lines on stdout; implies yolo")
     run.add_argument("--json", action="store_true", help="with --headless: JSON events, one per line")
     run.add_argument("--exit-immediately", action="store_true", help="do not ask for a follow-up task")

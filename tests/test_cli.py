@@ -84,3 +84,39 @@ def test_usage_error_exits_2():
     result = swedeck("replay")
     assert result.returncode == 2
     assert "PATH" in result.stderr
+
+
+def test_a_model_name_no_provider_serves_is_refused_before_anything_starts(tmp_path: Path):
+    """`-m x` names no provider litellm knows (issue 43.15): a usage error at once, not a
+    session that fails at its first query; a bare name litellm knows (`gpt-4o`) is fine."""
+    result = swedeck("run", "-m", "x", "--headless", "-t", "hi", cwd=tmp_path)
+    assert result.returncode == 2 and "give it as PROVIDER/MODEL (e.g. openai/x" in result.stderr
+    assert not list(tmp_path.iterdir())  # nothing started: no trajectory
+    from swedeck.core.models.litellm_loader import names_a_provider
+
+    assert names_a_provider("gpt-4o") and names_a_provider("hosted_vllm/x") and not names_a_provider("x")
+
+
+def test_run_help_says_what_each_option_does():
+    result = swedeck("run", "--help")
+    for option in ("--step-limit", "--cost-limit", "--theme"):
+        line = next(line for line in result.stdout.splitlines() if line.strip().startswith(option))
+        assert len(line.split(maxsplit=2)) == 3, line  # the option, its metavar, and words
+
+
+def test_print_says_a_format_errors_commands_never_ran(tmp_path: Path):
+    import json
+
+    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "two\n\n```mswea_bash_command\nls\n```\n\n```mswea_bash_command\npwd\n```"},
+                {"role": "user", "content": "Please always provide EXACTLY ONE action.",
+                 "extra": {"interrupt_type": "FormatError"}},
+                {"role": "assistant", "content": "one\n\n```mswea_bash_command\nls\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\na\n</output>"}]
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps({"messages": messages, "info": {}}))
+    text = swedeck("replay", str(path), "--print").stdout
+    assert "  $ ls  (not run: the answer was a format error)\n  $ pwd  (not run" in text
+    assert "  $ ls\n  observation:" in text
+    steps = [json.loads(line) for line in swedeck("replay", str(path), "--print", "--json").stdout.splitlines()[1:]]
+    assert [a.get("ran", True) for a in steps[0]["actions"]] == [False, False] and "ran" not in steps[1]["actions"][0]

@@ -45,3 +45,19 @@ def test_wheel_installs_and_finds_its_configs(tmp_path: Path):
         cwd=elsewhere, capture_output=True, text=True, timeout=60, env={"PYTHONPATH": f"{target}:{dependencies}"},
     )
     assert import_check.stdout.startswith(str(target)), import_check.stdout + import_check.stderr
+
+
+def test_ci_runs_the_readmes_test_command_and_installs_what_the_readme_names():
+    """The README's test command is the whole story (issue 43.16): `.ci/run` runs exactly that
+    line, and every system package `.ci/run` installs is named in the README."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    ci = (REPO / ".ci" / "run").read_text()
+    command = next(line for line in readme.splitlines() if "python -m pytest tests" in line and "pip install" in line)
+    assert command in ci.splitlines()
+    assert "harbor==0.25.0" in command
+    packages = set(re.findall(r"need\+=\(([\w.-]+)\)", ci))
+    assert packages >= {"docker.io", "busybox-static", "bash-static", "tmux", "chromium", "debootstrap"}
+    for package in packages:
+        assert f"`{package}`" in readme, package

@@ -48,3 +48,27 @@ def litellm() -> Any:
 def preload_litellm() -> None:
     """Import litellm now (call from a background thread so the first query does not wait)."""
     litellm()
+
+
+_MAP = "model_prices_and_context_window_backup.json"
+
+
+def names_a_provider(model_name: str) -> bool:
+    """Whether litellm can tell which provider serves `model_name` without asking the network:
+    a `provider/model` string, or a bare name litellm's own model map knows (`gpt-4o`). Read from
+    the map file litellm ships, without importing litellm (seconds); True when that file cannot
+    be found or read (litellm then says what it says)."""
+    if "/" in model_name or model_name.startswith("replay:"):
+        return True
+    import importlib.util
+    import json
+
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return True
+    try:
+        with open(os.path.join(spec.submodule_search_locations[0], _MAP), "rb") as file:
+            known = json.load(file)
+    except (OSError, ValueError):
+        return True
+    return isinstance(known, dict) and model_name in known

@@ -34,7 +34,8 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "prompt_end": step.prompt_end,
         "thought": thought(trajectory, step),
         "content": message.text,
-        "actions": [action.to_record() for action in step.actions],
+        "actions": [{**action.to_record(), **({} if ran(trajectory, step) else {"ran": False})}
+                    for action in step.actions],
         "observations": [
             {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
              "label": answer_label(other),
@@ -52,6 +53,14 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "provenance": prompt_provenance(trajectory, step.index),
         **({"compaction": compaction_label(compaction)} if (compaction := compaction_at(trajectory, step)) else {}),
     }
+
+
+def ran(trajectory: Trajectory, step: Step) -> bool:
+    """Whether the step's commands ran: not when its answer was refused as a format error (the
+    agent ran nothing it wrote, however many fenced blocks it had) and nothing else answered."""
+    kinds = {trajectory.messages[index].message_type for index in step.observation_indices}
+    return MessageType.FORMAT_ERROR not in kinds or MessageType.OBSERVATION in kinds or any(
+        trajectory.messages[index].role == "tool" for index in step.observation_indices)
 
 
 def thought(trajectory: Trajectory, step: Step) -> str:
@@ -84,9 +93,10 @@ def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
         said = one_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
         if said:
             yield f"  thought: {said}"
+        not_run = "" if ran(trajectory, step) else "  (not run: the answer was a format error)"
         for action in step.actions:
             command = strip_control(action.command).splitlines() or [""]
-            yield f"  $ {command[0]}"
+            yield f"  $ {command[0]}{not_run}"
             yield from (f"    {line}" for line in command[1:])
         for index in step.observation_indices:
             other = trajectory.messages[index]
