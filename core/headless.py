@@ -19,6 +19,7 @@ import msgspec
 
 from . import events as ev
 from .agent.exits import ExitStatus, exit_line
+from .compaction_notes import compacted_text, started_text
 from .config import SwedeckConfig
 from .errors import UsageError
 from .messages import Message, MessageType, Record
@@ -86,6 +87,12 @@ class ProgressPrinter:
             case ev.MessageAdded() if event.message.message_type == MessageType.FORMAT_ERROR:
                 first = strip_control(event.message.text).strip().splitlines()[:1]
                 return f"  format error (sent back to the model): {first[0][:200] if first else ''}"
+            case ev.CompactionStarted():
+                return f"  {started_text(event)}"
+            case ev.Compacted():
+                return f"  {compacted_text(event)}"
+            case ev.CompactionFailed():
+                return f"  compaction failed: {strip_control(event.error)}"
             case ev.QueryRetrying():
                 return f"  retry {event.attempt}/{event.attempts} in {event.wait_s:.1f} s: {strip_control(event.error)}"
             case ev.QueryFinished():

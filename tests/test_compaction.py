@@ -110,6 +110,30 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
     assert info["api_calls"] == len(openai_server.requests)
 
 
+def test_headless_text_says_each_compaction(openai_server, tmp_path):
+    """The headless progress lines say when the history is compacted and by which model, the
+    model by its name (a replayed file by its file name, not its installed path) (issue 43.13)."""
+    import io
+
+    from swedeck.core.compaction_notes import model_label
+    from swedeck.core.headless import ProgressPrinter
+
+    openai_server.respond(scripted())
+    driver = Driver()
+    run_session(config_for(openai_server, tmp_path), "print numbers", driver, interactive=False)
+    out = io.StringIO()
+    printer = ProgressPrinter(out)
+    for event in driver.events:
+        printer(event)
+    lines = out.getvalue().splitlines()
+    started = [line for line in lines if line.startswith("  compacting: summarizing ")]
+    done = [line for line in lines if line.startswith("  compacted ")]
+    assert started and "(the context reached the summarize threshold)" in started[0]
+    assert done and " -> " in done[0] and "messages summarized by hosted_vllm/" in done[0]
+    assert model_label("replay:/usr/lib/python3/site-packages/swedeck/configs/demo/demo.traj.json") == \
+        "replay: demo.traj.json"
+
+
 def compacted_then_undone(server, tmp_path) -> Driver:
     """A headless run that compacts, and undoes the compaction as soon as it is made."""
     server.respond(scripted(steps_before_submit=7))

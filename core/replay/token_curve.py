@@ -24,6 +24,16 @@ class CurvePoint(msgspec.Struct, frozen=True):
     """The step's first command, for the step list."""
     mark: str = ""
     """`⟲` the history was compacted before this query, `p` its processors changed, else empty."""
+    compaction: str = ""
+    """`compacted: 180,000 -> 12,000` when the history was compacted before this query."""
+
+    @property
+    def label(self) -> str:
+        """The step list's line after the step's number: its first command, after the compaction
+        marker with its figures where the history was compacted before it."""
+        if self.compaction:
+            return f"⟲ {self.compaction}" + (f" · {self.command}" if self.command else "")
+        return self.command
 
 
 def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint]:
@@ -36,10 +46,10 @@ def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint
         mark = "⟲" if view.compaction else "p" if number > 1 and view.processors != previous else ""
         previous = view.processors
         if view.prompt_tokens is not None:
-            yield CurvePoint(number, view.prompt_tokens, False, command, mark)
+            yield CurvePoint(number, view.prompt_tokens, False, command, mark, view.compaction or "")
             continue
         for message in document.messages_before(view.prompt_end)[counted:]:
             if message.role != "exit":
                 running += count_message(message)
         counted = view.prompt_end
-        yield CurvePoint(number, running, True, command, mark)
+        yield CurvePoint(number, running, True, command, mark, view.compaction or "")

@@ -290,7 +290,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
         batch: list[tuple[int, int, str, str]] = []
         for point in token_curve(document):
-            batch.append((point.step, point.tokens, point.command, point.mark))
+            batch.append((point.step, point.tokens, point.label, point.mark))
             if len(batch) >= 200:
                 self.post_message(self.CurvePoints(path, batch))
                 batch = []

@@ -26,6 +26,7 @@ from textual.worker import Worker, WorkerState
 from swedeck.core import events as ev
 from swedeck.core.agent.approvals import command_prefix
 from swedeck.core.agent.exits import ExitStatus
+from swedeck.core.compaction_notes import compacted_text, started_text
 from swedeck.core.messages import MessageType, task_text
 from swedeck.core.processors.base import active_labels
 from swedeck.core.text import visible
@@ -44,7 +45,7 @@ from .compaction_screen import CompactionScreen
 from .pause_screen import PauseScreen
 from .prompt_inspector import PromptInspector
 from .quit_screen import QuitScreen
-from .session_state import SessionState, compaction_note
+from .session_state import SessionState
 
 if TYPE_CHECKING:
     from swedeck.core.session import SessionControl, SessionResult
@@ -316,17 +317,10 @@ class SessionScreen(SessionState, Screen[None]):
                              answer)
 
     async def _draw_compaction_started(self, event: ev.CompactionStarted) -> None:
-        why = {"threshold": "the context reached the summarize threshold", "request": "asked",
-               "context_exceeded": "the prompt did not fit the window"}.get(event.reason, event.reason)
-        await self.transcript.add_note(f"compacting: summarizing {event.messages} messages ({why})…", "info")
+        await self.transcript.add_note(started_text(event), "info")
 
     async def _draw_compacted(self, event: ev.Compacted) -> None:
-        if event.undone:
-            text = f"{compaction_note(event)} · the next prompt is the one before the compaction"
-        else:
-            cost = f", ${event.cost:.4f}" if event.cost else ""
-            text = (f"{compaction_note(event)} · {event.messages} messages summarized by {event.model}{cost} "
-                    "· ctrl+z undoes")
+        text = compacted_text(event) + ("" if event.undone else " · ctrl+z undoes")
         await self.transcript.add_note(text, "info", "compaction")
 
     def _block(self, action_id: str) -> CommandBlock | None:

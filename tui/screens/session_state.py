@@ -20,6 +20,7 @@ from textual.dom import DOMNode
 from textual.reactive import var
 
 from swedeck.core import events as ev
+from swedeck.core.compaction_notes import compaction_note
 from swedeck.core.events import ContextStatus
 from swedeck.core.messages import MessageType, task_text
 
@@ -28,13 +29,6 @@ from ..widgets.header_bar import HeaderInfo
 LinePurpose = Literal["task", "follow_up", "human_command", "after_interrupt", "reject", "edit"]
 """What Enter on the input line does: answer the agent's request of that kind, or (reject,
 edit) answer the pending confirmation with a comment or an edited command."""
-
-
-def compaction_note(event: ev.Compacted) -> str:
-    """`compacted 182,400 -> 14,900 tokens` (or `compaction undone: 14,900 -> 182,400 tokens`)."""
-    sizes = (f"{event.tokens_before:,} -> {event.tokens_after:,} tokens"
-             if event.tokens_before is not None and event.tokens_after is not None else "")
-    return f"compaction undone: {sizes}" if event.undone else f"compacted {sizes}"
 
 
 class SessionState(DOMNode):

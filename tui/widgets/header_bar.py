@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from textual.app import ComposeResult
@@ -11,17 +10,10 @@ from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Label
 
+from swedeck.core.compaction_notes import model_label
 from swedeck.core.text import one_line
 
 from .text import literal
-
-
-def model_label(name: str) -> str:
-    """The model as the header names it: a replayed file by its name (`replay: demo.traj.json`),
-    not its whole path; any other model as configured."""
-    if name.startswith("replay:"):
-        return "replay: " + Path(name.removeprefix("replay:")).name
-    return name
 
 
 @dataclass(frozen=True)
