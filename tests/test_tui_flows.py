@@ -411,6 +411,30 @@ async def test_the_processors_panel_is_driven_by_keys_and_a_typed_value_replaces
         assert label.size.width >= len("last_n_observations")  # the names are not cut
 
 
+async def test_a_value_typed_in_the_panel_never_approves_the_pending_command(openai_server, tmp_path):
+    """While a command waits: a processor switched on and its value changed from the keyboard,
+    the panel closed, and Enter pressed again approves nothing; y does (issue 43.12)."""
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch approved.txt"), Turn.bash_tool(SUBMIT))
+    async with running(session, pending, size=(140, 44)) as (app, pilot):
+        row = await processors_row(app, pilot)
+        switch, field = row.query_one(Switch), row.query_one(Input)
+        for _ in range(40):
+            if app.focused is switch:
+                break
+            await pilot.press("down")
+        await pilot.press("space", "down")
+        assert app.focused is field
+        await pilot.press("3", "enter")
+        await wait_for(pilot, lambda: [(p.type, p.n) for p in session.processors] == [("last_n_observations", 3)])
+        await pilot.press("escape")  # closes the panel, interrupting nothing
+        assert not app.session_screen.processors_open and pending(app)
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        assert pending(app) and not (tmp_path / "approved.txt").exists()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (tmp_path / "approved.txt").exists(), WAIT)
+
+
 async def test_processor_parameters_are_validated(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
     async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):

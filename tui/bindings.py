@@ -13,8 +13,11 @@ from textual.binding import Binding
 # The footer shows keys in this order and cuts what does not fit: the ones a person must
 # find at 80 columns come first (approve, reject, interrupt, quit, help).
 SESSION_BINDINGS: list[Binding] = [
-    Binding("y,enter", "approve", "Approve", id="approve",
+    Binding("y", "approve", "Approve", id="approve",
             tooltip="Run the proposed command"),
+    Binding("enter", "approve_enter", "Approve", id="approve_enter", show=False,
+            tooltip="Run the proposed command, unless something else (the processors panel, the prompt, "
+                    "a comment) was opened since it was asked: then y approves"),
     Binding("n", "reject", "Reject", id="reject",
             tooltip="Reject the command, with a comment for the model"),
     Binding("escape", "interrupt", "Interrupt", id="interrupt",

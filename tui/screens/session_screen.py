@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from swedeck.core.session import SessionControl, SessionResult
 
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
-CONFIRM_ACTIONS = ("approve", "reject", "edit", "always_allow")
+CONFIRM_ACTIONS = ("approve", "approve_enter", "reject", "edit", "always_allow")
 LETTER_ACTIONS = ("approve", "reject", "edit", "always_allow", "cycle_mode", "toggle_processors", "prompt_inspector",
                   "toggle_split", "focus_input", "app.help")
 """Actions on plain letters: while a text line has the focus, the letters are text."""
@@ -84,6 +84,8 @@ class SessionScreen(SessionState, Screen[None]):
         self.result: SessionResult | None = None
         self.quitting = False
         self._draining = False
+        self._enter_approves = False
+        """Enter approves the pending command only while nothing else was opened since it was asked."""
         config = session.config
         self.set_reactive(SessionState.info, HeaderInfo(
             title=session.task or "(no task yet)", model=config.model.model_name or "",
@@ -282,6 +284,7 @@ class SessionScreen(SessionState, Screen[None]):
     # --- requests -------------------------------------------------------------------------
 
     def _draw_confirmation(self, event: ev.ConfirmationRequested) -> None:
+        self._enter_approves = True
         block = self._block(event.action_id)
         if block is not None:
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
@@ -300,6 +303,7 @@ class SessionScreen(SessionState, Screen[None]):
     def _type_on_line(self) -> None:
         # At once, not `line.focus()` (a call_later): the keys typed next are already queued,
         # and an Enter among them must reach the line.
+        self._enter_approves = False
         self.set_focus(self.input_line)
 
     def _draw_pause(self, event: ev.PauseRequested) -> None:
@@ -334,6 +338,8 @@ class SessionScreen(SessionState, Screen[None]):
             return False
         if action == "focus_input":
             return self.line_purpose is not None and not typing
+        if action == "approve_enter" and not self._enter_approves:
+            return False  # an Enter meant for something opened since the command was asked never approves it
         if action in CONFIRM_ACTIONS:
             return self.confirmation is not None and self.line_purpose not in ("reject", "edit")
         return True
@@ -347,6 +353,9 @@ class SessionScreen(SessionState, Screen[None]):
 
     def action_approve(self) -> None:
         self._decide(ev.Decision(kind="approve"))
+
+    def action_approve_enter(self) -> None:
+        self.action_approve()
 
     def action_focus_input(self) -> None:
         if self.line_purpose is not None:
@@ -426,6 +435,7 @@ class SessionScreen(SessionState, Screen[None]):
 
     def action_toggle_processors(self) -> None:
         self.processors_open = not self.processors_open
+        self._enter_approves = False  # Enter applies values there: after it, only y approves
         if self.processors_open:
             self.processors_panel.focus()
         else:
@@ -452,6 +462,7 @@ class SessionScreen(SessionState, Screen[None]):
         self.notify("the last compaction will be undone before the next query", markup=False)
 
     def action_prompt_inspector(self) -> None:
+        self._enter_approves = False
         try:
             preview = self.session.prompt_preview()
         except Exception as exc:  # noqa: BLE001 - reported to the person
