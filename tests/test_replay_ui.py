@@ -11,6 +11,7 @@ import pytest
 from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
 from support.replay import add_step, start_writer, write_trajectory
 from support.waiting import wait_for
+from swedeck.core.messages import Action, MessageType, make_message
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.replay.what_if import what_if_prompt
 from swedeck.core.trajectory import load_trajectory
@@ -218,7 +219,9 @@ async def test_play_types_out_and_any_key_stops(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         assert screen.playing and screen.step == 1
-        typed = text_of(screen, "#model-text")
+        shown = text_of(screen, "#model-text")
+        assert shown.startswith("task: Fix the bug in calc.py\n\n")  # step 1 opens with the task (issue 43.11)
+        typed = shown.removeprefix("task: Fix the bug in calc.py\n\n")
         assert len(typed) < len(full) and full.startswith(typed)  # typed out, not shown at once
         assert text_of(screen, "#output-text") == ""  # the output comes after the text
         await pilot.press("x")
@@ -383,3 +386,26 @@ async def test_the_last_step_is_shown_in_a_long_step_list(tmp_path, size):
         assert lines[-1].strip().startswith("120")
         await pilot.press("up")
         assert screen.step == 119
+
+
+async def test_step_one_shows_the_task_and_long_lines_wrap_in_every_pane(tmp_path):
+    """Issue 43.11: the task at the top of step 1 (not of later steps), and a person's long
+    rejection comment and a long output line wrapped, whole, at 80 columns."""
+    comment = "I rejected your command with this long comment: " + "use the test runner instead " * 4 + "END"
+    writer = start_writer(tmp_path / "t")
+    add_step(writer, 1, output="x" * 150 + "TAIL")
+    writer.add_message(make_message("assistant", "rm it\n\n```bash\nrm -rf build\n```", MessageType.ACTION, step=2,
+                                    actions=(Action(command="rm -rf build"),)))
+    writer.add_message(make_message("user", comment, MessageType.USER_MESSAGE))
+    path = writer.finish({"exit_status": "Submitted"})
+    app = ReplayApp([path])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.step == 1 and "TAIL" in text_of(screen, "#output-text").replace("\n", ""))
+        assert text_of(screen, "#model-text").startswith("task: ")
+        output = text_of(screen, "#output-text")
+        assert "x" * 150 + "TAIL" in output.replace("\n", "") and max(map(len, output.splitlines())) < 80
+        await pilot.press("l")
+        await wait_for(pilot, lambda: screen.step == 2)
+        assert not text_of(screen, "#model-text").startswith("task: ")
+        assert "".join(comment.split()) in "".join(text_of(screen, "#output-text").split())  # whole, wrapped

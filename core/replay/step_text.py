@@ -3,8 +3,18 @@ functions of a `StepView`; the replay panes and the exported page both show thes
 
 from __future__ import annotations
 
+from ..messages import Message, last_task
 from ..trajectory.output import answer_label, answer_text, command_output, tool_error
 from .document import StepView
+
+
+def opening(view: StepView, messages_before: list[Message]) -> str:
+    """What the run was asked, shown at the top of step 1 as the peers' viewers show it
+    (mini-swe-agent's inspector and SWE-agent's show the task first); "" for a later step."""
+    if view.number != 1:
+        return ""
+    task = last_task(messages_before)
+    return f"task: {task}\n\n" if task else ""
 
 
 def model_text(view: StepView) -> str:

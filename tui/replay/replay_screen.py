@@ -32,7 +32,7 @@ from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import matching_steps, next_match
-from swedeck.core.replay.step_text import model_text, output_text
+from swedeck.core.replay.step_text import model_text, opening, output_text
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
@@ -248,6 +248,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         text = model_text(view)
         if self.playing:
             text = text[: self._play_shown]
+        text = opening(view, self.document.messages_before(view.prompt_end)) + text
         self.query_one("#model-text", Static).update(highlighted(text, self.query_text))
         commands = "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
         self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))

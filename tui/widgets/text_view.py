@@ -3,9 +3,9 @@
 A `Static` renders every line of its text whenever the text changes; for an observation of
 tens of thousands of characters that was most of a replay step jump (bench B2).
 `TextView` splits the text into lines and renders a line when it scrolls into view, with
-the search matches marked. Lines are not wrapped: long ones scroll sideways, as in the
-live output pane. Text is never parsed as markup; escape sequences and control characters
-are dropped.
+the search matches marked. Long lines wrap at the view's width (the rows are worked out
+again when the width changes; `wrap=False` scrolls them sideways instead). Text is never
+parsed as markup; escape sequences and control characters are dropped.
 """
 
 from __future__ import annotations
@@ -32,11 +32,15 @@ class TextView(ScrollView, can_focus=True):
     TextView { height: 1fr; padding: 0 1; background: transparent; }
     """
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, wrap: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.text = ""
         self.query_text = ""
+        self.wrap = wrap
         self._lines: list[str] = []
+        self._rows: list[tuple[int, int, int]] = []
+        """Each screen row: (line index, start, end) of the part of the line it shows."""
+        self._wrapped_at = -1
         self._changed: frozenset[int] = frozenset()
         self._strips: LRUCache[int, Strip] = LRUCache(1024)
 
@@ -45,23 +49,63 @@ class TextView(ScrollView, can_focus=True):
         the lines numbered in `changed` (0-based) set apart."""
         self.text, self.query_text, self._changed = text, query, changed
         self._lines = clean_output(text).expandtabs(8).split("\n") if text else []
-        self._strips.clear()
-        width = max(map(cell_len, self._lines), default=0)
-        self.virtual_size = Size(width, len(self._lines))
+        self._wrapped_at = -1
+        self._layout()
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 
+    def on_resize(self) -> None:
+        if self.wrap and self._wrapped_at != self._wrap_width():
+            self._layout()
+            self.refresh()
+
+    def _wrap_width(self) -> int:
+        return max(1, self.scrollable_content_region.width or self.size.width or 80)
+
+    def _layout(self) -> None:
+        """The rows: a line each, or (wrapping) as many as its width takes at the view's width."""
+        self._strips.clear()
+        if not self.wrap:
+            self._rows = [(index, 0, len(line)) for index, line in enumerate(self._lines)]
+            self.virtual_size = Size(max(map(cell_len, self._lines), default=0), len(self._rows))
+            return
+        width = self._wrapped_at = self._wrap_width()
+        rows: list[tuple[int, int, int]] = []
+        for index, line in enumerate(self._lines):
+            if len(line) <= width and (line.isascii() or cell_len(line) <= width):
+                rows.append((index, 0, len(line)))
+            elif line.isascii():
+                start = 0
+                while len(line) - start > width:
+                    space = line.rfind(" ", start, start + width)  # at a word's end where there is one
+                    end = space + 1 if space > start else start + width
+                    rows.append((index, start, end))
+                    start = end
+                rows.append((index, start, len(line)))
+            else:
+                start, cells = 0, 0
+                for position, character in enumerate(line):
+                    size = cell_len(character)
+                    if cells + size > width and position > start:
+                        rows.append((index, start, position))
+                        start, cells = position, 0
+                    cells += size
+                rows.append((index, start, len(line)))
+        self._rows = rows
+        self.virtual_size = Size(width, len(rows))
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
+        row = scroll_y + y
         style = self.rich_style
         width = self.size.width
-        if index >= len(self._lines):
+        if row >= len(self._rows):
             return Strip.blank(width, style)
-        strip = self._strips.get(index)
+        strip = self._strips.get(row)
         if strip is None:
-            strip = self._strips[index] = self._render_line(self._lines[index], index in self._changed)
-        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, index)
+            index, start, end = self._rows[row]
+            strip = self._strips[row] = self._render_line(self._lines[index][start:end], index in self._changed)
+        return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, row)
 
     def _render_line(self, line: str, changed: bool = False) -> Strip:
         """One segment per run of text (two more per search match): no markup, no parsing."""
