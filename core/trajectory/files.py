@@ -136,3 +136,14 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def run_label(path: Path, raw_info: dict[str, Any]) -> str:
+    """The name a person knows a run by: its file's name; a Harbor trial's `agent/trajectory.json`
+    by its trial's folder, with the trial's reward (`raw_info`: the trajectory's `info.raw`),
+    so a job's trials are told apart in a folder's replay."""
+    if path.name == "trajectory.json" and path.parent.name == "agent" and path.parent.parent.name:
+        rewards = raw_info.get("rewards")
+        shown = ", ".join(f"{key}={value}" for key, value in rewards.items()) if isinstance(rewards, dict) else ""
+        return path.parent.parent.name + (f" ({shown})" if shown else "")
+    return path.name

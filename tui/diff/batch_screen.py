@@ -8,11 +8,12 @@ from collections.abc import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from swedeck.core.diff.batch import BatchComparison, InstancePair
 from swedeck.core.text import visible
 
+from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
 
 
@@ -34,7 +35,7 @@ class BatchDiffScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="batch-diff-header", markup=False)
         yield DataTable(id="batch-diff-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         comparison = self.comparison

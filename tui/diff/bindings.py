@@ -7,6 +7,8 @@ from textual.binding import Binding
 DIFF_BINDINGS: list[Binding] = [
     Binding("l,right", "next_row", "Next", id="diff_next", tooltip="Next aligned step"),
     Binding("h,left", "previous_row", "Previous", id="diff_previous", tooltip="Previous aligned step"),
+    Binding("q", "quit_diff", "Quit", id="diff_quit", tooltip="Quit"),
+    Binding("f1,question_mark", "help", "Help", id="diff_help", tooltip="This help"),
     Binding("0", "first_row", "First", id="diff_first", show=False, tooltip="First aligned step"),
     Binding("dollar_sign", "last_row", "Last", id="diff_last", show=False, tooltip="Last aligned step"),
     Binding("d", "next_divergence", "Next divergence", id="diff_next_divergence",
@@ -23,6 +25,4 @@ DIFF_BINDINGS: list[Binding] = [
     Binding("p", "patches", "Patches", id="diff_patches", tooltip="Both runs' final patches side by side"),
     Binding("f", "fork('a')", "Fork A", id="diff_fork_a", show=False, tooltip="Fork a live session from A's step"),
     Binding("F", "fork('b')", "Fork B", id="diff_fork_b", show=False, tooltip="Fork a live session from B's step"),
-    Binding("q", "quit_diff", "Quit", id="diff_quit", tooltip="Quit"),
-    Binding("f1,question_mark", "help", "Help", id="diff_help", tooltip="This help"),
 ]

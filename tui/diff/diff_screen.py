@@ -22,7 +22,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from swedeck.core.diff.align import Alignment, Row, step_key, totals_line
 from swedeck.core.diff.lines import changed_lines
@@ -38,6 +38,7 @@ from ..replay.ask_screen import AskScreen
 from ..replay.replay_screen import ForkRequest
 from ..screens.help_screen import HelpScreen
 from ..screens.prompt_inspector import PromptInspector
+from ..widgets.fitted_footer import FittedFooter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
@@ -83,9 +84,9 @@ class DiffScreen(DiffState, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [*DIFF_BINDINGS]
     DEFAULT_CSS = """
     DiffScreen { layout: vertical; }
-    #diff-header { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    #diff-header { height: auto; max-height: 3; padding: 0 1; background: $panel; text-style: bold; }
     #diff-body { height: 1fr; }
-    #diff-rows { width: 20%; min-width: 16; max-width: 32; border: round $panel; }
+    #diff-rows { width: 24%; min-width: 22; max-width: 36; border: round $panel; }
     .diff-side { width: 1fr; border: round $accent; }
     .diff-side.-missing { border: round $panel; }
     .diff-model { height: auto; max-height: 45%; }
@@ -114,7 +115,7 @@ class DiffScreen(DiffState, Screen[None]):
                     yield TextView(id=f"output-{key}", classes="diff-output")
         yield DualCurve(id="diff-curve")
         yield Static(id="diff-totals", markup=False)
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         rows = self.query_one(StepList)
@@ -137,7 +138,8 @@ class DiffScreen(DiffState, Screen[None]):
         command = step_key(side_run, side_run.steps[number - 1])
         left = "-" if row.a is None else str(row.a)
         right = "-" if row.b is None else str(row.b)
-        return f"{MARKS[row.kind]} {left}|{right} {command}"
+        numbers = left if left == right else f"{left}|{right}"  # one number where both runs are at the same step
+        return f"{MARKS[row.kind]} {numbers} {command}"
 
     def go(self, row: int) -> None:
         if self.alignment.rows:

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
+# The footer shows keys in this order and hides what does not fit whole (`FittedFooter`): the
+# moves, quit and help come first, so they are there at 80 columns.
 REPLAY_BINDINGS: list[Binding] = [
     Binding("l,right", "next_step", "Next", id="replay_next",
             tooltip="Next step"),
     Binding("h,left", "previous_step", "Previous", id="replay_previous",
             tooltip="Previous step"),
+    Binding("q", "quit_replay", "Quit", id="replay_quit",
+            tooltip="Quit"),
+    Binding("f1,question_mark", "help", "Help", id="replay_help",
+            tooltip="This help"),
     Binding("0", "first_step", "First", id="replay_first", show=False,
             tooltip="First step"),
     Binding("dollar_sign", "last_step", "Last", id="replay_last", show=False,
@@ -37,8 +43,4 @@ REPLAY_BINDINGS: list[Binding] = [
             tooltip="Export this file as ATIF (.json) or as one offline page (.html)"),
     Binding("f", "fork", "Fork", id="replay_fork",
             tooltip="Fork a live session from this step"),
-    Binding("q", "quit_replay", "Quit", id="replay_quit",
-            tooltip="Quit"),
-    Binding("f1,question_mark", "help", "Help", id="replay_help",
-            tooltip="This help"),
 ]

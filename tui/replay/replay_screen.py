@@ -25,7 +25,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from swedeck.core.errors import UsageError
@@ -37,9 +37,11 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
+from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
 
 from ..widgets.context_meter import ContextMeter
+from ..widgets.fitted_footer import FittedFooter
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
@@ -127,7 +129,7 @@ class ReplayScreen(ReplayState, Screen[None]):
                     yield TextView(id="verifier-text")
         yield TokenChart(id="replay-curve").data_bind(points=ReplayState.curve_points, current=ReplayState.step)
         yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
-        yield Footer()
+        yield FittedFooter()
 
     def _settled(self) -> None:
         """Read the config's processors and model now, once (a config that cannot be read is said,
@@ -266,7 +268,8 @@ class ReplayScreen(ReplayState, Screen[None]):
     def _header(self) -> None:
         document = self.document
         self.header = ReplayHeader(
-            name=self.path.name, file_number=self.file_index + 1, files=len(self.paths),
+            name=run_label(self.path, document.info.raw) if document is not None else self.path.name,
+            file_number=self.file_index + 1, files=len(self.paths),
             format=document.format if document is not None else None, step=self.step, steps=self.step_count,
             model=document.info.model_name if document is not None else None, query=self.query_text,
             matches=len(self.matches), searching=self.searching, following=self.follow, playing=self.playing,

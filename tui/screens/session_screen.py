@@ -20,7 +20,7 @@ from textual.binding import BindingType
 from textual.containers import Container
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from swedeck.core import events as ev
@@ -36,6 +36,7 @@ from ..controller import OutputChunk, SessionController, resolve
 from ..messages import AgentEvents, SessionFinished
 from ..widgets.command_block import CommandBlock
 from ..widgets.context_meter import ContextMeter
+from ..widgets.fitted_footer import FittedFooter
 from ..widgets.header_bar import HeaderBar, HeaderInfo
 from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
@@ -107,7 +108,7 @@ class SessionScreen(SessionState, Screen[None]):
         yield ContextMeter(id="meter").data_bind(status=SessionState.context, processors=SessionState.processor_labels,
                                                  notes=SessionState.meter_notes)
         yield InputLine(id="input").data_bind(purpose=SessionState.line_purpose)
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self._apply_layout(self.size.width)

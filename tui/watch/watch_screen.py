@@ -20,7 +20,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from swedeck.core.batch.progress import VERDICT_WORDS
 from swedeck.core.batch.verify import CLASSES, verifier_output
@@ -29,6 +29,7 @@ from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
 from ..replay.replay_screen import ReplayScreen
+from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
 
 SCAN_INTERVAL_S = 1.0
@@ -76,7 +77,7 @@ class WatchScreen(Screen[None]):
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table
-        yield Footer()
+        yield FittedFooter()
 
     def on_mount(self) -> None:
         self.follow_folder()

@@ -1,0 +1,90 @@
+"""Issue 43.14: every view at 80x24, as a new user first opens it: keys whole in the footer (the
+ones a person must find first: approve, quit, help), the diff's step list and header readable,
+a Harbor job's trials told apart by name and reward."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets._footer import FooterKey
+
+from support.openai_server import Turn
+from support.replay import write_trajectory
+from support.waiting import wait_for
+
+NARROW = (80, 24)
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def footer_keys(screen) -> list[str]:
+    """The footer's keys as drawn: each shown key's description, after checking it is whole."""
+    footer = screen.query_one("FittedFooter")
+    shown = []
+    for key in screen.query(FooterKey):
+        if key.display and key.region.width:
+            assert key.region.right <= footer.region.right, key.description  # never cut
+            shown.append(key.description)
+    return shown
+
+
+async def test_the_live_footer_shows_whole_keys_at_80_columns(openai_server, tmp_path):
+    from test_tui_flows import live, pending, running
+
+    session = live(openai_server, tmp_path, Turn.bash_tool("echo hi"))
+    async with running(session, pending, size=NARROW) as (app, pilot):
+        await pilot.pause()
+        await wait_for(pilot, lambda: "Approve" in footer_keys(app.screen))
+        shown = footer_keys(app.screen)
+        assert shown[:5] == ["Approve", "Reject", "Interrupt", "Quit", "Help"], shown
+
+
+async def test_the_replay_footer_keeps_quit_and_help_at_80_columns(tmp_path):
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplayScreen
+
+    app = ReplayApp([write_trajectory(tmp_path / "t", 3)])
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and "Quit" in footer_keys(app.screen))
+        assert {"Next", "Previous", "Quit", "Help"} <= set(footer_keys(app.screen))
+
+
+async def test_a_harbor_jobs_trials_are_named_with_their_reward(tmp_path):
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplayScreen
+
+    job = Path(__file__).parent / "fixtures" / "agents" / "harbor-job"
+    from swedeck.core.trajectory.loader import trajectory_files
+
+    app = ReplayApp(trajectory_files(job))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.step > 0)
+        header = str(app.screen.query_one("#replay-header").render())
+        assert header.startswith("trial-a__x1 (reward=") and "file 1/2" in header, header
+        await pilot.press("L")
+        await wait_for(pilot, lambda: str(app.screen.query_one("#replay-header").render()).startswith("trial-b__x2"))
+
+
+async def test_the_diff_at_80_columns_names_both_runs_and_shows_the_commands(tmp_path):
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.diff_screen import DiffScreen
+    from swedeck.tui.widgets.step_list import StepList
+
+    a = write_trajectory(tmp_path / "first-run-with-a-long-name", 3)
+    b = write_trajectory(tmp_path / "second-run-with-a-long-name", 3)
+    app = DiffApp.of(str(a), str(b))
+    async with app.run_test(size=NARROW) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        screen = app.screen
+        await pilot.pause()
+        header = " ".join(str(screen.query_one("#diff-header").render()).split())
+        assert "second-run-with-a-long-name" in header.replace("\n", "")
+        rows = screen.query_one(StepList)
+        drawn = "".join(segment.text for segment in rows.render_line(0)).strip()
+        assert "echo step-1" in drawn, drawn
+        assert "Quit" in footer_keys(screen)
