@@ -102,6 +102,9 @@ def _add_batch(sub: argparse._SubParsersAction[_Parser]) -> None:
                        help="run again the finished instances of these classes, e.g. infra,agent-error")
     batch.add_argument("--no-verify", action="store_true",
                        help="grade no instance (the instances' `verify` and batch.verify are not run)")
+    batch.add_argument("--verify-on-host", action="store_true",
+                       help="with --env local: let the dataset's verify commands run on this machine, as you, for "
+                            "this batch (they come from the dataset: by default they run only in a container)")
     batch.add_argument("--grade-only", action="store_true",
                        help="run no agent: grade the finished instances in -o again, each in a fresh environment")
     batch.add_argument("-m", "--model", metavar="NAME", help="litellm model string")

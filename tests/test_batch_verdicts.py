@@ -65,7 +65,7 @@ def test_every_instance_ends_in_one_class_and_the_report_says_so(openai_server, 
     openai_server.respond(answer)
     instances = load_instances(str(write_instances(tmp_path)))
     out = tmp_path / "out"
-    code, sink = run_batch(config_for(openai_server, tmp_path), instances, out)
+    code, sink = run_batch(config_for(openai_server, tmp_path), instances, out, verify_on_host=True)
     assert code == 1  # an infra failure: not a clean batch
     state = json.loads((out / "batch.json").read_text())["instances"]
     assert {i: record["verdict"] for i, record in state.items()} == {
@@ -96,7 +96,7 @@ def test_every_instance_ends_in_one_class_and_the_report_says_so(openai_server, 
     # --rerun infra: only the two infra failures run again; the rest keep their verdicts, and the
     # earlier run of each rerun instance stays beside the new one (its record and its files)
     (tmp_path / "work" / "gone").mkdir()
-    code, sink = run_batch(config_for(openai_server, tmp_path), instances, out, rerun=("infra_failure",))
+    code, sink = run_batch(config_for(openai_server, tmp_path), instances, out, verify_on_host=True, rerun=("infra_failure",))
     assert sorted(record["instance_id"] for record in sink.of("InstanceStarted")) == ["gone", "hang"]
     report = json.loads((out / "report.json").read_text())
     assert report["swedeck"]["resolved_ids"] == ["ok"] and report["swedeck"]["unresolved_ids"] == ["gone", "no"]
@@ -129,7 +129,7 @@ def test_the_report_means_what_swebench_means_on_the_same_predictions(openai_ser
         file.write(json.dumps({"instance_id": "quiet", "task": "fix issue quiet", "cwd": str(quiet),
                                "verify": "exit 0"}) + "\n")
     out = tmp_path / "out"
-    run_batch(config_for(openai_server, tmp_path), load_instances(str(path)), out)
+    run_batch(config_for(openai_server, tmp_path), load_instances(str(path)), out, verify_on_host=True)
     ours = json.loads((out / "report.json").read_text())
     assert ours["swedeck"]["resolved_ids"] == ["ok", "quiet"]
 
@@ -162,8 +162,8 @@ def test_a_batch_on_other_instances_keeps_every_earlier_record(openai_server, tm
     out = tmp_path / "out"
     first = [i for i in instances if i.instance_id in ("ok", "no")]
     second = [i for i in instances if i.instance_id == "empty"]
-    run_batch(config_for(openai_server, tmp_path), first, out)
-    code, sink = run_batch(config_for(openai_server, tmp_path), second, out)
+    run_batch(config_for(openai_server, tmp_path), first, out, verify_on_host=True)
+    code, sink = run_batch(config_for(openai_server, tmp_path), second, out, verify_on_host=True)
     assert code == 0 and [record["instance_id"] for record in sink.of("InstanceStarted")] == ["empty"]
     state = json.loads((out / "batch.json").read_text())["instances"]
     assert {i: record["verdict"] for i, record in state.items()} == {
@@ -180,7 +180,7 @@ def test_an_api_error_is_recorded_with_its_reason(openai_server, tmp_path):
     openai_server.respond(lambda body: T.error(400, {"error": {"message": "the model refused this key"}}))
     instances = [i for i in load_instances(str(write_instances(tmp_path))) if i.instance_id == "ok"]
     out = tmp_path / "out"
-    run_batch(config_for(openai_server, tmp_path), instances, out)
+    run_batch(config_for(openai_server, tmp_path), instances, out, verify_on_host=True)
     record = json.loads((out / "batch.json").read_text())["instances"]["ok"]
     assert record["verdict"] == "agent_error" and "the model refused this key" in record["reason"]
 
@@ -189,7 +189,7 @@ def test_no_verify_grades_nothing(openai_server, tmp_path):
     openai_server.respond(answer)
     instances = [i for i in load_instances(str(write_instances(tmp_path))) if i.instance_id in ("ok", "empty")]
     out = tmp_path / "out"
-    code, _ = run_batch(config_for(openai_server, tmp_path, run_verifier=False), instances, out)
+    code, _ = run_batch(config_for(openai_server, tmp_path, run_verifier=False), instances, out, verify_on_host=True)
     assert code == 0
     state = json.loads((out / "batch.json").read_text())["instances"]
     assert {i: record["verdict"] for i, record in state.items()} == {"ok": "not_verified", "empty": "empty_patch"}
@@ -224,7 +224,7 @@ async def test_watch_shows_each_instances_verdict_and_filters_by_class(openai_se
     openai_server.respond(answer)
     instances = [i for i in load_instances(str(write_instances(tmp_path))) if i.instance_id in ("ok", "no", "limit")]
     out = tmp_path / "out"
-    run_batch(config_for(openai_server, tmp_path), instances, out)
+    run_batch(config_for(openai_server, tmp_path), instances, out, verify_on_host=True)
     app = WatchApp(DirectoryWatcher(out, stale_after_s=60), interval_s=0.1)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, WatchScreen) and app.screen.query_one(DataTable).row_count == 3)

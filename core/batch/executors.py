@@ -24,6 +24,19 @@ from .instances import Instance
 
 Handle = Any
 OnEvent = Callable[[str, ev.Event], None]
+OnSubmitted = Callable[[str, str], None]
+"""Called with an instance's id and its submission as soon as its agent submits, before grading."""
+
+
+def _submitted_first(instance_id: str, on_submitted: OnSubmitted,
+                     verifier: Callable[[Any, str], None] | None) -> Callable[[Any, str], None]:
+    """The session's `after_agent`: the submission is kept (`preds.json`) before the verifier
+    runs, so a kill during grading loses neither the agent's work nor its cost."""
+    def after(environment: Any, submission: str) -> None:
+        on_submitted(instance_id, submission)
+        if verifier is not None:
+            verifier(environment, submission)
+    return after
 
 
 class Executor(Protocol):
@@ -41,15 +54,20 @@ class Executor(Protocol):
 class LocalExecutor:
     """`--workers N` threads; each instance's session runs in one of them."""
 
-    def __init__(self, config: SwedeckConfig, workers: int, on_event: OnEvent | None = None):
+    def __init__(self, config: SwedeckConfig, workers: int, on_event: OnEvent | None = None,
+                 on_submitted: OnSubmitted | None = None):
         self.config = config
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="swedeck-batch")
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._on_event = on_event
+        self._on_submitted = on_submitted
 
     def submit(self, instance: Instance, trajectory_base: Path) -> Handle:
         prepared = prepare(self.config, instance, trajectory_base)  # here, so that `stop` reaches it at once
+        if self._on_submitted is not None:
+            prepared.session.after_agent = _submitted_first(instance.instance_id, self._on_submitted,
+                                                            prepared.verifier)
         with self._lock:
             self._sessions[instance.instance_id] = prepared.session
         return self._pool.submit(self._run, prepared, instance.instance_id)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from ..errors import UsageError
 from ..trajectory.files import final_path, remove_orphan_temps, write_atomically
+from .folder_files import real_folder
 
 PREDS = "preds.json"
 STATE = "batch.json"
@@ -112,7 +113,7 @@ class BatchOutput:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"-o {self.folder}: cannot create the folder: {exc.strerror or exc}") from None
-        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -164,14 +165,16 @@ class BatchOutput:
             if predictions.pop(instance_id, None) is not None:
                 write_atomically(self.preds_path, predictions)
         folder = self.folder / instance_id
+        if folder.is_symlink():  # a tampered folder: the link goes, whatever it points at stays untouched
+            folder.unlink()
+            return None
         try:
             names = [entry for entry in folder.iterdir() if entry.name != PREVIOUS]
         except OSError:
             return None
         if not names:
             return None
-        kept = folder / PREVIOUS
-        kept.mkdir(exist_ok=True)
+        kept = real_folder(folder / PREVIOUS)
         number = 1 + max((int(entry.name) for entry in kept.iterdir() if entry.name.isdigit()), default=0)
         target = kept / str(number)
         target.mkdir()

@@ -38,6 +38,9 @@ class Graded:
 def grade_finished(config: SwedeckConfig, instances: list[Instance], folder: Path, workers: int,
                    on_graded: Callable[[Graded], None]) -> dict[str, Any]:
     """Grade every instance of `folder` that has a prediction; the new `report.json`."""
+    if config.environment.environment_class != "docker":
+        raise UsageError("--grade-only applies each prediction's patch and runs its verifier in a fresh container: it "
+                         "needs --env docker (a batch folder is data: no patch from it is applied on this machine)")
     output = BatchOutput(folder)
     with output.claimed():
         state = read_state(folder)

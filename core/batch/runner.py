@@ -28,12 +28,13 @@ from ..headless import ending_on_signals
 from ..session import build_redactor
 from ..trajectory.files import write_atomically
 from .executors import Executor, Handle, LocalExecutor, RayExecutor
+from .folder_files import real_folder
 from .instance_run import InstanceResult
 from .instances import Instance
 from .output import BatchOutput, BatchState, InstanceState, State, read_state
 from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
 from .swebench_grade import require_package
-from .verify import CLASSES
+from .verify import CLASSES, host_grading
 
 WAIT_S = 0.5
 """How often the loop wakes while instances run: redraws the status line, checks the stop flag."""
@@ -50,6 +51,8 @@ class BatchOptions:
     """Dollars for the whole batch (0: none); once reached no instance starts."""
     rerun: tuple[str, ...] = ()
     """Classes (`batch.verify.CLASSES`) of finished instances to run again (`--rerun infra,agent-error`)."""
+    verify_on_host: bool = False
+    """`--verify-on-host`: in the local environment, the dataset's verify commands may run on this machine."""
 
 
 class Batch:
@@ -59,6 +62,7 @@ class Batch:
             raise UsageError("--workers must be at least 1")
         if options.executor not in ("local", "ray"):
             raise UsageError(f"--executor {options.executor!r}: choose local or ray")
+        self._host_lines = host_grading(config, instances, options.verify_on_host)  # refused before anything runs
         if config.batch.run_verifier:
             require_package(instances)  # said before anything runs, not once per instance
         self.config = config
@@ -107,6 +111,11 @@ class Batch:
             self.sink(BatchStarted(total=len(self.instances), skipped=len(self.instances) - len(todo),
                                    workers=self.options.workers, executor=self.options.executor,
                                    output=str(self.output.folder)))
+            if self._host_lines:  # said once, before any runs: what the dataset will run on this machine
+                shown = self._host_lines[:5] + ([f"... and {len(self._host_lines) - 5} more"]
+                                                if len(self._host_lines) > 5 else [])
+                self.sink(BatchNotice("--verify-on-host: these dataset commands run on this machine, as you:\n    "
+                                      + "\n    ".join(shown)))
             not_run, limit_reached = self._run_all(todo)
             for record in self.state.instances.values():
                 if record.state in ("queued", "interrupted"):
@@ -127,7 +136,12 @@ class Batch:
     def _executor(self) -> Executor:
         if self.options.executor == "ray":
             return RayExecutor(self.config, self.options.workers, self.options.address)
-        return LocalExecutor(self.config, self.options.workers, self._on_event)
+        return LocalExecutor(self.config, self.options.workers, self._on_event, self._on_submitted)
+
+    def _on_submitted(self, instance_id: str, submission: str) -> None:
+        """An instance's agent submitted (local executor, its thread): its prediction is kept now,
+        before it is graded (a kill during grading leaves it, and `--grade-only` grades it)."""
+        self.output.record_prediction(instance_id, self.model_name, self._redactor.exact(submission))
 
     def _run_all(self, todo: list[Instance]) -> tuple[int, bool]:
         queue = deque(todo)
@@ -176,7 +190,7 @@ class Batch:
             previous.append({**asdict(replace(earlier, previous=[])), "folder": moved})
             previous[-1].pop("previous", None)
         base = self.output.trajectory_base(instance_id)
-        base.parent.mkdir(parents=True, exist_ok=True)
+        real_folder(base.parent)
         handle = executor.submit(instance, base)
         self.state.instances[instance_id] = InstanceState(state="running", previous=previous)
         self.output.write_state(self.state)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..environments.base import Environment, ExecutionResult
 from ..errors import UsageError
+from .folder_files import write_text
 from .instances import Instance
 from .verify import LOG, Verification
 
@@ -109,7 +110,7 @@ class SWEbenchVerifier:
             if timed_out or outcome.returncode is None:
                 output += f"\n\nTimeout error: {self.timeout_s:g} seconds exceeded."  # SWE-bench's own line
         log = self.folder / LOG_TEST_OUTPUT
-        log.write_text(output, encoding="utf-8")
+        write_text(log, output)
         prediction = {"instance_id": instance_id, "model_name_or_path": self.model_name, "model_patch": submission}
         report = get_eval_report(spec, prediction, str(log), include_tests_status=True)
         self._write(LOG_REPORT, json.dumps(report, indent=4))
@@ -142,6 +143,6 @@ class SWEbenchVerifier:
 
     def _write(self, name: str, text: str) -> None:
         try:
-            (self.folder / name).write_text(text, encoding="utf-8")
+            write_text(self.folder / name, text)
         except OSError:
             pass

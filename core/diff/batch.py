@@ -10,6 +10,9 @@ compare in well under a second.
 from __future__ import annotations
 
 import json
+import math
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,13 +92,54 @@ def compare_batches(a: Path, b: Path) -> BatchComparison:
     return BatchComparison(str(a), str(b), pairs)
 
 
+MAX_STATE_BYTES = 256 << 20
+"""A batch's own JSON files (`batch.json`, `preds.json`, a report) larger than this are refused:
+a folder is data, and a device or a huge file there must not take the memory."""
+
+
 def _json(path: Path) -> Any:
+    """A batch file's JSON, read only from a regular file of a bounded size (a FIFO would block,
+    `/dev/zero` never end); None when it is not there."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
         return None
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be read ({error.strerror or error})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder): not read")
+        if info.st_size > MAX_STATE_BYTES:
+            raise UsageError(f"{path}: {info.st_size:,} bytes, more than a batch file holds ({MAX_STATE_BYTES:,})")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(MAX_STATE_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise UsageError(f"{path}: nested too deep to be a batch file") from None
     except ValueError as error:
-        raise UsageError(f"{path}: not JSON ({error})") from None
+        raise UsageError(f"{path}: not JSON ({str(error)[:200]})") from None
+
+
+def _int(value: Any) -> int:
+    """A count a folder wrote, whatever its type: a number, else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else int(value) if isinstance(
+        value, float) and math.isfinite(value) else 0
+
+
+def _float(value: Any) -> float:
+    try:
+        number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    except OverflowError:
+        return 0.0
+    return number if math.isfinite(number) else 0.0
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _read(folder: Path) -> dict[str, Outcome]:
@@ -103,24 +147,39 @@ def _read(folder: Path) -> dict[str, Outcome]:
         raise UsageError(f"{folder}: not a batch output folder (no batch.json or preds.json: swedeck batch -o DIR)")
     state = _json(folder / STATE) or {}
     instances = state.get("instances") if isinstance(state, dict) else None
+    instances = instances if isinstance(instances, dict) else {}
     preds = _json(folder / PREDS) or {}
     if isinstance(preds, list):
-        preds = {item.get("instance_id"): item for item in preds if isinstance(item, dict)}
+        preds = {str(item.get("instance_id")): item for item in preds if isinstance(item, dict)}
+    preds = preds if isinstance(preds, dict) else {}
     verdicts = _verdicts(folder, "verdicts.json")
     reported = _verdicts(folder, "report.json")
     out: dict[str, Outcome] = {}
-    for instance_id in set(instances or {}) | set(preds if isinstance(preds, dict) else {}):
-        record = (instances or {}).get(instance_id) or {}
-        prediction = preds.get(instance_id) if isinstance(preds, dict) else None
+    for instance_id in {str(key) for key in instances} | {str(key) for key in preds}:
+        record = instances.get(instance_id)
+        record = record if isinstance(record, dict) else {}
+        prediction = preds.get(instance_id)
         patch = prediction.get("model_patch") if isinstance(prediction, dict) else None
-        trajectory = instance_trajectory(folder, instance_id)
+        trajectory = _trajectory(folder, instance_id)
         own = record.get("verdict") if record.get("verdict") in GRADED else None
         out[instance_id] = Outcome(
-            state=str(record.get("state") or ("done" if prediction is not None else "unknown")),
-            exit_status=record.get("exit_status"), verdict=verdicts.get(instance_id) or own or reported.get(instance_id),
-            patch_chars=len(patch) if isinstance(patch, str) else None, steps=int(record.get("steps") or 0),
-            cost=float(record.get("cost") or 0.0), trajectory=str(trajectory) if trajectory.exists() else None)
+            state=_text(record.get("state")) or ("done" if prediction is not None else "unknown"),
+            exit_status=_text(record.get("exit_status")),
+            verdict=verdicts.get(instance_id) or own or reported.get(instance_id),
+            patch_chars=len(patch) if isinstance(patch, str) else None, steps=_int(record.get("steps")),
+            cost=_float(record.get("cost")), trajectory=trajectory)
     return out
+
+
+def _trajectory(folder: Path, instance_id: str) -> str | None:
+    """The instance's final trajectory, where its id can name one inside the folder."""
+    if not instance_id or "/" in instance_id or instance_id in (".", "..") or "\0" in instance_id:
+        return None
+    path = instance_trajectory(folder, instance_id)
+    try:
+        return str(path) if path.is_file() else None
+    except (OSError, ValueError):
+        return None
 
 
 def _verdicts(folder: Path, name: str) -> dict[str, str]:
@@ -141,7 +200,8 @@ def _verdicts(folder: Path, name: str) -> dict[str, str]:
         for key, word in (("resolved_ids", "resolved"), ("unresolved_ids", "unresolved"),
                           ("infra_failure_ids", "infra_failure"), ("agent_error_ids", "agent_error"),
                           ("error_ids", "error"), ("empty_patch_ids", "empty_patch")):
-            for instance_id in data.get(key) or []:
+            ids = data.get(key)
+            for instance_id in ids if isinstance(ids, list) else []:
                 out.setdefault(str(instance_id), word)
         return out
     for instance_id, value in data.items():

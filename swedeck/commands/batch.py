@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     tally = Tally(workers=args.workers)
     sink = JsonLines(sys.stdout, tally) if args.json else ProgressLine(sys.stdout, tally)
     options = BatchOptions(workers=args.workers, executor=args.executor, address=args.address, redo=args.redo,
-                           total_cost_limit=args.total_cost_limit, rerun=rerun_classes(args.rerun))
+                           total_cost_limit=args.total_cost_limit, rerun=rerun_classes(args.rerun),
+                           verify_on_host=args.verify_on_host)
     if args.address and args.executor != "ray":
         raise UsageError("--address goes with --executor ray")
     return Batch(config, instances, Path(args.output), options, sink, tally).run()

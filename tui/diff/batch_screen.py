@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -45,8 +46,10 @@ class BatchDiffScreen(Screen[None]):
         table = self.query_one(DataTable)
         table.add_columns("", "instance", "A", "B", "A steps", "B steps")
         for pair in comparison.pairs:
-            table.add_row("≠" if pair.differs else "=", visible(pair.instance_id), visible(pair.a.label()),
-                          visible(pair.b.label()), str(pair.a.steps), str(pair.b.steps), key=pair.instance_id)
+            # Rich `Text` cells: a folder's instance ids and labels are its words, never markup
+            table.add_row(*(Text(visible(cell)) for cell in (
+                "≠" if pair.differs else "=", pair.instance_id, pair.a.label(), pair.b.label(), str(pair.a.steps),
+                str(pair.b.steps))), key=pair.instance_id)
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
