@@ -497,3 +497,36 @@ def test_always_allow_takes_a_prefix_shows_it_and_never_carries_a_compound_along
     approvals = [m["extra"]["approval"] for m in final_file(tmp_path)["messages"]
                  if m["extra"]["message_type"] == "observation"]
     assert approvals == ["approved", "auto: always allowed: git status …", "approved", "edited", "auto: whitelisted"]
+
+
+def test_a_rule_never_runs_hidden_expansions_or_a_rerouted_name(openai_server, tmp_path):
+    """Issue 44.5, 44.6: with `ls` always allowed, expansions that run code (`${_@P}`, `$[...]`,
+    `$_`, `$'\\x24(...)'`) and options that make a program run another ask; and once an approved
+    command makes `ls` a function (or an alias, a hashed path, a new PATH entry), `ls` asks again,
+    in the real shell, with the reason said."""
+    from swedeck.core.agent.approvals import Approvals
+
+    approvals = Approvals()
+    approvals.allow("ls -la")
+    approvals.allow("git status")
+    for hidden in ("ls '\\044(touch X)'; ls ${_@P}", "ls $'a[\\x24(touch X)]'; ls $[_]", "ls $_", "ls ${HOME:-x}",
+                   "ls $((1+1))", 'ls $"x"'):
+        assert approvals.allowed_by(hidden) is None, hidden
+    for rerouting in ("git status -c core.fsmonitor=x", "git status --ext-diff"):
+        assert approvals.allowed_by(rerouting) is None, rerouting
+    assert approvals.allowed_by("ls -la src") is not None
+
+    marker = tmp_path / "payload-ran"
+    openai_server.script(Turn.bash_tool("ls"), Turn.bash_tool(f"ls() {{ touch {marker}; }}"), Turn.bash_tool("ls"),
+                         Turn.bash_tool("unset -f ls; hash -p /bin/true ls"), Turn.bash_tool("ls"),
+                         Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server))
+    config.agent.whitelist_actions = ["^echo COMPLETE_TASK"]
+    driver = Driver(decisions=[ev.Decision("always_allow"), ev.Decision("approve"), ev.Decision("reject"),
+                               ev.Decision("approve"), ev.Decision("reject")], inputs=[None])
+    assert run_session(config, "t", driver).exit_status == "Submitted"
+    asked = [r.command for r in driver.of(ev.ConfirmationRequested)]
+    assert asked == ["ls", f"ls() {{ touch {marker}; }}", "ls", "unset -f ls; hash -p /bin/true ls", "ls"]
+    assert not marker.exists()
+    notices = [n.text for n in driver.of(ev.Notice) if n.text.startswith("not run by its rule")]
+    assert "`ls` now resolves to function" in notices[0] and "/bin/true" in notices[1], notices

@@ -186,14 +186,16 @@ def anyio_backend() -> str:
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_are_marked(openai_server, tmp_path):
+@pytest.mark.parametrize("blank", ["", "\u3164", "\u2800", "\u00a0", "\u2003", "\u3000", "\u200b"])
+async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_are_marked(openai_server, tmp_path, blank):
+    """Empty lines, and lines of characters that draw nothing (issue 44.7), are one counted line."""
     from support.driver import make_config
     from support.openai_server import Turn, model_config
     from support.waiting import wait_for
     from swedeck.core.session import Session
     from swedeck.tui.app import SwedeckApp
 
-    hidden = "touch payload-ran" + "\n" * 150 + "ls # harmless\u202e txt.exe \u200b"
+    hidden = "touch payload-ran" + f"{blank * 3}\n" * 150 + "ls # harmless\u202e txt.exe \u200b"
     openai_server.script(Turn.bash_tool(hidden))
     session = Session(make_config(tmp_path, model_config(openai_server)), "t")
     app = SwedeckApp(session)
@@ -202,7 +204,7 @@ async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_ar
         await pilot.pause()
         screen = app.export_screenshot().replace("&#160;", " ")
         assert "touch payload-ran" in screen  # the payload is in view while the person decides
-        assert "149 empty lines" in screen
+        assert "149 empty-looking lines" in screen
         assert "⟨U+202E⟩" in screen and "⟨U+200B⟩" in screen and "\u202e" not in screen
         await pilot.press("n")
         await pilot.press(*"no", "enter")

@@ -54,6 +54,7 @@ from .exits import (
 from .gate import Gate
 from .person import PersonChannel
 from .prompt import PromptBuilder
+from .resolution import resolver
 from .templates import render
 from .transcript import Recorder, Transcript
 
@@ -85,7 +86,7 @@ class Agent:
         self.transcript = Transcript(list(history or []), emit, record)
         self.control = Control(config.agent.mode, emit)
         self.person = PersonChannel(emit, interactive)
-        self.gate = Gate(config.agent.whitelist_actions)
+        self.gate = Gate(config.agent.whitelist_actions, resolver(env))
         self.context = ContextTracker(window, window_source)
         self.window = window
         self.fit_applied = False

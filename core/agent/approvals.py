@@ -26,9 +26,23 @@ _RUNS_OTHERS = {"bash", "sh", "zsh", "dash", "ksh", "env", "sudo", "su", "doas",
                 "source", ".", "find", "parallel", "chroot", "unshare", "nsenter", "script", "flock"}
 """Commands whose arguments are another command: a prefix rule for them would allow anything."""
 _SEPARATORS = {";", "&", "&&", "||", "|", "|&", ";;", ";&"}
-_NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(|<<")
-"""Substitution, process substitution, redirection into a file, here-documents: always ask."""
+_NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(|<<|\$\{|\$\[|\$_|\$'|\$\"")
+"""Substitution, process substitution, redirection into a file, here-documents, and the
+expansions a tokenizer does not see as substitutions but the shell evaluates: any braced
+parameter expansion (`${_@P}` expands a prompt string, `${x:-$(...)}`, `${!x}`), arithmetic
+(`$[...]`, `$((...))`: an array index in it is evaluated), `$_` (the last argument of the
+command before: a rule's own argument becomes code), ANSI-C and locale quoting (`$'\x24(...)'`
+hides a `$`): always ask."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
+_RUNS_ANOTHER_OPTION = re.compile(
+    r"^(-c|--config(-env)?|--exec(-path)?(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|-u|--ext-diff|--textconv"
+    r"|--open-files-in-pager(=.*)?|--to-command(=.*)?|--use-compress-program(=.*)?|-I|--checkpoint-action(=.*)?"
+    r"|--info-script(=.*)?|--new-volume-script(=.*)?|--rsh(=.*)?|-e|-o|--run|--pager(=.*)?)$"
+    r"|core\.(fsmonitor|pager|sshcommand|hookspath|editor)|pager\.|\.textconv|diff\.external|ProxyCommand",
+    re.IGNORECASE)
+"""Options and configuration that make a known program run another (`git -c core.pager=…`,
+`--upload-pack`, tar's `--to-command`, rsync's `-e`, ssh's `-o ProxyCommand`): a part with one
+never runs by a prefix rule made for the program's bare name."""
 
 
 @dataclass(frozen=True)
@@ -103,15 +117,39 @@ class Approvals:
     def __init__(self) -> None:
         self.exact: set[str] = set()
         self.prefixes: set[str] = set()
+        self.resolved: dict[str, dict[str, str]] = {}
+        """Rule -> what its program resolved to when it was made (`resolution.parse`)."""
 
-    def allow(self, command: str) -> str:
-        """Allow `command`'s prefix (or the command itself); returns what was allowed, for a person."""
+    def allow(self, command: str, resolved: dict[str, str] | None = None) -> str:
+        """Allow `command`'s prefix (or the command itself), with what its program resolves to now;
+        returns what was allowed, for a person."""
         prefix = command_prefix(command)
         if prefix is None:
             self.exact.add(command)
             return command
         self.prefixes.add(prefix)
+        if resolved is not None:
+            self.resolved[prefix] = resolved
         return f"{prefix} …"
+
+    def programs(self, command: str) -> list[str]:
+        """The program names of `command`'s parts (what the shell is asked to resolve)."""
+        parts = split_command(command) or []
+        names = []
+        for part in parts:
+            rest = [word for word in part.words if not _ASSIGNMENT.match(word)] or [""]
+            if rest[0] and rest[0] not in names:
+                names.append(rest[0])
+        return names
+
+    def recorded(self, command: str) -> dict[str, str]:
+        """What the programs of `command`'s rules resolved to when those rules were made."""
+        merged: dict[str, str] = {}
+        for part in split_command(command) or []:
+            rule = _rule_of(part.words)
+            if rule is not None:
+                merged.update(self.resolved.get(rule, {}))
+        return merged
 
     def allowed_by(self, command: str) -> str | None:
         """Why `command` runs without asking, part by part (`always allowed: git status …`, or
@@ -128,6 +166,8 @@ class Approvals:
             rule = _rule_of(part.words)
             if rule is None or rule not in self.prefixes:
                 return None
+            if any(_RUNS_ANOTHER_OPTION.search(word) for word in part.words[len(rule.split()):]):
+                return None  # an option that runs another program never rides on a rule
             matched.append((part.text, rule))
         if len(matched) == 1:
             return f"always allowed: {matched[0][1]} …"

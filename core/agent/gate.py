@@ -11,13 +11,16 @@ from ..messages import Action, MessageType
 from . import replies
 from .approvals import Approvals
 from .exits import Rejected
+from .resolution import Resolver, changed
 from .seams import Asks
 
 
 class Gate:
-    def __init__(self, whitelist: list[str]):
+    def __init__(self, whitelist: list[str], resolve: Resolver | None = None):
         self.approvals = Approvals()
         self._whitelist = [re.compile(pattern) for pattern in whitelist]
+        self._resolve = resolve
+        """Asks the session's shell what names resolve to (`resolution`); None: not checked."""
 
     def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
         """Why `command` runs without asking, or None when the person decides."""
@@ -32,6 +35,12 @@ class Gate:
         rejection answers `unrun` (this action and those after it) with the person's words."""
         command = action.command
         reason = self.auto_reason(agent.mode, command)
+        if reason is not None and reason.startswith("always allowed:") and command not in self.approvals.exact \
+                and self._resolve is not None:
+            why = changed(self.approvals.recorded(command), self._resolve(self.approvals.programs(command)))
+            if why:  # the rule's program is not the one it was made for: the person decides
+                agent.emit(ev.Notice(text=f"not run by its rule: {why}", level="warning"))
+                reason = None
         agent.emit(ev.ActionProposed(action_id=action_id, step=step, command=command,
                                      needs_confirmation=reason is None))
         if reason is not None:
@@ -49,6 +58,7 @@ class Gate:
             return decision.command, "edited"
         reason = ""
         if decision.kind == "always_allow":
-            reason = f"and from now on: {self.approvals.allow(command)}"
+            resolved = self._resolve(self.approvals.programs(command)) if self._resolve is not None else None
+            reason = f"and from now on: {self.approvals.allow(command, resolved)}"
         agent.emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command, reason=reason))
         return command, "approved"
