@@ -457,3 +457,126 @@ def test_in_a_real_terminal_replay_print_and_its_errors_leave_the_title_alone(tm
         assert title == "clean-title", title  # no OSC 0 from a file's name, its model or its words reached it
     finally:
         subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+# --- other agents' folders are data (issue 44.11) ----------------------------------------------
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("attack", ["fifo", "zero", "outside"])
+def test_a_harbor_trials_files_are_read_as_bounded_regular_files_inside_it(tmp_path, attack):
+    import os
+    import shutil
+    import subprocess
+
+    from conftest import swedeck_command
+
+    job = tmp_path / "job"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "agents" / "harbor-job", job)
+    trial = job / "trial-a__x1"
+    secret = tmp_path / "shadow"
+    secret.write_text("root:SECRET-HASH:19000:0:99999:7:::\n")
+    reward = trial / "verifier" / "reward.txt"
+    reward.unlink()
+    if attack == "fifo":
+        os.mkfifo(reward)
+    elif attack == "zero":
+        reward.symlink_to("/dev/zero")
+    else:
+        reward.symlink_to(secret)
+        (trial / "result.json").unlink()
+        (trial / "result.json").symlink_to(secret)
+    shown = subprocess.run([*swedeck_command(), "replay", str(trial), "--print"], capture_output=True, text=True,
+                           timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "SECRET-HASH" not in shown.stdout and "not read" in shown.stdout
+    for kind in ("atif", "html"):
+        out = tmp_path / f"export.{'json' if kind == 'atif' else 'html'}"
+        exported = subprocess.run([*swedeck_command(), "export", str(trial), "-o", str(out), "--format", kind],
+                                  capture_output=True, text=True, timeout=60)
+        assert exported.returncode == 0, exported.stderr
+        assert "SECRET-HASH" not in out.read_text()
+    listed = subprocess.run([*swedeck_command(), "replay", str(job), "--print"], capture_output=True, text=True,
+                            timeout=60)
+    assert listed.returncode == 0 and "SECRET-HASH" not in listed.stdout
+
+
+_MEASURED = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)\n"
+    "sys.stdout.write(done.stdout); sys.stderr.write(done.stderr)\n"
+    "sys.stderr.write(f'PEAK_KB {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\\n')\n"
+    "sys.exit(done.returncode)\n")
+
+
+def _peak_of(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """Runs `command` under a fresh parent that reports the command's own peak memory (MB)."""
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, timeout=150)
+    lines = ran.stderr.splitlines()
+    peak = next(float(line.split()[1]) for line in reversed(lines) if line.startswith("PEAK_KB "))
+    ran.stderr = "".join(line + "\n" for line in lines if not line.startswith("PEAK_KB "))
+    return ran, peak / 1024
+
+
+def _raw_zip(entries: list[tuple[str, int, bytes, int, int]]) -> bytes:
+    """A zip archive written by hand: each entry (name, method, its compressed bytes, the size it
+    claims once decompressed, its CRC) exactly as given, so an entry can lie."""
+    import struct
+
+    body, central = b"", b""
+    for name, method, data, claimed, crc in entries:
+        encoded = name.encode()
+        offset = len(body)
+        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0, crc, len(data), claimed,
+                            len(encoded), 0) + encoded + data
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0, crc, len(data), claimed,
+                               len(encoded), 0, 0, 0, 0, 0, offset) + encoded
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(body), 0)
+    return body + central + end
+
+
+def _zeros(size: int, kind: str) -> bytes:
+    import zlib
+
+    import zstandard
+
+    if kind == "deflate":
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        return b"".join(packer.compress(b"\0" * (1 << 20)) for _ in range(size >> 20)) + packer.flush()
+    writer = zstandard.ZstdCompressor().compressobj(size=size)  # the frame says its true size
+    return b"".join(writer.compress(b"\0" * (1 << 20)) for _ in range(size >> 20)) + writer.flush()
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("attack", ["deflate-lies", "zstd-lies", "claims-too-much", "many-samples"])
+def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
+    """Issue 44.12: a `.eval` decompresses at most what a member may hold (a zip or zstd bomb is
+    refused, not inflated), and opens one sample of 20,000 from the directory; the process's own
+    peak memory says so."""
+    import json
+    import zlib
+
+    from conftest import swedeck_command
+
+    header = json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}}).encode()
+    sample = json.dumps({"id": "s1", "epoch": 1, "messages": [
+        {"role": "user", "content": "go"}, {"role": "assistant", "content": "done"}]}).encode()
+    entries = [("header.json", 0, header, len(header), zlib.crc32(header))]
+    if attack == "many-samples":
+        entries += [(f"samples/s{n}_epoch_1.json", 0, sample, len(sample), zlib.crc32(sample)) for n in range(20_000)]
+    elif attack == "claims-too-much":
+        entries.append(("samples/s1_epoch_1.json", 8, _zeros(1 << 20, "deflate"), 3 << 30, 0))
+    else:
+        kind = attack.split("-")[0]
+        entries.append(("samples/s1_epoch_1.json", 8 if kind == "deflate" else 93, _zeros(256 << 20, kind), 1 << 20, 0))
+    path = tmp_path / "log.eval"
+    path.write_bytes(_raw_zip(entries))
+    ran, peak_mb = _peak_of([*swedeck_command(), "replay", str(path), "--print"])
+    assert "Traceback" not in ran.stderr
+    if attack == "many-samples":
+        assert ran.returncode == 0 and "runs in this file: 20000" in ran.stdout, ran.stderr
+    else:
+        assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
+    assert peak_mb < 400, peak_mb  # 256 MB of zeros never inflated whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -147,3 +148,46 @@ def run_label(path: Path, raw_info: dict[str, Any]) -> str:
         shown = ", ".join(f"{key}={value}" for key, value in rewards.items()) if isinstance(rewards, dict) else ""
         return path.parent.parent.name + (f" ({shown})" if shown else "")
     return path.name
+
+
+def read_in_folder(path: Path, folder: Path, limit: int) -> bytes:
+    """The bytes of a file a record's folder holds (a Harbor trial's `result.json`, a reward, an
+    OpenHands event, a subagent's file), read as data: only a regular file (a FIFO would block, a
+    device never end), only inside `folder` (a symlink out of it, to `/etc/shadow`, is refused),
+    and at most `limit` bytes. Raises ValueError saying why not."""
+    try:
+        inside = path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError) as error:
+        raise ValueError(f"{path.name}: cannot be resolved ({error})") from None
+    if not inside:
+        raise ValueError(f"{path.name}: points outside {folder.name}/, not read")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        raise ValueError(f"{path.name}: {error.strerror or error}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path.name}: not a regular file (a FIFO, a device or a folder), not read")
+        if info.st_size > limit:
+            raise ValueError(f"{path.name}: {info.st_size:,} bytes, more than {limit:,}: not read")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > limit:
+            raise ValueError(f"{path.name}: more than {limit:,} bytes: not read")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def inside_folder(path: Path, folder: Path) -> bool:
+    """Whether `path` (its symlinks followed) lies inside `folder`."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):
+        return False

@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import read_ahead
 from ..errors import UsageError
 from .errors import TrajectoryError
+from .files import inside_folder
 from .model import Trajectory
 from .readers import READERS, Reader, Source, atif, claude_code
 
@@ -102,6 +103,8 @@ def trajectory_files(folder: Path) -> list[Path]:
     and OpenHands v1 event folders (`events/`) as one trajectory each."""
     found: list[Path] = []
     for path in sorted(folder.rglob("*")):
+        if path.is_symlink() and not inside_folder(path, folder):
+            continue  # a folder is data: a link out of it (to /etc/shadow) is not one of its records
         if path.parent.name == "events" and path.name.startswith("event-"):
             if path.parent not in found:
                 found.append(path.parent)

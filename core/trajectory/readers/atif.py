@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ...messages import MessageType
+from ...read_ahead import MAX_FILE_BYTES
+from ..files import inside_folder, read_in_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
@@ -30,6 +32,9 @@ from .source import Source
 
 FORMAT: TrajectoryFormat = "atif"
 TRIAL_TRAJECTORY = Path("agent") / "trajectory.json"
+TRIAL_FILE_BYTES = 16 << 20
+"""A trial's `result.json` larger than this is not read (its trajectory has the loader's own bound)."""
+REWARD_BYTES = 1 << 20
 
 
 def accepts(source: Source) -> bool:
@@ -42,7 +47,7 @@ def accepts(source: Source) -> bool:
 def read(source: Source) -> Trajectory:
     if source.folder:
         path = source.path / TRIAL_TRAJECTORY
-        source = Source(path=path, content=path.read_text(encoding="utf-8"))
+        source = Source(path=path, content=read_in_folder(path, source.path, MAX_FILE_BYTES).decode("utf-8"))
     document = source.document
     if source.branch is not None:
         document = _embedded(document, source.branch)
@@ -151,7 +156,7 @@ def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity, pa
             fidelity.notes.append(f"step {step.get('step_id')}: subagent trajectory {names}")
             for ref in map(mapping, refs):
                 beside = path.parent / str(ref.get("trajectory_path") or "")
-                if ref.get("trajectory_path") and beside.is_file():
+                if ref.get("trajectory_path") and beside.is_file() and inside_folder(beside, path.parent):
                     fidelity.openable.append(Branch(f"subagent {ref.get('trajectory_id') or beside.name} "
                                                     f"(step {step.get('step_id')})", str(beside)))
         text = _text(result.get("content"))
@@ -218,11 +223,11 @@ def _harbor_trial(path: Path, info: TrajectoryInfo, fidelity: Fidelity) -> None:
         return
     trial = path.parent.parent
     result_path, rewards = trial / "result.json", {}
-    if result_path.is_file():
+    if result_path.exists() or result_path.is_symlink():
         try:
-            result = loads(result_path.read_bytes())
+            result = loads(read_in_folder(result_path, trial, TRIAL_FILE_BYTES))
         except (OSError, ValueError) as error:
-            info.warnings.append(f"{result_path}: not read ({error})")
+            info.warnings.append(f"{result_path}: not read ({str(error)[:200]})")
             result = {}
         if isinstance(result, Mapping):
             info.raw["harbor_result"] = dict(result)
@@ -233,8 +238,9 @@ def _harbor_trial(path: Path, info: TrajectoryInfo, fidelity: Fidelity) -> None:
                 info.exit_status = str(exception.get("exception_type") or "exception")
     for reward_file in sorted((trial / "verifier").glob("reward.*")):
         try:
-            value = reward_file.read_text(encoding="utf-8").strip()
-        except OSError:
+            value = read_in_folder(reward_file, trial, REWARD_BYTES).decode("utf-8", "replace").strip()
+        except ValueError as error:
+            info.warnings.append(f"{reward_file}: not read ({str(error)[:200]})")
             continue
         try:
             parsed = loads(value) if reward_file.suffix == ".json" else value

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import MessageType
+from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from . import chat
@@ -175,7 +176,7 @@ def _words(content: Any) -> str:
 
 def _subagent_files(source: Source) -> list[Any]:
     folder = source.path.with_suffix("") / "subagents"
-    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    return sorted(path for path in folder.glob("*.jsonl") if inside_folder(path, folder)) if folder.is_dir() else []
 
 
 def _entries(chain: list[Mapping[str, Any]], tally: chat.Tally) -> list[chat.Entry]:

@@ -16,6 +16,7 @@ Inspect's `input_tokens` leaves out cache reads and writes, so the prompt is the
 from __future__ import annotations
 
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from io import BytesIO
 from typing import Any
@@ -44,16 +45,30 @@ def accepts(source: Source) -> bool:
     return isinstance(document, Mapping) and isinstance(document.get("eval"), Mapping) and "version" in document
 
 
-def _samples(source: Source) -> tuple[Mapping[str, Any], list[Any]]:
-    """The log's header and its samples (each a parsed JSON object, or a loader of one)."""
+MAX_MEMBERS = 1_000_000
+"""More names than this in a `.eval`'s directory is not a log (a zip built to exhaust the reader)."""
+MAX_MEMBER_BYTES = 512 << 20
+"""One member (a sample, the header) decompresses to at most this many bytes: a zip or zstd bomb
+that claims, or makes, more is refused rather than decompressed."""
+
+
+def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
+    """The log's header, how many samples it holds, and sample `source.unit` (parsed). A `.eval`
+    lists its samples from the zip's directory and decompresses only the header and that sample."""
     if source.data:
         with zipfile.ZipFile(BytesIO(source.data)) as archive:
+            infos = archive.infolist()
+            if len(infos) > MAX_MEMBERS:
+                raise ValueError(f"{len(infos):,} members in the archive: more than a log holds ({MAX_MEMBERS:,})")
             header = loads(_member(archive, source.data, "header.json"))
-            names = sorted((name for name in archive.namelist() if name.startswith("samples/") and name.endswith(".json")),
-                           key=_sample_order)
-            return header, [loads(_member(archive, source.data, name)) for name in names]
+            names = sorted((info.filename for info in infos if info.filename.startswith("samples/")
+                            and info.filename.endswith(".json")), key=_sample_order)
+            sample = loads(_member(archive, source.data, names[source.unit - 1])) \
+                if 1 <= source.unit <= len(names) else None
+            return header, len(names), sample
     document = source.document
-    return document, list(document.get("samples") or [])
+    samples = list(document.get("samples") or [])
+    return document, len(samples), samples[source.unit - 1] if 1 <= source.unit <= len(samples) else None
 
 
 _ZSTD = 93
@@ -62,9 +77,16 @@ stored, deflate, bzip2 and lzma members only)."""
 
 
 def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytes:
+    """A member's bytes, decompressed to at most `MAX_MEMBER_BYTES` whatever its entry claims."""
     info = archive.getinfo(name)
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise ValueError(f"{name}: {info.file_size:,} bytes once decompressed: more than {MAX_MEMBER_BYTES:,}")
     if info.compress_type != _ZSTD:
-        return archive.read(name)
+        try:  # zipfile stops at the size the entry says, and checks the data against its CRC
+            with archive.open(info) as member:
+                return b"".join(iter(lambda: member.read(1 << 20), b""))  # a MB at a time: no bomb inflated whole
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
+            raise ValueError(f"{name}: {error}") from None
     import zstandard  # only for these logs
 
     offset = info.header_offset
@@ -73,7 +95,21 @@ def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytes:
     start = offset + 30 + int.from_bytes(data[offset + 26:offset + 28], "little") + \
         int.from_bytes(data[offset + 28:offset + 30], "little")
     raw = data[start:start + info.compress_size]
-    return zstandard.ZstdDecompressor().decompress(raw, max_output_size=info.file_size)
+    # streamed, so the frame's own claimed size (a bomb's 3 GB) is never allocated up front
+    chunks, size = [], 0
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(BytesIO(raw)) as reader:
+            while size <= info.file_size:
+                chunk = reader.read(min(1 << 20, info.file_size + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except zstandard.ZstdError as error:
+        raise ValueError(f"{name}: damaged zstd data ({error})") from None
+    if size > info.file_size:
+        raise ValueError(f"{name}: decompresses past the {info.file_size:,} bytes its entry says")
+    return b"".join(chunks)
 
 
 def _sample_order(name: str) -> tuple[int, str]:
@@ -83,19 +119,19 @@ def _sample_order(name: str) -> tuple[int, str]:
 
 
 def read(source: Source) -> Trajectory:
-    header, samples = _samples(source)
+    header, count, sample_record = _samples(source)
     evaluation = mapping(header.get("eval"))
     info = TrajectoryInfo(model_name=optional_str(evaluation.get("model")),
                           config={"eval": {key: evaluation.get(key) for key in ("task", "model", "model_generate_config",
                                                                                 "task_args", "dataset")}})
     info.session = {"task": evaluation.get("task"), "eval_id": evaluation.get("eval_id"), "status": header.get("status")}
     fidelity = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded",
-                                                  "messages": "recorded"}, units=len(samples))
-    if not samples:
+                                                  "messages": "recorded"}, units=count)
+    if not count:
         raise ValueError("the log has no samples (a header-only log: nothing ran, or it was written without samples)")
-    if source.unit > len(samples):
-        raise ValueError(f"#{source.unit}: the log has {len(samples)} samples")
-    sample = mapping(samples[source.unit - 1])
+    if source.unit > count:
+        raise ValueError(f"#{source.unit}: the log has {count} samples")
+    sample = mapping(sample_record)
     attachments = mapping(sample.get("attachments"))
     info.session.update({"sample": sample.get("id"), "epoch": sample.get("epoch")})
     scores = mapping(sample.get("scores"))

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import MessageType
+from ...read_ahead import MAX_FILE_BYTES
+from ..files import read_in_folder
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
@@ -75,7 +77,7 @@ def read(source: Source) -> Trajectory:
                                                        "messages": "reconstructed"})
     files = _event_folder(source)
     if files is not None:
-        events = [loads(path.read_bytes()) for path in files]
+        events = [loads(read_in_folder(path, source.path, MAX_FILE_BYTES)) for path in files]
     elif isinstance(source.first_line, Mapping) and "instance_id" in source.first_line:
         events = _instance(source, info, fidelity)
     else:
