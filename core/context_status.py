@@ -26,4 +26,6 @@ class ContextStatus(msgspec.Struct, frozen=True):
     def left_percent(self) -> float | None:
         if not self.window or self.prompt_tokens is None:
             return None
+        if self.prompt_tokens >= self.window:  # also a count too large for a float (another tool's file)
+            return 0.0
         return max(0.0, min(100.0, 100.0 * (1 - self.prompt_tokens / self.window)))

@@ -54,7 +54,7 @@ def describe(status: ContextStatus | None, processors: list[str] | None, notes: 
 def bar(status: ContextStatus | None) -> str:
     if not status or not status.window:
         return "░" * BAR_WIDTH
-    used = min(1.0, (status.prompt_tokens or 0) / status.window)
+    used = 1.0 if (status.prompt_tokens or 0) >= status.window else (status.prompt_tokens or 0) / status.window
     filled = round(used * BAR_WIDTH)
     return "█" * filled + "░" * (BAR_WIDTH - filled)
 

@@ -91,11 +91,12 @@ def excerpt(text: str, lines: int, width: int) -> list[str]:
     return [*rows[:head], f"… ({len(rows) - head - tail} more lines)", *rows[len(rows) - tail:]]
 
 
-_INVISIBLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
-                        r"\u2066-\u2069\ufeff]")
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        "\u2066-\u2069\ufeff\ud800-\udfff]")
 """Control characters, and the characters that change what is seen without being seen:
 bidi overrides and isolates (a `Trojan Source` command reads one way and runs another), the
-direction marks, and the zero-width ones."""
+direction marks, the zero-width ones, and lone surrogates (another tool's JSON may hold one:
+it has no glyph, and no terminal or file takes it as UTF-8)."""
 
 
 def visible(text: str) -> str:

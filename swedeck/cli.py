@@ -282,6 +282,10 @@ def entry() -> NoReturn:
     """The `swedeck` program (its console script and `python -m swedeck`): `main`, then its exit."""
     global _exit_code
     atexit.register(_leave)  # registered first: it runs after the exit handlers registered later
+    for stream in (sys.stdout, sys.stderr):  # a file's lone surrogate prints as `\udfff`, never an error
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         sys.exit(main())
     except SystemExit as leaving:

@@ -580,3 +580,55 @@ def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
     else:
         assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
     assert peak_mb < 400, peak_mb  # 256 MB of zeros never inflated whole
+
+
+_SURROGATE_SOURCES = ["mini-v1-text.traj.json", "mini-v2-tool-calls.traj.json", "sweagent-tool-calls.traj",
+                      "agents/claude-code/cc-session-1.jsonl", "agents/codex/rollout-2026-11-20T10-00-00-0199-codex.jsonl",
+                      "agents/atif/v1.5-plain.json", "agents/openhands/v0-events.json", "agents/inspect/calc.json"]
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("name", _SURROGATE_SOURCES)
+def test_any_text_prints_and_exports(tmp_path, name):
+    """Issue 44.13: a lone surrogate in any text of any format: `--print`, `--print --json`, both
+    exports and `diff` answer, never an internal error."""
+    import re
+
+    from conftest import swedeck_command
+
+    source = Path(__file__).parent / "fixtures" / name
+    text = source.read_text()
+    hostile, count = re.subn(r'("(?:content|text|output|message|command|cmd|observation)": ")', r"\1\\ud800 ", text)
+    assert count, name
+    path = tmp_path / source.name
+    path.write_text(hostile)
+    runs = [["replay", str(path), "--print"], ["replay", str(path), "--print", "--json"],
+            ["export", str(path), "-o", str(tmp_path / "out.json")], ["export", str(path), "-o", str(tmp_path / "out.html")],
+            ["diff", str(path), str(source), "--print"]]
+    for args in runs:
+        ran = subprocess.run([*swedeck_command(), *args], capture_output=True, text=True, timeout=60,
+                             errors="backslashreplace")
+        assert ran.returncode == 0 and "internal error" not in ran.stderr, (args, ran.stderr)
+
+
+@pytest.mark.timeout(120)
+def test_any_number_shows(tmp_path):
+    """Issue 44.13: 400-digit token counts in a Claude Code file: the file opens, prints and exports
+    (a count no provider gives is not taken as one; nothing derived from it overflows)."""
+    from conftest import swedeck_command
+
+    big = int("9" * 400)
+    lines = [{"sessionId": "s", "uuid": "u1", "parentUuid": None, "type": "user",
+              "message": {"role": "user", "content": "go"}},
+             {"sessionId": "s", "uuid": "a1", "parentUuid": "u1", "type": "assistant", "message": {
+                 "id": "m1", "model": "claude-sonnet-4-5", "role": "assistant",
+                 "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}],
+                 "usage": {"input_tokens": big, "output_tokens": big, "cache_read_input_tokens": big}}},
+             {"sessionId": "s", "uuid": "r1", "parentUuid": "a1", "type": "user", "message": {
+                 "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for args in (["replay", str(path), "--print"], ["export", str(path), "-o", str(tmp_path / "s.html")],
+                 ["export", str(path), "-o", str(tmp_path / "s.json")]):
+        ran = subprocess.run([*swedeck_command(), *args], capture_output=True, text=True, timeout=60)
+        assert ran.returncode == 0, (args, ran.stderr)

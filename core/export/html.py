@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -49,7 +50,7 @@ def to_html(trajectory: Trajectory, steps: tuple[int, int] | None = None) -> Pag
     record = _record(trajectory, document, first, last, masker)
     losses = masker.losses()
     record["losses"] = losses
-    return Page(_page(record).encode("utf-8"), losses)
+    return Page(_page(record).encode("utf-8", "backslashreplace"), losses)
 
 
 class _Masker:
@@ -127,7 +128,10 @@ def _data_block(record: dict[str, Any]) -> str:
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
                          ("\u2029", "\\u2029")):
         text = text.replace(raw, escaped)
-    return text
+    return _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)  # JSON's escape keeps it
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _asset(name: str) -> str:

@@ -27,6 +27,16 @@ class Exported:
     losses: list[str] = field(default_factory=list)
 
 
+def json_bytes(document: object) -> bytes:
+    """The document as UTF-8 JSON; where a text holds a lone surrogate (another tool's file may),
+    every non-ASCII character is written as its JSON escape, which keeps it exactly."""
+    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(document, ensure_ascii=True, indent=1) + "\n").encode("ascii")
+
+
 def default_kind(out: Path) -> ExportFormat:
     """The format OUT's name asks for: `.html` a page, anything else ATIF."""
     return "html" if out.suffix.lower() in (".html", ".htm") else "atif"
@@ -47,7 +57,7 @@ def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
             raise UsageError(str(error)) from None
     if kind == "atif":
         result = to_atif(trajectory, (first, last))
-        data = (json.dumps(result.document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        data = json_bytes(result.document)
         return Exported(trajectory.path, data, ATIF_VERSION, max(0, last - first + 1), result.losses)
     if kind == "html":
         from .html import PAGE_VERSION, to_html

@@ -102,9 +102,14 @@ def assistant(content: Any, calls: Sequence[tuple[dict[str, Any], Action]] = (),
     return Entry("assistant", content, kind, extra, [tool_call for tool_call, _ in calls] or None)
 
 
+MAX_COUNT = 10 ** 15
+"""A token count past this is no provider's (a 400-digit number in a file): not taken as a count,
+so no figure derived from it (% of the window, cost) overflows."""
+
+
 def usage(prompt: Any, completion: Any, cached: Any = 0) -> Usage | None:
     """Provider-reported usage, or None when the record has no prompt count."""
-    numbers = [value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    numbers = [value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
                for value in (prompt, completion, cached)]
     if not any(numbers):
         return None
