@@ -115,6 +115,8 @@ class _Tree:
     def __init__(self, records: list[Mapping[str, Any]]):
         self.records = records
         self.parent: list[int | None] = []
+        self.depth: list[int] = []
+        """Records from the root to each (parents come earlier: one pass, no walk per leaf)."""
         self.position: dict[str, int] = {}
         """Each uuid's latest position: what `PATH#uuid` opens."""
         self.implied = 0
@@ -127,6 +129,8 @@ class _Tree:
             else:
                 self.parent.append(index - 1)
                 self.implied += 1
+            parent = self.parent[-1]
+            self.depth.append(1 if parent is None else self.depth[parent] + 1)
             self.position[str(record["uuid"])] = index
         continued = set(self.parent)
         self.leaves = [index for index in range(len(records)) if index not in continued]
@@ -147,7 +151,7 @@ class _Tree:
         record = self.records[leaf]
         kind = "sidechain" if record.get("isSidechain") else "branch"
         words = " ".join(_words(mapping(record.get("message")).get("content")).split())[:60]
-        return f"{kind} of {len(self.chain(leaf))} records" + (f", ending {words!r}" if words else "")
+        return f"{kind} of {self.depth[leaf]} records" + (f", ending {words!r}" if words else "")
 
 
 def _words(content: Any) -> str:
