@@ -52,6 +52,12 @@ def strip_control(text: str) -> str:
     return CONTROL.sub("", text.replace("\r\n", "\n"))
 
 
+def printable(text: str) -> str:
+    """A file's text for a terminal (`replay --print`): escape sequences dropped, and any other
+    control, bidi or zero-width character drawn as a mark (`visible`), as the UI shows them."""
+    return visible(strip_control(text))
+
+
 def collapse_progress(text: str) -> str:
     """`\\r\\n` as `\\n`; a line a progress bar redrew with `\\r` shows its last non-empty state."""
     text = text.replace("\r\n", "\n")

@@ -121,3 +121,27 @@ async def test_the_demo_shows_a_compaction(tmp_path):
         await wait_for(pilot, lambda: any(t.startswith("compacted ") for t in notes(app)), WAIT)
         await approve_until(pilot, app, lambda: submitted(app))
     assert "return a + b" in (repo / "calc.py").read_text()
+
+
+async def test_the_review_shows_a_hostile_summary_inert_and_masked():
+    """Issue 44.15: the summary's escape codes are marks and a key in it is masked in the box;
+    used as it is, the summary is the model's own text."""
+    from textual.app import App
+    from textual.widgets import TextArea
+
+    key = "sk-proj-" + "a1B2c3D4e5" * 4
+    summary = f"Read calc.py.\x1b]0;owned\x07 The key is {key}.\x1b[2J"
+    answers: list[str | None] = []
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(CompactionScreen(summary, 4, 1000, 100), answers.append)
+
+    app = Host()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, CompactionScreen))
+        shown = app.screen.query_one(TextArea).text
+        assert "\x1b" not in shown and "\x07" not in shown and key not in shown and "sk-proj-***" in shown
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: answers)
+    assert answers == [summary]

@@ -654,3 +654,20 @@ def test_a_claude_code_session_with_thirty_thousand_leaves_opens(tmp_path):
     assert trajectory.fidelity.branches == 30_000 - 1
     labels = {branch.label for branch in trajectory.fidelity.openable}
     assert "branch of 3002 records, ending 'a leaf'" in labels and "branch of 3 records, ending 'a leaf'" in labels
+
+
+def test_print_draws_escapes_and_invisible_characters_as_marks(tmp_path):
+    """Issue 44.15: `replay --print` sends no escape of a file to the terminal, the exit status of
+    mini-swe-agent's `exit` message included, and marks bidi and zero-width characters."""
+    from conftest import swedeck_command
+
+    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "go\n\n```mswea_bash_command\nls\u202e txt\u200b\n```"},
+                {"role": "user", "content": "<returncode>0</returncode>\n<output>\nok\n</output>"},
+                {"role": "exit", "content": "", "extra": {"exit_status": "Submitted\x1b]52;c;ZXZpbA==\x07\x1b]0;x\x07"}}]
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps({"messages": messages, "info": {"exit_status": "\x1b[31mSubmitted"}}))
+    shown = subprocess.run([*swedeck_command(), "replay", str(path), "--print"], capture_output=True, text=True,
+                           timeout=60).stdout
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "⟨U+202E⟩" in shown and "⟨U+200B⟩" in shown and "\u202e" not in shown

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..actions import without_fences
 from ..messages import MessageType
-from ..text import excerpt, inert_json, one_line, strip_control
+from ..text import excerpt, inert_json, one_line, printable
 from .compaction import compaction_at
 from .compaction import label as compaction_label
 from .fidelity import prompt_provenance, summary, summary_lines
@@ -90,12 +90,12 @@ def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
         compaction = compaction_at(trajectory, step)
         if compaction is not None:
             yield f"  ⟲ {compaction_label(compaction)}"
-        said = one_line(strip_control(thought(trajectory, step)), THOUGHT_CHARS)
+        said = one_line(printable(thought(trajectory, step)), THOUGHT_CHARS)
         if said:
             yield f"  thought: {said}"
         not_run = "" if ran(trajectory, step) else "  (not run: the answer was a format error)"
         for action in step.actions:
-            command = strip_control(action.command).splitlines() or [""]
+            command = printable(action.command).splitlines() or [""]
             yield f"  $ {command[0]}{not_run}"
             yield from (f"    {line}" for line in command[1:])
         for index in step.observation_indices:
@@ -104,8 +104,8 @@ def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
             if other.extra.returncode is not None:
                 label += f" (exit {other.extra.returncode})"
             text = answer_text(other) if other.message_type == MessageType.TASK else other.text
-            yield f"  {label}:"
-            yield from (f"    {line}" for line in excerpt(strip_control(text), OBSERVATION_LINES, OBSERVATION_WIDTH))
+            yield f"  {printable(label)}:"  # a mini-swe-agent `exit_status` is the file's words
+            yield from (f"    {line}" for line in excerpt(printable(text), OBSERVATION_LINES, OBSERVATION_WIDTH))
 
 
 def header(trajectory: Trajectory) -> str:
@@ -121,7 +121,7 @@ def header(trajectory: Trajectory) -> str:
     lines += [f"   warning: {warning}" for warning in info.warnings]
     if trajectory.fidelity is not None:  # another agent's record: say what it holds
         lines += [f"   {line}" for line in summary_lines(summary(trajectory))]
-    return strip_control("\n".join(lines))  # a file's name and its model name are the file's words too
+    return printable("\n".join(lines))  # a file's name and its model name are the file's words too
 
 
 def usage_note(step: Step) -> str:

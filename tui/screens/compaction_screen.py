@@ -12,6 +12,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
+from swedeck.core.redact import Redactor
+from swedeck.core.text import visible
+
 from ..widgets.text import literal
 
 
@@ -29,13 +32,16 @@ class CompactionScreen(ModalScreen[str | None]):
     def __init__(self, summary: str, messages: int, before: int | None, after: int | None) -> None:
         super().__init__()
         self.summary = summary
+        self.shown = visible(Redactor().text(summary))
+        """What the box shows: the model's text with secrets masked and escape codes drawn as marks
+        (never sent to the terminal). Used as it is, the summary is the model's own text."""
         self.detail = figures(messages, before, after)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compaction-box"):
             yield Label("Compact the history with this summary?", id="compaction-title")
             yield Static(literal(self.detail + " · edit it below if you like"), id="compaction-detail")
-            yield TextArea(self.summary, id="compaction-summary", soft_wrap=True)
+            yield TextArea(self.shown, id="compaction-summary", soft_wrap=True)
             with Horizontal():
                 yield Button("Use it (ctrl+s)", variant="primary", id="use")
                 yield Button("Keep the full history (esc)", variant="default", id="keep")
@@ -50,7 +56,8 @@ class CompactionScreen(ModalScreen[str | None]):
             self.action_keep()
 
     def action_use(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
+        text = self.query_one(TextArea).text
+        self.dismiss(self.summary if text == self.shown else text)
 
     def action_keep(self) -> None:
         self.dismiss(None)
