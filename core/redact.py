@@ -32,13 +32,14 @@ from urllib.parse import quote
 MASK = "***"
 SHAPES = re.compile(
     r"-----BEGIN (?P<pem>[A-Z0-9 ]*PRIVATE KEY)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)"
-    r"|(?:\b|(?<=%[0-9A-Fa-f]{2})|(?<=\\[nrt]))(?P<prefix>gh[pousr]_|github_pat_|sk-ant-|sk-(?:proj-)?|xox[bpoas]-|AKIA|ASIA)"
+    r"|(?:\b|(?<=%[0-9A-Fa-f]{2})|(?<=%25[0-9A-Fa-f]{2})|(?<=%2525[0-9A-Fa-f]{2})|(?<=\\[nrt]))(?P<prefix>gh[pousr]_|github_pat_|sk-ant-|sk-(?:proj-)?|xox[bpoas]-|AKIA|ASIA)"
     r"(?P<body>(?<=AKIA)[0-9A-Z]{16}|(?<=ASIA)[0-9A-Z]{16}|(?<![AS]IA)[A-Za-z0-9_-]{16,})",
     re.DOTALL,
 )
 """Token formats masked by shape. A shape needs its prefix and at least 16 token characters
 after it (`sk-1` in prose stays as it is). It starts at a word boundary, or right after a
-URL escape (`%3Aghp_…` in an encoded URL an error message quotes) or a JSON/C escape
+URL escape (`%3Aghp_…` in an encoded URL an error message quotes, or encoded twice or three
+times: `%252Fghp_…` in a Docker error) or a JSON/C escape
 (`\\nghp_…`)."""
 
 

@@ -671,3 +671,22 @@ def test_print_draws_escapes_and_invisible_characters_as_marks(tmp_path):
                            timeout=60).stdout
     assert "\x1b" not in shown and "\x07" not in shown
     assert "⟨U+202E⟩" in shown and "⟨U+200B⟩" in shown and "\u202e" not in shown
+
+
+def test_lower_risks_of_the_third_round(tmp_path):
+    """Issue 44.16: a token encoded twice in a URL (a Docker error) is masked; `replaces: [true,
+    false]` names no message; `--resume` of a missing file is a usage error that says so."""
+    from conftest import swedeck_command
+    from swedeck.core.messages import MessageType, make_message
+    from swedeck.core.redact import Redactor
+    from swedeck.core.trajectory.compaction import compacted
+
+    token = "ghp_" + "Ab1" * 12
+    assert token not in Redactor().text(f"pull access denied for registry%252F{token}%252Fimage")
+    history = [make_message("system", "sys", MessageType.SYSTEM), make_message("user", "task", MessageType.TASK),
+               make_message("assistant", "a", MessageType.ASSISTANT_MESSAGE),
+               make_message("user", "summary", MessageType.COMPACTION, replaces=[True, False])]
+    assert [m.text for m in compacted(history)][:2] == ["sys", "task"]
+    ran = subprocess.run([*swedeck_command(), "run", "--resume", str(tmp_path / "gone.traj.json"), "--headless", "-m",
+                          "openai/gpt-4o", "-t", "x"], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 2 and "no such file" in ran.stderr and "environment" not in ran.stderr

@@ -24,6 +24,11 @@ def _extra(message: Message) -> dict[str, Any]:
     return message.extra.unknown
 
 
+def _position(value: Any) -> bool:
+    """A message position as a file records one: an int, not a bool (`true` is not position 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def is_compaction(message: Message) -> bool:
     return message.message_type == MessageType.COMPACTION
 
@@ -34,7 +39,7 @@ def undone(messages: Sequence[Message]) -> set[int]:
     for message in messages:
         if is_compaction(message):
             target = _extra(message).get("undoes")
-            if isinstance(target, int):
+            if _position(target):
                 out.add(target)
     return out
 
@@ -54,14 +59,14 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
             continue
         replaces = extra.get("replaces")
         if isinstance(replaces, list):
-            gone = {index for index in replaces if isinstance(index, int)}
+            gone = {index for index in replaces if _position(index)}
             first = next((index for index in kept if index in gone), None)
             kept = [position if index == first else index for index in kept
                     if index != position and (index not in gone or index == first)]
             continue
         forgotten = extra.get("forgotten")
         if isinstance(forgotten, list):
-            dropped = {index for index in forgotten if isinstance(index, int)}
+            dropped = {index for index in forgotten if _position(index)}
             kept = [index for index in kept if index not in dropped]
             continue
         system = [index for index in kept if index < position and messages[index].message_type == MessageType.SYSTEM]

@@ -34,6 +34,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.headless:
         raise UsageError("--json goes with --headless")
     require_model(config)  # said now, as a usage error: not as a session that failed to start, nor in an opened UI
+    if args.resume:
+        from swedeck.core.trajectory.loader import named_path
+
+        named_path(args.resume)  # a missing file is a usage error, not "the environment failed"
     if args.headless:
         from swedeck.core.headless import run_headless
 
