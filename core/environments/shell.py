@@ -38,45 +38,106 @@ QUIET_ENV = {
 
 _BOOTSTRAP = """exec 2>&1
 set +m +o history
-trap 'return 137 2>/dev/null' USR1
+trap '[[ ${FUNCNAME[0]-} ]] && return 137' USR1
 """
-_RUNNER = '__swedeck_exec() { builtin eval "$1"; };'
+_PROTOCOL_NAMES = ("builtin", "printf", "eval", "command", "declare", "trap", "readonly", "export", "unset", "set",
+                   "shopt", "echo", "exec", "enable", "jobs", "type", "hash", "alias", ":", "__swedeck_exec")
+"""The names the protocol runs: no function, alias, hashed program or disabled builtin may stand in for them."""
+_NEUTRAL = f"POSIXLY_CORRECT=1; \\unset -f {' '.join(_PROTOCOL_NAMES)} 2>/dev/null; \\unset POSIXLY_CORRECT; "
+"""Functions named like the protocol's words, removed: in POSIX mode `unset` is a special
+builtin, found before any function (a read-only one survives: the report names it)."""
+_RUNNER = '__swedeck_exec() { \\builtin eval "$1"; };'
 """Runs one command, in a function so the interrupt trap's `return` ends just it."""
-_WATCHED_FUNCTIONS = ("builtin", "printf", "eval", "command", "declare", "trap", "readonly", "export", "unset", "set",
-                      "shopt", "echo", "exec")
-_CHECK = (f"trap -p DEBUG RETURN; builtin printf '\\037'; readonly -f; builtin printf '\\037'; "
-          f"declare -F {' '.join(_WATCHED_FUNCTIONS)} 2>/dev/null; "
-          "builtin printf '\\037%s\\037%s\\037' \"$BASHOPTS\" \"$SHELLOPTS\"; declare -p SWEDECK_CMD 2>/dev/null; ")
-"""After the end marker, in the same line: what a command could have done to the shell to
-forge its own result (a DEBUG or RETURN trap with extdebug, a function named `builtin`, a
-readonly `__swedeck_exec`, a read-only `SWEDECK_CMD` that would tag later commands' programs
-as its own). Checked from the same shell, so it defeats these routes, not a
-command written against swedeck's protocol with full knowledge of it (docs/security.md)."""
+
+
+def protocol_line(command: str, command_id: str, secret: str) -> str:
+    """One command as the shell reads it (SPEC §8, docs/security.md).
+
+    The command runs in the session's shell; then the shell says how it ended, with nothing
+    the command left behind able to speak for it:
+    - the markers and the report are printed by `trap -p` in POSIX mode, where `trap`,
+      `readonly` and `unset` are special builtins, found before any function; the markers carry
+      `secret`, a fresh random one per command, and no program is ever handed it;
+    - `PATH` is set to nowhere first, which also empties the hash table, so a disabled builtin
+      (`enable -n trap` with a `trap` script on PATH, or `hash -p`) is "not found"; a read-only
+      `PATH` or `POSIXLY_CORRECT` prints no marker at all;
+    - every protocol word is quoted (`\\trap`), which no alias reaches, and functions named like
+      protocol words are removed before the next use (a read-only one is reported);
+    - nothing forks after the command, so a stop's kill of what it started never meets the report.
+    What the report says is read by `tampered`."""
+    s = secret
+    sep = "$'\\037'"
+    values = sep.join(f'"${{{name}}}"' for name in ("BASHOPTS", "SHELLOPTS", "SWEDECK_CMD@a", "!BASH_CMDS[*]",
+                                                   "!BASH_ALIASES[*]"))
+    return (f"{_NEUTRAL}{_RUNNER} \\builtin export SWEDECK_CMD={command_id}; "
+            f"\\__swedeck_exec {bash_quote(command)} </dev/null; __sd_{s}=$?; "
+            f"[[ ${{PATH@a}}${{POSIXLY_CORRECT@a}} == *r* ]] || {{ __sd_{s}_p=$PATH; PATH=/-; POSIXLY_CORRECT=1; "
+            f"\\trap \"SDEND{s}:$__sd_{s}\" USR2; \\trap -p USR2; \\readonly -f; \\trap -p DEBUG RETURN; "
+            f"\\trap \"R{s}:\"{values} USR2; \\trap -p USR2; \\unset -f {' '.join(_PROTOCOL_NAMES)} 2>/dev/null; "
+            f"\\unset POSIXLY_CORRECT; \\builtin enable -n; \\builtin jobs -p; POSIXLY_CORRECT=1; "
+            f"\\trap \"SDOK{s}\" USR2; \\trap -p USR2; \\trap - USR2; \\unset POSIXLY_CORRECT; PATH=$__sd_{s}_p; }}; "
+            f"\\builtin unset __sd_{s} __sd_{s}_p; \\builtin export SWEDECK_CMD=idle\n")
+
+
 _CHECK_WAIT_S = 5.0
 """How long the shell's report may follow its end marker; a report that never comes is tampering."""
+_REPORT_PARTS = 5
+_NO_STAND_IN = set(_PROTOCOL_NAMES)
 
 
-def tampered(report: bytes | None) -> str:
-    """Why the shell cannot be trusted after a command, from its report ("" when it can)."""
+@dataclass(frozen=True)
+class Report:
+    """The shell's report on itself after a command: why it cannot be trusted ("" when it can),
+    and the background jobs still running (their later output is not the next command's)."""
+
+    tampering: str
+    jobs: tuple[str, ...] = ()
+
+
+def tampered(report: bytes | None, secret: bytes = b"") -> Report:
+    """What the shell says of itself after a command (`protocol_line`: what it printed between
+    its end and closing markers). A command could have made the shell forge later results with
+    a DEBUG or RETURN trap and extdebug, a read-only function in a protocol word's place, a
+    disabled builtin, a program hashed for one, an alias of one, verbose input or history (which
+    show the next line, secret and all, to the command that runs in it), or a read-only
+    `SWEDECK_CMD` (later commands' programs tagged as its own)."""
     if report is None:
-        return "the command changed the shell so that it no longer reports on itself"
-    parts = report.split(b"\x1f")
-    if len(parts) != 6:
-        return "the command changed the shell so that its report is garbled"
-    traps, readonly, functions, bashopts, shellopts, tag = (part.decode("utf-8", "replace") for part in parts)
+        return Report("the command changed the shell so that it no longer reports on itself")
+    text = report.decode("utf-8", "replace")
+    values = re.search(r"^trap -- 'R" + re.escape(secret.decode()) + r":(.*)' (?:SIG)?USR2$", text, re.MULTILINE | re.DOTALL)
+    if values is None or len(values.group(1).split("\x1f")) != _REPORT_PARTS:
+        return Report("the command changed the shell so that its report is garbled")
+    bashopts, shellopts, attributes, hashed, aliases = values.group(1).split("\x1f")
+    rest = text[: values.start()] + text[values.end():]
     found = []
-    if traps.strip():
-        found.append("a DEBUG or RETURN trap")
-    if readonly.strip():
+    if _READONLY_FUNCTION.search(rest):
         found.append("a read-only shell function")
-    if functions.strip():
-        found.append("a function named " + ", ".join(functions.split()))
+    if any(action != "-" for action in re.findall(r"^trap -- (.*?) (?:DEBUG|RETURN)$", rest, re.MULTILINE)):
+        found.append("a DEBUG or RETURN trap")  # POSIX mode lists an unset one as `trap -- - DEBUG`
+    disabled = re.findall(r"^enable -n (\S+)$", rest, re.MULTILINE)
+    if disabled:
+        found.append("builtins disabled (" + ", ".join(disabled) + ")")
     if "extdebug" in bashopts.split(":") or "functrace" in shellopts.split(":"):
         found.append("extdebug or functrace on")
-    flags = tag.split(" ", 2)[1] if tag.startswith("declare -") else ""  # `declare -rx SWEDECK_CMD=…`
-    if "r" in flags:
+    shown = [option for option in ("verbose", "history") if option in shellopts.split(":")]
+    if shown:
+        found.append(" and ".join(shown) + " on (the next line would be shown to the command)")
+    stand_ins = sorted(_NO_STAND_IN & set(hashed.split()))
+    if stand_ins:
+        found.append("a program in place of " + ", ".join(stand_ins))
+    aliased = sorted(name for name in aliases.split() if name in _NO_STAND_IN or name.startswith("__s"))
+    if aliased:
+        found.append("an alias for " + ", ".join(aliased))
+    if "r" in attributes:
         found.append("SWEDECK_CMD made read-only")
-    return "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
+    if re.search(r"not found|readonly variable", rest):
+        found.append("a builtin the protocol uses is missing")
+    why = "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
+    return Report(why, tuple(re.findall(r"^(\d+)$", rest, re.MULTILINE)))
+
+
+_READONLY_FUNCTION = re.compile(r"^(?:declare -f\S*r\S*|readonly -f) \S+$", re.MULTILINE)
+"""How bash lists a read-only function (`readonly -f` in POSIX mode)."""
 
 
 _KILLED_REPORT = re.compile(r"^[^\n]*: line \d+: +\d+ Killed +[^\n]*\n?", re.MULTILINE)
@@ -104,12 +165,14 @@ class ShellSession:
         self._redactor = redactor or Redactor()
         self._nonce = secrets.token_hex(6)
         """Tags the command's processes (`SWEDECK_CMD`, visible to the command) for the stop."""
-        self._carry = 48  # longer than any marker, so one split across chunks is still found
+        self._carry = 64  # longer than any marker, so one split across chunks is still found
         self._counter = 0
         self._since_ticks = -1
         """When the running command began (`boot_ticks`): what started since is its own."""
         self._after_stop = False
         """The last command was stopped: bash reports its jobs as killed at the next one."""
+        self._jobs: tuple[str, ...] = ()
+        """Background jobs still running when the last command ended (the shell's report)."""
         self._interrupt = threading.Event()
         self._channel: Channel | None = None
         self.shell_pid = 0
@@ -154,11 +217,8 @@ class ShellSession:
         secret = secrets.token_hex(8)
         started = time.monotonic()
         self._since_ticks = boot_ticks()
-        self._channel.send(
-            f"{_RUNNER} export SWEDECK_CMD={command_id}; __swedeck_exec {bash_quote(command)} </dev/null; "
-            f"builtin printf '\\036SDEND{secret}:%s\\036' \"$?\"; {_CHECK}"
-            f"builtin printf '\\036SDOK{secret}\\036'; export SWEDECK_CMD=idle\n".encode()
-        )
+        earlier = self._earlier_output()
+        self._channel.send(protocol_line(command, command_id, secret).encode())
         collector = _Collector(self._output_limit, on_output, self._redactor)
         status = self._wait(collector, started, timeout, command_id, _Markers(secret.encode()))
         duration = time.monotonic() - started
@@ -172,6 +232,9 @@ class ShellSession:
         if tail is not None:
             dropped_lines = max(collector.buffer.total_lines - head.count("\n") - tail.count("\n"), 0)
         output, truncated = limit(text, tail_text, self._output_limit, collector.buffer.elided_bytes, dropped_lines)
+        if earlier:  # kept apart from this command's own output, and said to be what it is
+            output = (f"<printed by background jobs of earlier commands, before this one ran:>\n{earlier}\n"
+                      f"<end of their output>\n{output}")
         if status.note:
             output = f"{output}\n{status.note}" if output else status.note
         collector.flush(final=True)
@@ -181,6 +244,23 @@ class ShellSession:
             timed_out=status.timed_out, interrupted=status.interrupted, truncated=truncated,
             output_chars=collector.buffer.total_bytes, secrets_masked=masked,
         )
+
+    def _earlier_output(self) -> str:
+        """What arrived since the last command ended: the output of background jobs earlier
+        commands started (`(sleep 2; echo '12 passed') &`), never the next command's own."""
+        assert self._channel is not None
+        chunks: list[bytes] = []
+        size = 0
+        while size < _STREAM_CAP:
+            chunk = self._channel.recv(0)
+            if not chunk:  # nothing more now (None), or the shell is gone (b"": the command's wait says so)
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if not chunks:
+            return ""
+        text = clean(b"".join(chunks).decode("utf-8", "replace"))  # masked with the result it joins
+        return text if len(text) <= self._output_limit else text[: self._output_limit] + "\n<cut>"
 
     def _wait(self, collector: _Collector, started: float, timeout: float, command_id: str,
               markers: _Markers) -> _Status:
@@ -213,7 +293,9 @@ class ShellSession:
                         if time.monotonic() < check_deadline:
                             continue
                     collector.add(pending[: (match or closed).start()])  # type: ignore[union-attr]
-                    tampering = tampered(report.group(2) if report else None)
+                    said = tampered(report.group(2) if report else None, markers.secret)
+                    tampering = said.tampering
+                    self._jobs = said.jobs
                     if tampering:
                         self._recover()
                         return _Status(None, note=f"<{tampering}: its exit status and output cannot be trusted; "
@@ -225,8 +307,10 @@ class ShellSession:
                     assert match is not None  # a report without an end marker is tampering
                     return _Status(int(match.group(1)))
                 # Hold back only what may be the start of a marker split across chunks.
-                start = pending.rfind(b"\x1e", max(len(pending) - self._carry, 0))
-                keep_from = start if start >= 0 else len(pending)
+                start = pending.rfind(b"trap", max(len(pending) - self._carry, 0))
+                partial = next((len(pending) - size for size in range(min(4, len(pending)), 0, -1)
+                                if b"trap".startswith(pending[-size:])), len(pending))
+                keep_from = start if start >= 0 else partial
                 collector.add(pending[:keep_from])
                 pending = pending[keep_from:]
             collector.flush()
@@ -277,13 +361,17 @@ def _drop_kill_reports(text: str, stopped: bool) -> str:
 
 
 class _Markers:
-    """The end of one command as the shell prints it: its end marker with the exit status, then
-    the shell's report on itself (`_CHECK`), then the closing marker; all carry the secret."""
+    """The end of one command as the shell prints it (`protocol_line`): the end marker with the
+    exit status, the shell's report on itself, the closing marker; both markers carry the secret
+    and are printed by `trap -p` (POSIX mode: `trap -- 'SDEND<secret>:1' USR2`)."""
 
     def __init__(self, secret: bytes):
-        self.end = re.compile(rb"\x1eSDEND" + secret + rb":(-?\d+)\x1e")
-        self.checked = re.compile(rb"\x1eSDEND" + secret + rb":(-?\d+)\x1e(.*?)\x1eSDOK" + secret + rb"\x1e", re.DOTALL)
-        self.closing = re.compile(rb"\x1eSDOK" + secret + rb"\x1e")
+        self.secret = secret
+        end = rb"trap -- 'SDEND" + secret + rb":(-?\d+)' (?:SIG)?USR2\n"
+        closing = rb"trap -- 'SDOK" + secret + rb"' (?:SIG)?USR2\n"
+        self.end = re.compile(end)
+        self.checked = re.compile(end + rb"(.*?)" + closing, re.DOTALL)
+        self.closing = re.compile(closing)
 
 
 @dataclass
