@@ -250,7 +250,11 @@ class ReplayScreen(ReplayState, Screen[None]):
         text = model_text(view)
         if self.playing:
             text = text[: self._play_shown]
-        text = opening(view, self.document.messages_before(view.prompt_end)) + text
+        if view.number == 1:  # the task at the top of step 1; a damaged message before it is its own step's to show
+            try:
+                text = opening(view, self.document.messages_before(view.prompt_end)) + text
+            except TrajectoryError:
+                pass
         self.query_one("#model-text", Static).update(highlighted(text, self.query_text))
         commands = "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
         self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))
