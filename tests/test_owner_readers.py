@@ -142,18 +142,26 @@ _RUN_INSPECT = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize("log_format", ["eval", "json"])
-def test_logs_inspect_writes_agree_with_read_eval_log(tmp_path, log_format):
-    log_module = oracle("inspect_ai.log")
+def _inspect_writes(log_module, tmp_path: Path, script_text: str, log_format: str, *args: str):
+    """Inspect itself runs `script_text` offline and writes a log; the log, read by our reader and
+    by Inspect's own (`_compare_inspect`), which must agree."""
     script = tmp_path / "run_inspect.py"
-    script.write_text(_RUN_INSPECT)
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "logs"), log_format], capture_output=True,
-                            text=True, timeout=240, cwd=tmp_path, env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})
+    script.write_text(script_text)
+    result = subprocess.run([sys.executable, str(script), str(tmp_path / "logs"), log_format, *args],
+                            capture_output=True, text=True, timeout=240, cwd=tmp_path,
+                            env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})
     assert result.returncode == 0, result.stderr[-2000:]
     [path] = list((tmp_path / "logs").glob(f"*.{log_format}"))
     log = log_module.read_eval_log(str(path), resolve_attachments=True)
     assert log.status == "success"
     _compare_inspect(path, log)
+    return path, log
+
+
+@pytest.mark.parametrize("log_format", ["eval", "json"])
+def test_logs_inspect_writes_agree_with_read_eval_log(tmp_path, log_format):
+    log_module = oracle("inspect_ai.log")
+    path, log = _inspect_writes(log_module, tmp_path, _RUN_INSPECT, log_format)
     ours = load_trajectory(path)
     assert [step.commands for step in ours.steps] == [["ls -la"], ["cat a.py"], []]
     assert summary(ours)["steps_by_provenance"] == {"recorded": 3}
@@ -197,15 +205,7 @@ def test_inspect_compactions_are_compactions(tmp_path, kind, log_format):
     from swedeck.core.trajectory.fidelity import fidelity_of
 
     log_module = oracle("inspect_ai.log")
-    script = tmp_path / "run_inspect.py"
-    script.write_text(_RUN_INSPECT_COMPACTING)
-    result = subprocess.run([sys.executable, str(script), str(tmp_path / "logs"), log_format, kind], capture_output=True,
-                            text=True, timeout=240, cwd=tmp_path, env={**os.environ, "INSPECT_LOG_LEVEL": "warning"})
-    assert result.returncode == 0, result.stderr[-2000:]
-    [path] = list((tmp_path / "logs").glob(f"*.{log_format}"))
-    log = log_module.read_eval_log(str(path), resolve_attachments=True)
-    assert log.status == "success"
-    _compare_inspect(path, log)
+    path, log = _inspect_writes(log_module, tmp_path, _RUN_INSPECT_COMPACTING, log_format, kind)
     events = [event for event in log.samples[0].events if event.event == "compaction"]
     assert events and all(event.type == kind for event in events)
     ours = load_trajectory(path)

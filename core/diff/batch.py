@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..batch.output import PREDS, STATE, instance_trajectory
 from ..errors import UsageError
+from ..trajectory.files import read_bounded
 
 GRADED = ("resolved", "unresolved", "empty_patch", "agent_error", "infra_failure")
 """The classes swedeck's own verdicts give that say how an instance ended (`batch.verify`)."""
@@ -98,24 +97,14 @@ a folder is data, and a device or a huge file there must not take the memory."""
 
 
 def _json(path: Path) -> Any:
-    """A batch file's JSON, read only from a regular file of a bounded size (a FIFO would block,
-    `/dev/zero` never end); None when it is not there."""
+    """A batch file's JSON, read only from a regular file of a bounded size (`read_bounded`: a
+    FIFO would block, `/dev/zero` never end); None when it is not there."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_bounded(path, MAX_STATE_BYTES)
     except FileNotFoundError:
         return None
-    except OSError as error:
-        raise UsageError(f"{path}: cannot be read ({error.strerror or error})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UsageError(f"{path}: not a regular file (a FIFO, a device or a folder): not read")
-        if info.st_size > MAX_STATE_BYTES:
-            raise UsageError(f"{path}: {info.st_size:,} bytes, more than a batch file holds ({MAX_STATE_BYTES:,})")
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(MAX_STATE_BYTES + 1)
-    finally:
-        os.close(fd)
+    except ValueError as error:
+        raise UsageError(f"{path}: {str(error).removeprefix(path.name + ': ')}") from None
     try:
         return json.loads(data)
     except RecursionError:

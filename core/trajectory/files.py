@@ -150,19 +150,14 @@ def run_label(path: Path, raw_info: dict[str, Any]) -> str:
     return path.name
 
 
-def read_in_folder(path: Path, folder: Path, limit: int) -> bytes:
-    """The bytes of a file a record's folder holds (a Harbor trial's `result.json`, a reward, an
-    OpenHands event, a subagent's file), read as data: only a regular file (a FIFO would block, a
-    device never end), only inside `folder` (a symlink out of it, to `/etc/shadow`, is refused),
-    and at most `limit` bytes. Raises ValueError saying why not."""
-    try:
-        inside = path.resolve().is_relative_to(folder.resolve())
-    except (OSError, RuntimeError) as error:
-        raise ValueError(f"{path.name}: cannot be resolved ({error})") from None
-    if not inside:
-        raise ValueError(f"{path.name}: points outside {folder.name}/, not read")
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of `path`, read as data: only a regular file (a FIFO would block, a device never
+    end), and at most `limit` bytes. Raises FileNotFoundError when there is none, ValueError
+    saying why it is not read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
     except OSError as error:
         raise ValueError(f"{path.name}: {error.strerror or error}") from None
     try:
@@ -183,6 +178,18 @@ def read_in_folder(path: Path, folder: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def read_in_folder(path: Path, folder: Path, limit: int) -> bytes:
+    """The bytes of a file a record's folder holds (a Harbor trial's `result.json`, a reward, an
+    OpenHands event, a subagent's file), read as data (`read_bounded`), and only inside `folder`
+    (a symlink out of it, to `/etc/shadow`, is refused). Raises ValueError saying why not."""
+    if not inside_folder(path, folder):
+        raise ValueError(f"{path.name}: points outside {folder.name}/, not read")
+    try:
+        return read_bounded(path, limit)
+    except FileNotFoundError:
+        raise ValueError(f"{path.name}: no such file") from None
 
 
 def inside_folder(path: Path, folder: Path) -> bool:
