@@ -14,7 +14,7 @@ that compaction is as if it never happened, and the undo marker itself is never 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..messages import Message, MessageType
 from .model import Step, Trajectory
@@ -24,7 +24,7 @@ def _extra(message: Message) -> dict[str, Any]:
     return message.extra.unknown
 
 
-def _position(value: Any) -> bool:
+def _position(value: Any) -> TypeGuard[int]:
     """A message position as a file records one: an int, not a bool (`true` is not position 1)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -35,7 +35,7 @@ def is_compaction(message: Message) -> bool:
 
 def undone(messages: Sequence[Message]) -> set[int]:
     """Positions of the compactions an undo marker takes back."""
-    out = set()
+    out: set[int] = set()
     for message in messages:
         if is_compaction(message):
             target = _extra(message).get("undoes")
