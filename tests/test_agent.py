@@ -517,16 +517,17 @@ def test_a_rule_never_runs_hidden_expansions_or_a_rerouted_name(openai_server, t
     assert approvals.allowed_by("ls -la src") is not None
 
     marker = tmp_path / "payload-ran"
+    impostor = f"unset -f ls; mkdir -p bin; printf '#!/bin/sh\\ntouch {marker}\\n' > bin/ls; chmod +x bin/ls; " \
+               'export PATH="$PWD/bin:$PATH"'
     openai_server.script(Turn.bash_tool("ls"), Turn.bash_tool(f"ls() {{ touch {marker}; }}"), Turn.bash_tool("ls"),
-                         Turn.bash_tool("unset -f ls; hash -p /bin/true ls"), Turn.bash_tool("ls"),
-                         Turn.bash_tool(SUBMIT))
+                         Turn.bash_tool(impostor), Turn.bash_tool("ls"), Turn.bash_tool(SUBMIT))
     config = make_config(tmp_path, model_config(openai_server))
     config.agent.whitelist_actions = ["^echo COMPLETE_TASK"]
     driver = Driver(decisions=[ev.Decision("always_allow"), ev.Decision("approve"), ev.Decision("reject"),
                                ev.Decision("approve"), ev.Decision("reject")], inputs=[None])
     assert run_session(config, "t", driver).exit_status == "Submitted"
     asked = [r.command for r in driver.of(ev.ConfirmationRequested)]
-    assert asked == ["ls", f"ls() {{ touch {marker}; }}", "ls", "unset -f ls; hash -p /bin/true ls", "ls"]
+    assert asked == ["ls", f"ls() {{ touch {marker}; }}", "ls", impostor, "ls"]
     assert not marker.exists()
     notices = [n.text for n in driver.of(ev.Notice) if n.text.startswith("not run by its rule")]
-    assert "`ls` now resolves to function" in notices[0] and "/bin/true" in notices[1], notices
+    assert "`ls` now resolves to function" in notices[0] and "/bin/ls (it was file " in notices[1], notices

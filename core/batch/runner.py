@@ -29,12 +29,13 @@ from ..session import build_redactor
 from ..trajectory.files import write_atomically
 from .executors import Executor, Handle, LocalExecutor, RayExecutor
 from .folder_files import real_folder
+from .host_grading import host_grading
 from .instance_run import InstanceResult
 from .instances import Instance
 from .output import BatchOutput, BatchState, InstanceState, State, read_state
 from .progress import BatchEnded, BatchEvent, BatchNotice, BatchStarted, InstanceFinished, InstanceStarted, Tally
 from .swebench_grade import require_package
-from .verify import CLASSES, host_grading
+from .verify import CLASSES
 
 WAIT_S = 0.5
 """How often the loop wakes while instances run: redraws the status line, checks the stop flag."""
@@ -62,9 +63,9 @@ class Batch:
             raise UsageError("--workers must be at least 1")
         if options.executor not in ("local", "ray"):
             raise UsageError(f"--executor {options.executor!r}: choose local or ray")
-        self._host_lines = host_grading(config, instances, options.verify_on_host)  # refused before anything runs
         if config.batch.run_verifier:
             require_package(instances)  # said before anything runs, not once per instance
+        self._host_lines = host_grading(config, instances, options.verify_on_host)  # refused before anything runs
         self.config = config
         self.instances = instances
         self.output = BatchOutput(folder)
