@@ -274,3 +274,38 @@ def test_fuzz_loader_only_raises_trajectory_error(tmp_path: Path, document: obje
         assert "fuzz.traj" in str(error)
     else:
         assert len(trajectory.steps) == sum(m.role == "assistant" for m in trajectory.messages)
+
+
+def test_a_new_format_is_one_file_and_one_line(tmp_path, monkeypatch):
+    """SPEC §9.3, issue 45.5: a toy format (`tests/support/toy_reader.py`) added by one line of
+    `READERS` is found by content, listed in a folder by its own `sniff`, loaded, printed, and
+    opened in the replay view; nothing else knows of it."""
+    import asyncio
+
+    from support import toy_reader
+    from swedeck.core.trajectory import readers
+    from swedeck.core.trajectory.loader import trajectory_files
+    from swedeck.core.trajectory.printer import text_lines
+
+    monkeypatch.setattr(readers, "READERS", (toy_reader, *readers.READERS))
+    path = tmp_path / "play.toy.jsonl"
+    path.write_text('{"toy": 1}\n{"cmd": "ls", "out": "a.py"}\n{"cmd": "cat a.py", "out": "print(1)"}\n')
+    assert trajectory_files(tmp_path) == [path]
+    toy = load_trajectory(path)
+    assert toy.format == "toy" and [step.commands for step in toy.steps] == [["ls"], ["cat a.py"]]
+    printed = "\n".join(text_lines(toy, toy.steps))
+    assert "  $ cat a.py" in printed and "print(1)" in printed
+
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplayScreen
+
+    async def replay() -> None:
+        app = ReplayApp([path])
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen) and app.screen.step_count == 2)
+            await pilot.press("l")
+            await wait_for(pilot, lambda: app.screen.step == 2)
+            await pilot.press("q")
+
+    asyncio.run(replay())

@@ -13,14 +13,13 @@ from pathlib import Path
 
 from .. import read_ahead
 from ..errors import UsageError
+from . import readers
 from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
-from .readers import READERS, Reader, Source, atif, claude_code
+from .readers import Reader, Source, opens_branches, sniffs
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
-BRANCHING: tuple[Reader, ...] = (claude_code, atif)
-"""The readers that open a branch inside a file (`PATH#NAME`)."""
 
 
 def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
@@ -32,7 +31,7 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
     if not source.folder and not source.data and source.blank:
         raise TrajectoryError(path, "the file is empty")
     try:
-        reader = next((reader for reader in READERS if _accepts(reader, source)), None)
+        reader = next((reader for reader in readers.READERS if _accepts(reader, source)), None)
         if reader is None:
             _ = source.document  # not JSON at all gives the JSON error as the reason
             if source.folder:
@@ -40,7 +39,7 @@ def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
                                  "an OpenHands events/ folder)")
             raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`, "
                              "and none of the other agents' formats swedeck reads (docs/trajectory-format.md)")
-        if source.branch is not None and reader not in BRANCHING:
+        if source.branch is not None and not opens_branches(reader):
             raise ValueError(f"#{source.branch}: a {reader.FORMAT} file has no branches to open")
         trajectory = reader.read(source)
         if not lazy:
@@ -114,12 +113,12 @@ def trajectory_files(folder: Path) -> list[Path]:
 
 
 _SNIFF_BYTES = 65536
-_JSON_MARKERS = (b'"schema_version": "ATIF-v', b'"schema_version":"ATIF-v')
 
 
 def sniff(path: Path) -> bool:
     """Whether a `.json`, `.jsonl` or `.eval` file is another agent's record swedeck reads,
-    from its first bytes (a folder of 1,000 files is not parsed whole to list it)."""
+    from its first bytes (a folder of 1,000 files is not parsed whole to list it): each
+    reader's own `sniff` says."""
     if not path.name.endswith((".json", ".jsonl", ".eval")) or path.name.startswith("."):
         return False
     try:
@@ -127,23 +126,10 @@ def sniff(path: Path) -> bool:
             head = handle.read(_SNIFF_BYTES)
     except OSError:
         return False
-    if path.name.endswith(".eval"):
-        return head.startswith(b"PK\x03\x04")
-    if path.name.endswith(".json"):
-        compact = head[:4096]
-        return any(marker in compact for marker in _JSON_MARKERS) or (
-            b'"eval"' in compact and b'"version"' in compact) or (
-            compact.lstrip().startswith(b"[") and (b'"observation"' in compact or b'"action"' in compact
-                                                    or b'"kind"' in compact))
-    if head.lstrip().startswith(b"{") and b'"instance_id"' in head and b'"history"' in head:
-        return True  # an OpenHands evaluation's output.jsonl (its first line alone may be megabytes)
     text = head.decode("utf-8", errors="replace")
     if len(head) == _SNIFF_BYTES:
         text = text[: text.rfind("\n") + 1]
-    from .readers import claude_code, codex, openhands
-
-    source = Source(path=path, content=text)
-    return any(_accepts(reader, source) for reader in (claude_code, codex, openhands))
+    return sniffs(path.name, head, text)
 
 
 def _accepts(reader: Reader, source: Source) -> bool:

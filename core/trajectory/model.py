@@ -10,8 +10,8 @@ import msgspec
 
 from ..messages import Action, ContextInfo, Message, ModelStats, Usage
 
-TrajectoryFormat = Literal["swedeck-jsonl", "swedeck-json", "mini-swe-agent", "swe-agent", "atif", "claude-code",
-                           "codex", "openhands", "inspect"]
+TrajectoryFormat = str
+"""A reader's `FORMAT` (`readers.FORMATS` lists them: `swedeck-jsonl`, `claude-code`, ...)."""
 
 Provenance = Literal["recorded", "reconstructed", "unknown"]
 """How swedeck knows a part of what the model saw: the file stores the exact request

@@ -1,7 +1,10 @@
 """Trajectory readers, found by content (not by file extension) in one table.
 
-Each reader module has `FORMAT`, `accepts(source) -> bool` and `read(source) -> Trajectory`.
-The first reader that accepts a file reads it; adding a format touches one file and one line.
+Each reader module has `FORMAT`, `accepts(source) -> bool` and `read(source) -> Trajectory`;
+a format whose files have no swedeck name (`.traj.json`...) also has `sniff(name, head) ->
+bool`, the look at a file's first bytes that lists it in a folder; one whose files hold
+branches (`PATH#NAME`) sets `BRANCHES = True`. The first reader that accepts a file reads it;
+adding a format touches one file and one line of `READERS`.
 """
 
 from __future__ import annotations
@@ -28,4 +31,23 @@ class Reader(Protocol):
 READERS: tuple[Reader, ...] = (swedeck_jsonl, claude_code, codex, swedeck_json, atif, inspect_log, openhands,
                                swe_agent, mini_swe_agent)
 
-__all__ = ["READERS", "Reader", "Source"]
+FORMATS: tuple[str, ...] = tuple(reader.FORMAT for reader in READERS)
+"""Every format swedeck reads, by name, from the readers themselves."""
+
+
+def opens_branches(reader: Reader) -> bool:
+    """Whether the reader opens a branch inside a file (`PATH#NAME`)."""
+    return bool(getattr(reader, "BRANCHES", False))
+
+
+def sniffs(name: str, head: bytes, text: str) -> bool:
+    """Whether a file named `name`, whose first bytes are `head` (`text` when decoded, cut at its
+    last whole line), is a record some reader's `sniff` says it reads."""
+    for reader in READERS:
+        sniff = getattr(reader, "sniff", None)
+        if sniff is not None and sniff(name, head, text):
+            return True
+    return False
+
+
+__all__ = ["FORMATS", "READERS", "Reader", "Source", "opens_branches", "sniffs"]

@@ -31,6 +31,8 @@ from .common import as_number
 from .source import Source
 
 FORMAT: TrajectoryFormat = "atif"
+BRANCHES = True
+"""Branches inside a file open as `PATH#NAME` (a sidechain, a rewound answer, an embedded subagent)."""
 TRIAL_TRAJECTORY = Path("agent") / "trajectory.json"
 TRIAL_FILE_BYTES = 16 << 20
 """A trial's `result.json` larger than this is not read (its trajectory has the loader's own bound)."""
@@ -42,6 +44,14 @@ def accepts(source: Source) -> bool:
         return (source.path / TRIAL_TRAJECTORY).is_file()
     document = source.document
     return isinstance(document, Mapping) and str(document.get("schema_version", "")).startswith("ATIF-v")
+
+
+_MARKERS = (b'"schema_version": "ATIF-v', b'"schema_version":"ATIF-v')
+
+
+def sniff(name: str, head: bytes, text: str) -> bool:
+    """A `.json` whose first bytes name an ATIF schema version (a folder's listing)."""
+    return name.endswith(".json") and any(marker in head[:4096] for marker in _MARKERS)
 
 
 def read(source: Source) -> Trajectory:

@@ -28,9 +28,11 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from . import chat
-from .source import Source
+from .source import Source, sniff_lines
 
 FORMAT: TrajectoryFormat = "claude-code"
+BRANCHES = True
+"""Branches inside a file open as `PATH#NAME` (a sidechain, a rewound answer, an embedded subagent)."""
 _MESSAGE_TYPES = ("user", "assistant", "system")
 
 
@@ -41,6 +43,11 @@ def accepts(source: Source) -> bool:
         if isinstance(record, Mapping) and "sessionId" in record and "uuid" in record and record.get("type") in _MESSAGE_TYPES:
             return True
     return False
+
+
+def sniff(name: str, head: bytes, text: str) -> bool:
+    """A `.jsonl` whose first whole lines this reader accepts (a folder's listing)."""
+    return sniff_lines(accepts, name, text)
 
 
 def read(source: Source) -> Trajectory:

@@ -26,7 +26,7 @@ from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
-from .source import Source
+from .source import Source, sniff_lines
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -129,6 +129,11 @@ def _output(payload: Mapping[str, Any]) -> chat.Entry:
     text = chat.text_of(output)
     extra["raw_output"] = text
     return chat.Entry("tool", text, MessageType.OBSERVATION, extra, tool_call_id=optional_str(payload.get("call_id")))
+
+
+def sniff(name: str, head: bytes, text: str) -> bool:
+    """A `.jsonl` whose first whole lines this reader accepts (a folder's listing)."""
+    return sniff_lines(accepts, name, text)
 
 
 def read(source: Source) -> Trajectory:

@@ -52,6 +52,13 @@ MAX_MEMBER_BYTES = 512 << 20
 that claims, or makes, more is refused rather than decompressed."""
 
 
+def sniff(name: str, head: bytes, text: str) -> bool:
+    """A `.eval` zip, or a `.json` log whose first bytes have `eval` and `version` (a folder's listing)."""
+    if name.endswith(".eval"):
+        return head.startswith(b"PK\x03\x04")
+    return name.endswith(".json") and b'"eval"' in head[:4096] and b'"version"' in head[:4096]
+
+
 def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
     """The log's header, how many samples it holds, and sample `source.unit` (parsed). A `.eval`
     lists its samples from the zip's directory and decompresses only the header and that sample."""

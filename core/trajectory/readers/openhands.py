@@ -30,7 +30,7 @@ from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
-from .source import Source
+from .source import Source, sniff_lines
 
 FORMAT: TrajectoryFormat = "openhands"
 _V1_KINDS = ("SystemPromptEvent", "MessageEvent", "ActionEvent", "ObservationEvent", "AgentErrorEvent",
@@ -69,6 +69,20 @@ def accepts(source: Source) -> bool:
     except ValueError:
         return False
     return isinstance(document, list) and bool(document) and (_is_v0(document[0]) or _is_v1(document[0]))
+
+
+def sniff(name: str, head: bytes, text: str) -> bool:
+    """A `.json` list of v0 events, or an evaluation's `output.jsonl` (its first line alone may be
+    megabytes: its first bytes are enough), from a file's first bytes (a folder's listing)."""
+    compact = head[:4096]
+    if name.endswith(".json"):
+        return compact.lstrip().startswith(b"[") and (b'"observation"' in compact or b'"action"' in compact
+                                                      or b'"kind"' in compact)
+    if not name.endswith(".jsonl"):
+        return False
+    if head.lstrip().startswith(b"{") and b'"instance_id"' in head and b'"history"' in head:
+        return True
+    return sniff_lines(accepts, name, text)
 
 
 def read(source: Source) -> Trajectory:

@@ -111,3 +111,14 @@ class Source(msgspec.Struct, dict=True):
         if self._document is _UNSET:
             self._document = outline(self.content)
         return self._document
+
+
+def sniff_lines(accepts: Any, name: str, text: str) -> bool:
+    """Whether a JSONL reader's `accepts` takes a `.jsonl` file from its first whole lines
+    (`text`): the look a folder's listing takes, without reading the file whole."""
+    if not name.endswith(".jsonl"):
+        return False
+    try:
+        return bool(accepts(Source(path=Path(name), content=text)))
+    except ValueError:  # not JSON: not this reader's
+        return False
