@@ -223,16 +223,6 @@ def swebench_outcome(record: InstanceState, prediction: dict[str, Any] | None) -
     return "error"
 
 
-def _log_classification(folder: Path) -> tuple[str, str] | None:
-    """SWE-bench's own reading of an instance's logs for signs of a broken environment
-    (`swebench.harness.infra_failure.classify_logs`: the test output and the harness's log, which
-    is `verify.log` here); None when it finds none."""
-    from swebench.harness.infra_failure import classify_logs
-
-    result: tuple[str, str] | None = classify_logs(folder / "test_output.txt", folder / "verify.log")
-    return result
-
-
 def report_of(state: BatchState, predictions: dict[str, Any], folder: Path) -> dict[str, Any]:
     """`report.json`: SWE-bench's run report over every instance the folder has a record of,
     each key meaning what `make_run_report` means by it on the same predictions and grading
@@ -252,20 +242,19 @@ def report_of(state: BatchState, predictions: dict[str, Any], folder: Path) -> d
         "unresolved_instances": len(outcome.get("unresolved", [])),
     }
     classified: dict[str, tuple[str, str]] = {}
-    environment_tier: str | None = None  # without SWE-bench's package, its log classification is not ours to guess
     try:
         from swebench.harness import infra_failure
-
-        environment_tier = infra_failure.TIER_ENVIRONMENT
-    except ImportError:
-        pass
-    if environment_tier is not None:
+    except ImportError:  # without SWE-bench's package, its log classification is not ours to guess
+        infra_failure = None
+    if infra_failure is not None:
         for instance_id in sorted(outcome.get("unresolved", []) + outcome.get("error", [])):
-            found = _log_classification(folder / instance_id)
+            # SWE-bench's own reading of the logs: the test output, and the harness's log (`verify.log` here)
+            found = infra_failure.classify_logs(folder / instance_id / "test_output.txt",
+                                                folder / instance_id / "verify.log")
             if found is not None:
                 classified[instance_id] = found
-        infra = sorted(i for i, (_, tier) in classified.items() if tier == environment_tier)
-        ambiguous = sorted(i for i, (_, tier) in classified.items() if tier != environment_tier)
+        infra = sorted(i for i, (_, tier) in classified.items() if tier == infra_failure.TIER_ENVIRONMENT)
+        ambiguous = sorted(i for i, (_, tier) in classified.items() if tier != infra_failure.TIER_ENVIRONMENT)
         report.update(infra_failure_instances=len(infra), ambiguous_failure_instances=len(ambiguous))
     report.update({
         "empty_patch_instances": len(outcome.get("empty_patch", [])), "error_instances": len(outcome.get("error", [])),
@@ -273,7 +262,7 @@ def report_of(state: BatchState, predictions: dict[str, Any], folder: Path) -> d
         "empty_patch_ids": outcome.get("empty_patch", []), "submitted_ids": sorted(predictions),
         "resolved_ids": outcome.get("resolved", []), "unresolved_ids": outcome.get("unresolved", []),
     })
-    if environment_tier is not None:
+    if infra_failure is not None:
         report.update(infra_failure_ids=infra, ambiguous_failure_ids=ambiguous,
                       failure_reasons={i: reason for i, (reason, _) in sorted(classified.items())})
     report.update(error_ids=outcome.get("error", []), schema_version=2, swedeck=verdicts_of(state))

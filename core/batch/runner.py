@@ -188,8 +188,9 @@ class Batch:
         earlier = self._earlier.get(instance_id)
         if earlier is not None and earlier.state not in ("queued", "running"):
             # the run it replaces, kept beside the new one (--rerun, --redo, a retried failure)
-            previous.append({**asdict(replace(earlier, previous=[])), "folder": moved})
-            previous[-1].pop("previous", None)
+            record = asdict(replace(earlier, previous=[]))
+            del record["previous"]  # its own earlier runs are the list it joins
+            previous.append({**record, "folder": moved})
         base = self.output.trajectory_base(instance_id)
         real_folder(base.parent)
         handle = executor.submit(instance, base)

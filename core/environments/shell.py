@@ -41,7 +41,7 @@ set +m +o history
 trap '[[ ${FUNCNAME[0]-} ]] && return 137' USR1
 """
 _PROTOCOL_NAMES = ("builtin", "printf", "eval", "command", "declare", "trap", "readonly", "export", "unset", "set",
-                   "shopt", "echo", "exec", "enable", "jobs", "type", "hash", "alias", ":", "__swedeck_exec")
+                   "shopt", "echo", "exec", "enable", "type", "hash", "alias", ":", "__swedeck_exec")
 """The names the protocol runs: no function, alias, hashed program or disabled builtin may stand in for them."""
 _NEUTRAL = f"POSIXLY_CORRECT=1; \\unset -f {' '.join(_PROTOCOL_NAMES)} 2>/dev/null; \\unset POSIXLY_CORRECT; "
 """Functions named like the protocol's words, removed: in POSIX mode `unset` is a special
@@ -74,7 +74,7 @@ def protocol_line(command: str, command_id: str, secret: str) -> str:
             f"[[ ${{PATH@a}}${{POSIXLY_CORRECT@a}} == *r* ]] || {{ __sd_{s}_p=$PATH; PATH=/-; POSIXLY_CORRECT=1; "
             f"\\trap \"SDEND{s}:$__sd_{s}\" USR2; \\trap -p USR2; \\readonly -f; \\trap -p DEBUG RETURN; "
             f"\\trap \"R{s}:\"{values} USR2; \\trap -p USR2; \\unset -f {' '.join(_PROTOCOL_NAMES)} 2>/dev/null; "
-            f"\\unset POSIXLY_CORRECT; \\builtin enable -n; \\builtin jobs -p; POSIXLY_CORRECT=1; "
+            f"\\unset POSIXLY_CORRECT; \\builtin enable -n; POSIXLY_CORRECT=1; "
             f"\\trap \"SDOK{s}\" USR2; \\trap -p USR2; \\trap - USR2; \\unset POSIXLY_CORRECT; PATH=$__sd_{s}_p; }}; "
             f"\\builtin unset __sd_{s} __sd_{s}_p; \\builtin export SWEDECK_CMD=idle\n")
 
@@ -85,28 +85,20 @@ _REPORT_PARTS = 5
 _NO_STAND_IN = set(_PROTOCOL_NAMES)
 
 
-@dataclass(frozen=True)
-class Report:
-    """The shell's report on itself after a command: why it cannot be trusted ("" when it can),
-    and the background jobs still running (their later output is not the next command's)."""
-
-    tampering: str
-    jobs: tuple[str, ...] = ()
-
-
-def tampered(report: bytes | None, secret: bytes = b"") -> Report:
+def tampered(report: bytes | None, secret: bytes = b"") -> str:
     """What the shell says of itself after a command (`protocol_line`: what it printed between
     its end and closing markers). A command could have made the shell forge later results with
     a DEBUG or RETURN trap and extdebug, a read-only function in a protocol word's place, a
     disabled builtin, a program hashed for one, an alias of one, verbose input or history (which
     show the next line, secret and all, to the command that runs in it), or a read-only
-    `SWEDECK_CMD` (later commands' programs tagged as its own)."""
+    `SWEDECK_CMD` (later commands' programs tagged as its own). Why the shell cannot be trusted
+    ("" when it can)."""
     if report is None:
-        return Report("the command changed the shell so that it no longer reports on itself")
+        return "the command changed the shell so that it no longer reports on itself"
     text = report.decode("utf-8", "replace")
     values = re.search(r"^trap -- 'R" + re.escape(secret.decode()) + r":(.*)' (?:SIG)?USR2$", text, re.MULTILINE | re.DOTALL)
     if values is None or len(values.group(1).split("\x1f")) != _REPORT_PARTS:
-        return Report("the command changed the shell so that its report is garbled")
+        return "the command changed the shell so that its report is garbled"
     bashopts, shellopts, attributes, hashed, aliases = values.group(1).split("\x1f")
     rest = text[: values.start()] + text[values.end():]
     found = []
@@ -132,8 +124,7 @@ def tampered(report: bytes | None, secret: bytes = b"") -> Report:
         found.append("SWEDECK_CMD made read-only")
     if re.search(r"not found|readonly variable", rest):
         found.append("a builtin the protocol uses is missing")
-    why = "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
-    return Report(why, tuple(re.findall(r"^(\d+)$", rest, re.MULTILINE)))
+    return "the command tampered with the shell (" + "; ".join(found) + ")" if found else ""
 
 
 _READONLY_FUNCTION = re.compile(r"^(?:declare -f\S*r\S*|readonly -f) \S+$", re.MULTILINE)
@@ -171,8 +162,6 @@ class ShellSession:
         """When the running command began (`boot_ticks`): what started since is its own."""
         self._after_stop = False
         """The last command was stopped: bash reports its jobs as killed at the next one."""
-        self._jobs: tuple[str, ...] = ()
-        """Background jobs still running when the last command ended (the shell's report)."""
         self._interrupt = threading.Event()
         self._channel: Channel | None = None
         self.shell_pid = 0
@@ -293,9 +282,7 @@ class ShellSession:
                         if time.monotonic() < check_deadline:
                             continue
                     collector.add(pending[: (match or closed).start()])  # type: ignore[union-attr]
-                    said = tampered(report.group(2) if report else None, markers.secret)
-                    tampering = said.tampering
-                    self._jobs = said.jobs
+                    tampering = tampered(report.group(2) if report else None, markers.secret)
                     if tampering:
                         self._recover()
                         return _Status(None, note=f"<{tampering}: its exit status and output cannot be trusted; "

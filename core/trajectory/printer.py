@@ -26,6 +26,7 @@ OBSERVATION_WIDTH = 160
 def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
     """Everything known about one step, as one JSON object."""
     message = trajectory.messages[step.message_index]
+    not_run = {} if ran(trajectory, step) else {"ran": False}
     return {
         "path": str(trajectory.path),
         "format": trajectory.format,
@@ -34,8 +35,7 @@ def step_record(trajectory: Trajectory, step: Step) -> dict[str, Any]:
         "prompt_end": step.prompt_end,
         "thought": thought(trajectory, step),
         "content": message.text,
-        "actions": [{**action.to_record(), **({} if ran(trajectory, step) else {"ran": False})}
-                    for action in step.actions],
+        "actions": [{**action.to_record(), **not_run} for action in step.actions],
         "observations": [
             {"index": index, "role": other.role, "message_type": other.message_type.value, "content": other.text,
              "label": answer_label(other),
