@@ -15,7 +15,7 @@ fields; `from_record` reads a record with msgspec's lax rules (docs/trajectory-f
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import Enum
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -229,7 +229,32 @@ class MessageExtra(Record, frozen=True, kw_only=True):
     processors: str | None = None
     """Hash of the processor config that built the prompt of this query (§11.2)."""
     mode: str | None = None
-    _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False)}
+    task: str | None = None
+    """On a task message: the task itself, where the content wraps it in a template."""
+    requeried: bool | None = None
+    """An attempt the agent asked again for (SWE-agent's refused edit): in the next prompt only."""
+    # A compaction (MessageType.COMPACTION, SPEC §17): swedeck's own summaries record all of
+    # these; readers of other formats set those their files know (`tokens_before`, `forgotten`).
+    summary: str | None = None
+    """The summary the model (or the person, `edited`) wrote; the content is it rendered."""
+    replaces: tuple[int, ...] | None = None
+    """Positions in the history of the messages the summary stands for (swedeck's `summarize`)."""
+    undoes: int | None = None
+    """On an undo marker: the position of the compaction it takes back."""
+    forgotten: tuple[int, ...] | None = None
+    """Positions of the messages the compaction dropped (OpenHands' condensation, Inspect's trim)."""
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    model: str | None = None
+    """The model that wrote the summary."""
+    reason: str | None = None
+    """Why the compaction ran (`threshold`, `ctrl+k`, `context window exceeded`)."""
+    summary_usage: Usage | None = None
+    summary_cost: float | None = None
+    edited: bool | None = None
+    """The person changed the summary before it was used."""
+    _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False),
+               "summary_usage": (Usage, False)}
 
 
 _USER_MESSAGE_EXTRA = MessageExtra(message_type=MessageType.USER_MESSAGE)
@@ -314,9 +339,14 @@ def make_message(role: Role, content: str | None, message_type: MessageType, **e
                    **fields)
 
 
+def without_exits(messages: Iterable[Message]) -> list[Message]:
+    """The messages but the run's exit records (role `exit`): kept in the record, never sent."""
+    return [message for message in messages if message.role != "exit"]
+
+
 def task_text(message: Message) -> str:
     """The task a task message carries (its `task` extra, else its text)."""
-    return str(message.extra.unknown.get("task") or message.text)
+    return message.extra.task or message.text
 
 
 def last_submission(messages: list[Message]) -> str | None:

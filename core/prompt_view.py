@@ -12,7 +12,7 @@ from .messages import Message
 from .models.cache_control import request_messages
 from .processors.chain import ProcessorChain, config_hash, validate_processors
 from .tokens import count_message, count_messages
-from .trajectory.compaction import compacted
+from .trajectory.compaction import sendable
 from .trajectory.fidelity import prompt_provenance
 from .trajectory.model import Trajectory
 
@@ -110,11 +110,11 @@ def history_before(trajectory: Trajectory, number: int) -> list[Message]:
         messages = trajectory.messages[: trajectory.steps[number - 1].prompt_end]
     else:
         messages = list(trajectory.messages)
-    return without_requeried([message for message in compacted(messages) if message.role != "exit"])
+    return without_requeried(sendable(messages))
 
 
 def is_requeried(message: Message) -> bool:
-    return bool(message.extra.unknown.get("requeried"))
+    return bool(message.extra.requeried)
 
 
 def without_requeried(history: list[Message]) -> list[Message]:

@@ -25,7 +25,7 @@ from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig, require_model
 from .errors import SwedeckError, UsageError
 from .events import ContextStatus
-from .messages import Message, MessageType, ModelStats, last_task
+from .messages import Message, MessageType, ModelStats, last_task, without_exits
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_messages
 
@@ -204,8 +204,7 @@ class Session:
         prompt = self.prompts.build(history)
         status = self.context_status()
         total = count_messages(prompt.messages) if prompt.messages else 0
-        sendable = [message for message in history if message.role != "exit"]
-        return PromptPreview(prompt.messages, prompt_lines(sendable, prompt.messages), total, status.window,
+        return PromptPreview(prompt.messages, prompt_lines(without_exits(history), prompt.messages), total, status.window,
                              prompt.processors_hash, prompt.errors, status)
 
     @property
@@ -326,7 +325,7 @@ class Session:
                                          keep_jsonl=self.config.run.keep_jsonl, messages=trajectory.messages,
                                          meta_events=trajectory.meta_events,
                                          resumed={TOTALS_KEY: msgspec.structs.asdict(self._earlier_stats)})
-        history = [message for message in trajectory.messages if message.role != "exit"]
+        history = without_exits(trajectory.messages)
         return writer, history
 
     def _session_meta(self) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Writing a file whole or not at all: bytes to a temporary file beside it, renamed into place."""
+"""Writing a file whole or not at all, the one way swedeck does it: bytes to a temporary file
+beside it, fsynced, renamed into place, and the folder fsynced, so a reader (or a crash)
+sees the old file or the whole new one."""
 
 from __future__ import annotations
 
@@ -15,7 +17,24 @@ def write_whole(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    _fsync_folder(path.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """The rename itself made durable; some filesystems refuse fsync on folders (the rename is still done)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from swedeck.core import start_holds
+from swedeck.core.startup import holds as start_holds
 
 from . import __version__
 
@@ -223,7 +223,7 @@ def _with_default_command(argv: list[str]) -> list[str]:
 
 
 PLUGIN_HOLD_COMMANDS = ("replay", "diff", "watch")
-"""The UI commands that start no child process before their first frame (core/start_holds.py)."""
+"""The UI commands that start no child process before their first frame (core/startup/holds.py)."""
 
 
 def _shows_ui(args: argparse.Namespace) -> bool:

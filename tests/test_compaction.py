@@ -80,7 +80,7 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
     trajectory = load_trajectory(path)
     markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
     assert markers, "no compaction was recorded"
-    record = markers[0].extra.unknown
+    record = markers[0].extra.to_record()
     assert record["summary"] == SUMMARY and record["reason"] == "threshold" and record["model"]
     assert record["tokens_before"] > record["tokens_after"] and record["summary_usage"]["prompt_tokens"] > 0
     assert SUMMARY in markers[0].text
@@ -192,7 +192,7 @@ def test_a_refused_prompt_is_compacted_when_a_summary_fits(openai_server, tmp_pa
     assert result.exit_status == "Submitted", result.message
     trajectory = load_trajectory(tmp_path / "session.traj.json")
     markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
-    assert markers and markers[0].extra.unknown["reason"] == "context_exceeded"
+    assert markers and markers[0].extra.reason == "context_exceeded"
 
 
 def test_the_meter_never_jumps_without_an_event_that_names_it(openai_server, tmp_path):

@@ -13,8 +13,8 @@ from support.waiting import wait_for
 from swedeck.core.messages import MessageType
 from swedeck.core.session import Session
 from swedeck.core.trajectory.loader import load_trajectory
-from swedeck.tui.app import SwedeckApp
-from swedeck.tui.screens.compaction_screen import CompactionScreen
+from swedeck.tui.live.app import SwedeckApp
+from swedeck.tui.live.compaction_screen import CompactionScreen
 from swedeck.tui.widgets.context_meter import ContextMeter
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.note import Note
@@ -84,7 +84,7 @@ async def test_the_summary_is_shown_edited_used_and_undone(openai_server, tmp_pa
         await pilot.press("enter", "enter")  # no follow-up: the session ends and writes its file
         await wait_for(pilot, lambda: app.session_screen.ended, WAIT)
     trajectory = load_trajectory(tmp_path / "session.traj.json")
-    markers = [m.extra.unknown for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+    markers = [m.extra.to_record() for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
     assert markers[0]["summary"] == "EDITED " + SUMMARY and markers[0]["edited"] is True
     assert any("undoes" in marker for marker in markers)
     assert SUMMARY not in json.dumps(step_requests(openai_server)[-1]["messages"])  # undone: the full history again

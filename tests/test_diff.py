@@ -126,7 +126,7 @@ async def test_the_view_opens_at_the_first_divergence_and_moves_between_them(pai
     from swedeck.tui.diff.app import DiffApp
     from swedeck.tui.diff.diff_screen import DiffScreen
     from swedeck.tui.diff.dual_curve import DualCurve
-    from swedeck.tui.screens.prompt_inspector import PromptInspector
+    from swedeck.tui.shared.prompt_inspector import PromptInspector
 
     a, b = pair
     app = DiffApp.of(str(a), str(b))

@@ -208,7 +208,7 @@ async def test_x_in_replay_exports_the_open_file(tmp_path):
 
     from support.waiting import wait_for
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.ask_screen import AskScreen
+    from swedeck.tui.shared.ask_screen import AskScreen
 
     out = tmp_path / "shared.html"
     app = ReplayApp([CLAUDE])

@@ -193,7 +193,7 @@ async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_ar
     from support.openai_server import Turn, model_config
     from support.waiting import wait_for
     from swedeck.core.session import Session
-    from swedeck.tui.app import SwedeckApp
+    from swedeck.tui.live.app import SwedeckApp
 
     hidden = "touch payload-ran" + f"{blank * 3}\n" * 150 + "ls # harmless\u202e txt.exe \u200b"
     openai_server.script(Turn.bash_tool(hidden))
@@ -268,7 +268,7 @@ async def test_a_search_with_a_huge_number_of_matches_runs_in_a_worker_and_marks
     from support.replay import add_step, start_writer
     from support.waiting import wait_for
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.formatting import highlighted
+    from swedeck.tui.shared.highlight import highlighted
     from swedeck.tui.widgets.text import MAX_MARKS
 
     writer = start_writer(tmp_path / "big")

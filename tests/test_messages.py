@@ -70,9 +70,30 @@ def test_fields_are_read_as_json_allows_and_a_wrong_one_is_named_with_its_path()
 
 
 def test_a_copy_sets_fields_as_given_and_keeps_other_keys_beside_them():
-    message = make_message("user", "Fix it", MessageType.TASK, task="Fix it well")
-    assert message.extra.unknown == {"task": "Fix it well"}
-    changed = message.with_extra(step=4, replaces=[1, 2])
-    assert changed.extra.step == 4 and changed.extra.unknown == {"task": "Fix it well", "replaces": [1, 2]}
-    assert message.extra.unknown == {"task": "Fix it well"} and message.extra.step is None
+    message = make_message("user", "Fix it", MessageType.TASK, task="Fix it well", colour="red")
+    assert message.extra.task == "Fix it well" and message.extra.unknown == {"colour": "red"}
+    changed = message.with_extra(step=4, replaces=(1, 2), shade="dark")
+    assert changed.extra.step == 4 and changed.extra.replaces == (1, 2)
+    assert changed.extra.unknown == {"colour": "red", "shade": "dark"}
+    assert message.extra.unknown == {"colour": "red"} and message.extra.step is None
     assert changed.updated(content="Fix it now").text == "Fix it now" and changed.text == "Fix it"
+
+
+def test_swedecks_own_fields_are_typed_and_written_where_they_always_were():
+    """Compaction, `task` and `requeried` are fields of the extra, not keys of the `unknown` bag
+    (which holds other tools' keys); on disk they are the same flat keys as before."""
+    record = {"role": "user", "content": "summary text", "extra": {
+        "message_type": "compaction", "summary": "we fixed calc.py", "replaces": [2, 3, 4], "tokens_before": 9000,
+        "tokens_after": 1200, "model": "openai/gpt-4o", "reason": "threshold", "edited": False,
+        "summary_usage": {"prompt_tokens": 800, "completion_tokens": 60, "cached_tokens": 0, "estimated": False},
+        "summary_cost": 0.01, "theirs": 1}}
+    message = Message.from_record(record)
+    extra = message.extra
+    assert (extra.summary, extra.replaces, extra.tokens_before, extra.tokens_after) == ("we fixed calc.py", (2, 3, 4),
+                                                                                          9000, 1200)
+    assert extra.summary_usage is not None and extra.summary_usage.prompt_tokens == 800
+    assert extra.unknown == {"theirs": 1}
+    written = message.to_record()["extra"]
+    assert {key: written[key] for key in record["extra"]} == record["extra"]
+    undo = Message.from_record({"role": "user", "content": "", "extra": {"message_type": "compaction", "undoes": 5}})
+    assert undo.extra.undoes == 5 and not undo.extra.unknown

@@ -211,7 +211,7 @@ def test_inspect_compactions_are_compactions(tmp_path, kind, log_format):
     ours = load_trajectory(path)
     markers = [m for m in ours.messages if m.message_type == MessageType.COMPACTION]
     assert fidelity_of(ours).compactions == len(events) == len(markers)
-    assert [(m.extra.unknown.get("tokens_before"), m.extra.unknown.get("tokens_after")) for m in markers] == [
+    assert [(m.extra.tokens_before, m.extra.tokens_after) for m in markers] == [
         (event.tokens_before, event.tokens_after) for event in events]
     assert not any(m.message_type == MessageType.USER_MESSAGE for m in ours.messages)
     if kind == "summary":

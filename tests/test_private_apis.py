@@ -25,7 +25,7 @@ async def test_textual_keeps_the_exception_that_ended_an_app(capsys, anyio_backe
     # tui/launch.py ui_ended: App._exception names what stopped the UI
     from textual.app import App
 
-    from swedeck.tui.launch import ui_ended
+    from swedeck.tui.live.launch import ui_ended
 
     class Broken(App[None]):
         def on_mount(self) -> None:

@@ -45,8 +45,9 @@ def to_message(entry: list) -> Message:
         return Message(role=role, content=content, extra=extra)
     if kind is MessageType.OBSERVATION and call_id:
         role, fields["tool_call_id"] = "tool", call_id
-    recorded = {"replaces": details["replaces"]} if "replaces" in details else {}
-    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags, unknown=recorded), **fields)
+    replaces = tuple(details["replaces"]) if "replaces" in details else None
+    return Message(role=role, content=content, extra=MessageExtra(message_type=kind, tags=tags, replaces=replaces),
+                   **fields)
 
 
 def shown(message: Message) -> list:
@@ -61,8 +62,8 @@ def shown(message: Message) -> list:
         details["function"] = call.function.name
     if message.extra.tags:
         details["tags"] = list(message.extra.tags)
-    if "replaces" in message.extra.unknown:
-        details["replaces"] = message.extra.unknown["replaces"]
+    if message.extra.replaces is not None:
+        details["replaces"] = list(message.extra.replaces)
     marked = message.cache_control is not None or (
         isinstance(message.content, list) and any("cache_control" in part for part in message.content))
     if marked:

@@ -18,7 +18,7 @@ from support.terminal import TMUX, exit_code, send_keys, wait_for_text
 from support.waiting import wait_for
 from swedeck.tui.replay.app import ReplayApp
 from swedeck.tui.replay.fidelity_screen import FidelityScreen
-from swedeck.tui.screens.prompt_inspector import PromptInspector
+from swedeck.tui.shared.prompt_inspector import PromptInspector
 
 SIZE = (120, 36)
 

@@ -18,7 +18,7 @@ from swedeck.core.trajectory import load_trajectory
 from swedeck.tui.replay.app import ReplayApp
 from swedeck.tui.replay.replay_screen import ForkRequest, ReplayScreen
 from swedeck.tui.replay.what_if_screen import WhatIfScreen
-from swedeck.tui.screens.prompt_inspector import PromptInspector
+from swedeck.tui.shared.prompt_inspector import PromptInspector
 from swedeck.tui.widgets.text_view import TextView
 
 SIZE = (120, 36)
@@ -246,7 +246,7 @@ async def test_every_key_is_in_the_help_and_the_palette(tmp_path):
     from textual.widgets import DataTable
 
     from swedeck.tui.replay.bindings import REPLAY_BINDINGS
-    from swedeck.tui.screens.help_screen import HelpScreen
+    from swedeck.tui.shared.help_screen import HelpScreen
 
     path = write_trajectory(tmp_path / "t", 1)
     app = ReplayApp([path])
@@ -269,7 +269,7 @@ async def test_the_keymap_and_theme_of_the_config_apply_to_replay_and_watch(tmp_
 
     from swedeck.core.config import UIConfig
     from swedeck.core.watch import DirectoryWatcher
-    from swedeck.tui.screens.help_screen import HelpScreen
+    from swedeck.tui.shared.help_screen import HelpScreen
     from swedeck.tui.watch.app import WatchApp
 
     ui = UIConfig(theme="swedeck-light", keymap={"replay_next": "j"})

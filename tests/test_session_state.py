@@ -13,8 +13,8 @@ from support.tui import ScriptedSession, ask, assistant_turn, screen_text, tui_c
 from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.messages import MessageType, make_message
-from swedeck.tui.app import SwedeckApp
-from swedeck.tui.screens.session_state import SessionState
+from swedeck.tui.live.app import SwedeckApp
+from swedeck.tui.live.session_state import SessionState
 from swedeck.tui.widgets.context_meter import ContextMeter
 from swedeck.tui.widgets.header_bar import HeaderBar
 from swedeck.tui.widgets.input_line import InputLine

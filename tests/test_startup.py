@@ -1,7 +1,7 @@
 """Issue 32.5: what a UI command does on its way to the first frame (bench B2, B3).
 
 The command line holds the garbage collector and pydantic's plugin discovery from its start
-to the app's first frame (`core/start_holds.py`), only for a command that opens an app; the
+to the app's first frame (`core/startup/holds.py`), only for a command that opens an app; the
 replay imports only what its first screen needs.
 """
 
@@ -16,7 +16,8 @@ import pytest
 
 from conftest import FIXTURES, MINI_FIXTURE
 from swedeck import cli
-from swedeck.core import gc_tuning, start_holds
+from swedeck.core.startup import gc_tuning
+from swedeck.core.startup import holds as start_holds
 
 FIRST_FRAME_PROBE = """
 import gc, json, os, sys
@@ -100,7 +101,7 @@ def test_the_replay_imports_only_what_its_first_screen_needs():
         "swedeck.core.agent.agent",  # the agent loop: a fork's
         "swedeck.core.config",  # every section's models: `t`, `p`, `b` and `f`
         "swedeck.core.events",  # a live session's events: the meter needs only ContextStatus
-        "swedeck.tui.screens.help_screen",  # `?`
+        "swedeck.tui.shared.help_screen",  # `?`
         "swedeck.themes.theme_file",  # the model of a user theme: only when the folder has one
     }
     assert not_yet & modules == set()

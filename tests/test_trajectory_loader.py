@@ -216,26 +216,31 @@ def test_truncated_fixture_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_path: Path) -> None:
-    """`swedeck replay FILE` reads its file while the UI imports (`core/read_ahead.py`); the
-    loader takes those bytes only when the file is unchanged since, else reads it again."""
+    """`swedeck replay FILE` reads its file while the UI imports (`core/startup/read_ahead.py`)
+    and hands the read to the loader; the loader takes those bytes only when the file is
+    unchanged since, else reads it again."""
     import os
 
-    from swedeck.core import read_ahead
+    from swedeck.core.startup.read_ahead import ReadAhead
 
     path = _write(tmp_path, "run.traj.json", MINI_FIXTURE.read_text())
-    read_ahead.start(path)
-    first = load_trajectory(path)
-    assert read_ahead.take(path, path.stat()) is None  # taken once, by the loader, and not kept
+    ahead = ReadAhead.start(path)
+    first = load_trajectory(path, ahead=ahead)
+    assert not ahead.reading and ahead.take(path, path.stat()) is None  # taken once, by the loader, and not kept
     assert first.messages[1].text == load_trajectory(MINI_FIXTURE).messages[1].text
 
-    read_ahead.start(path)
-    ahead = path.stat()
-    read_ahead._reads[path][0].join()  # the read has finished: the change comes after it
+    ahead = ReadAhead.start(path)
+    before = path.stat()
+    ahead.wait()  # the read has finished: the change comes after it
     document = json.loads(MINI_FIXTURE.read_text())
     (document["messages"] if isinstance(document, dict) else document)[1]["content"] = "the task, written again"
     path.write_text(json.dumps(document))
-    os.utime(path, ns=(ahead.st_atime_ns, ahead.st_mtime_ns + 1_000_000))  # changed within the same clock tick
-    assert load_trajectory(path).messages[1].text == "the task, written again"
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))  # changed within the same clock tick
+    assert load_trajectory(path, ahead=ahead).messages[1].text == "the task, written again"
+
+    other = _write(tmp_path, "other.traj.json", MINI_FIXTURE.read_text())
+    ahead = ReadAhead.start(path)
+    assert load_trajectory(other, ahead=ahead) and ahead.reading  # another file's read is not taken
 
     from support.replay import add_step, start_writer
     from swedeck.core.replay.document import LiveDocument, open_document
@@ -243,14 +248,12 @@ def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_p
     writer = start_writer(tmp_path / "live")
     add_step(writer, 1)
     live = writer.path
-    read_ahead.start(live)
-    assert isinstance(open_document(live), LiveDocument)
-    assert live not in read_ahead._reads  # a live file is indexed by its lines: its bytes are not kept
+    ahead = ReadAhead.start(live)
+    assert isinstance(open_document(live, ahead), LiveDocument)
+    assert not ahead.reading  # a live file is indexed by its lines: its bytes are not kept
 
-    read_ahead.start(tmp_path)  # a folder, `PATH#N` and a missing file are not read ahead
-    read_ahead.start(tmp_path / "run.traj.json#2")
-    read_ahead.start(tmp_path / "missing.traj")
-    assert not read_ahead._reads
+    for nothing in (tmp_path, tmp_path / "run.traj.json#2", tmp_path / "missing.traj"):  # not read ahead
+        assert not ReadAhead.start(nothing).reading
 
 
 _json = st.recursive(

@@ -22,11 +22,13 @@ from support.reliability import SUBMIT
 from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.session import Session
-from swedeck.tui.app import SwedeckApp
-from swedeck.tui.screens.help_screen import HelpScreen
-from swedeck.tui.screens.pause_screen import PauseScreen
-from swedeck.tui.screens.prompt_inspector import PromptInspector
-from swedeck.tui.screens.quit_screen import QuitScreen
+from swedeck.tui.kit.app_base import APP_BINDINGS
+from swedeck.tui.live.app import SwedeckApp
+from swedeck.tui.live.bindings import SESSION_BINDINGS
+from swedeck.tui.live.pause_screen import PauseScreen
+from swedeck.tui.live.quit_screen import QuitScreen
+from swedeck.tui.shared.help_screen import HelpScreen
+from swedeck.tui.shared.prompt_inspector import PromptInspector
 from swedeck.tui.widgets.context_meter import ContextMeter
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.observation_pane import CommandRecord, ObservationPane
@@ -465,24 +467,20 @@ async def test_prompt_inspector_shows_the_next_prompt(openai_server, tmp_path):
 
 
 async def test_help_lists_every_binding_with_its_id(openai_server, tmp_path):
-    from swedeck.tui.bindings import all_bindings
-
     session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
     async with running(session, pending) as (app, pilot):
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         table = app.screen.query_one("DataTable")
         ids = {table.get_row_at(i)[1] for i in range(table.row_count)}
-        assert {binding.id for binding in all_bindings()} <= ids
+        assert {binding.id for binding in [*SESSION_BINDINGS, *APP_BINDINGS]} <= ids
 
 
 async def test_command_palette_offers_every_action(openai_server, tmp_path):
-    from swedeck.tui.bindings import all_bindings
-
     session = live(openai_server, tmp_path, Turn.bash_tool("ls"))
     async with running(session, pending) as (app, pilot):
         titles = {command.title for command in app.get_system_commands(app.screen)}
-        assert {b.description for b in all_bindings()} <= titles
+        assert {b.description for b in [*SESSION_BINDINGS, *APP_BINDINGS]} <= titles
         assert "Theme" in titles
 
 
@@ -572,7 +570,7 @@ async def test_the_transcript_follows_a_long_answer_until_the_user_scrolls_up(op
 
 
 async def test_a_crash_in_the_ui_exits_1_with_one_line_and_the_trajectory(openai_server, tmp_path, capsys):
-    from swedeck.tui.launch import ui_ended
+    from swedeck.tui.live.launch import ui_ended
 
     session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT))
     app = SwedeckApp(session)

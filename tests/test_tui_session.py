@@ -6,7 +6,7 @@ import pytest
 
 from support.demo import demo_session
 from support.waiting import wait_for
-from swedeck.tui.app import SwedeckApp
+from swedeck.tui.live.app import SwedeckApp
 from swedeck.tui.widgets.input_line import InputLine
 from swedeck.tui.widgets.observation_pane import ObservationPane
 

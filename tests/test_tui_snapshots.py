@@ -9,7 +9,7 @@ from support.tui import ScriptedSession, add_message, ask, assistant_turn, emit_
 from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.core.messages import MessageType
-from swedeck.tui.app import SwedeckApp
+from swedeck.tui.live.app import SwedeckApp
 from swedeck.tui.widgets.input_line import InputLine
 
 pytestmark = pytest.mark.timeout(60)

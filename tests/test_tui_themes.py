@@ -8,8 +8,8 @@ from support.tui import ScriptedSession, ask, tui_config
 from support.waiting import wait_for
 from swedeck.core import events as ev
 from swedeck.themes import SHIPPED_THEMES, load_user_themes
-from swedeck.tui.app import SwedeckApp
-from swedeck.tui.controller import OutputChunk, SessionController
+from swedeck.tui.live.app import SwedeckApp
+from swedeck.tui.live.controller import OutputChunk, SessionController
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.anyio]
 

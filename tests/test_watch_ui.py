@@ -50,7 +50,7 @@ async def test_table_updates_in_place_and_enter_follows(tmp_path):
         table.move_cursor(row=table.get_row_index(live_key))
         await pilot.press("enter")
         replay = app.screen
-        assert isinstance(replay, ReplayScreen) and replay.follow and replay.step == 2
+        assert isinstance(replay, ReplayScreen) and replay.following and replay.step == 2
         add_step(writer, 3)
         await wait_for(pilot, lambda: replay.step == 3)
         await pilot.press("q")
@@ -107,7 +107,7 @@ async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(o
             table.move_cursor(row=table.get_row_index(str(out / "w-1" / "w-1")))
             await pilot.press("enter")
             replay = app.screen
-            assert isinstance(replay, ReplayScreen) and replay.follow
+            assert isinstance(replay, ReplayScreen) and replay.following
     finally:
         batch.stop()
         runner.join(60)

@@ -56,7 +56,7 @@ class LiveApp:
 
     def run(self, argv: list[str]) -> None:
         from swedeck.cli import main
-        from swedeck.tui.controller import SessionController
+        from swedeck.tui.live.controller import SessionController
 
         probe = self
         emit, drain = SessionController.emit, SessionController.drain

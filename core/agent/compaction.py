@@ -25,7 +25,7 @@ from .. import events as ev
 from ..messages import Message, MessageType, make_message
 from ..models.base import ModelError, QueryCancelled, TextAnswer
 from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
-from ..trajectory.compaction import compacted, is_compaction, undone
+from ..trajectory.compaction import is_compaction, sendable, undone
 from .context import FIT_SHARE
 from .seams import Compacts
 from .templates import render
@@ -52,7 +52,7 @@ def settings(processors: list[Any]) -> Summarize | None:
 def plan(history: list[Message], keep_last: int) -> Plan | None:
     """What a summary would replace now; None when there is too little to summarize."""
     position = {id(message): index for index, message in enumerate(history)}
-    view = [message for message in compacted(history) if message.role != "exit"]
+    view = sendable(history)
     tasks = [i for i, message in enumerate(view) if message.message_type == MessageType.TASK]
     start = tasks[0] + 1 if tasks else next((i + 1 for i, m in enumerate(view) if m.role == "system"), 0)
     answers = [i for i in range(start, len(view)) if view[i].role == "assistant"]
@@ -133,7 +133,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
     if not summary:
         return _failed(agent, "the model wrote an empty summary; the history is unchanged", retry_later=True)
     marker = _marker(agent, chosen, summary, answer, model.model_name, reason, before)
-    after = marker.extra.unknown.get("tokens_after")
+    after = marker.extra.tokens_after
     if agent.interactive and (review or agent.mode == "confirm" and agent.config.agent.compaction.confirm):
         reviewed = agent.person.ask(ev.CompactionReview, "compaction", summary=summary, messages=len(chosen.replaces),
                                     tokens_before=before, tokens_after=after)
@@ -144,8 +144,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
         if reviewed.strip() != summary:
             marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, edited=True)
     agent.transcript.add(marker)
-    extra = marker.extra.unknown
-    agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=extra["tokens_after"],
+    agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=marker.extra.tokens_after,
                             messages=len(chosen.replaces), model=model.model_name, cost=answer.cost))
     agent.progress()
     agent.update_context()
@@ -167,8 +166,7 @@ def active(history: list[Message]) -> int | None:
     """The position of the last compaction in effect (not taken back), if any."""
     taken_back = undone(history)
     for index in range(len(history) - 1, -1, -1):
-        extra = history[index].extra.unknown
-        if is_compaction(history[index]) and "replaces" in extra and index not in taken_back:
+        if is_compaction(history[index]) and history[index].extra.replaces is not None and index not in taken_back:
             return index
     return None
 
@@ -182,7 +180,7 @@ def undo(agent: Compacts) -> bool:
     agent.transcript.add(make_message("user", "(the compaction above was undone)", MessageType.COMPACTION,
                                       undoes=target, step=agent.step))
     after = agent.context_status().next_estimate
-    replaced = agent.history[target].extra.unknown.get("replaces") or []
+    replaced = agent.history[target].extra.replaces or ()
     agent.compaction_quiet_until = UNDONE  # the person said no: the threshold waits for them
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=after,
                             messages=len(replaced), undone=True))

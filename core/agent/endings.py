@@ -9,6 +9,7 @@ import msgspec
 
 from .. import events as ev
 from ..messages import MessageType, make_message
+from ..trajectory.compaction import sendable
 from . import compaction, limits
 from .context import ContextFit, smallest_fit
 from .exits import ExitStatus, SessionEnd
@@ -56,7 +57,7 @@ def context_exceeded(agent: Ends, detail: str) -> None:
         if compaction.compact(agent, "context_exceeded", review=agent.interactive and policy == "ask"):
             agent.fit_applied = True
             return
-    fit = None if retried else smallest_fit([m for m in agent.history if m.role != "exit"],
+    fit = None if retried else smallest_fit(sendable(agent.history),
                                              agent.prompts.processors, agent.context)
     if fit is not None:
         detail += f" — it fits with {fit.change}: next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens"

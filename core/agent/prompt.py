@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..messages import Message
-from ..trajectory.compaction import compacted
+from ..trajectory.compaction import sendable
 
 if TYPE_CHECKING:
     from ..processors.chain import ProcessorChain
@@ -56,6 +56,5 @@ class PromptBuilder:
     def build(self, history: list[Message]) -> Prompt:
         with self._lock:
             chain = self._chain
-        sendable = [message for message in compacted(history) if message.role != "exit"]
-        result = chain.apply(sendable)
+        result = chain.apply(sendable(history))
         return Prompt(messages=result.messages, processors_hash=chain.config_hash(), errors=list(result.errors))

@@ -12,7 +12,7 @@ import os
 import threading
 from typing import Any
 
-from ..gc_tuning import freeze_permanent_objects
+from ..startup.gc_tuning import freeze_permanent_objects
 
 _lock = threading.Lock()
 _module: Any = None

@@ -83,10 +83,9 @@ class ReplayModel:
             raise ReplayExhausted(f"the replayed trajectory {self.path} has no more recorded summaries")
         recorded = self._summaries[self._next_summary]
         self._next_summary += 1
-        extra = recorded.extra.unknown
-        text = str(extra["summary"])
+        text = recorded.extra.summary or ""
         usage = estimate_usage(messages, text)
-        cost = float(extra.get("summary_cost") or 0.0)
+        cost = recorded.extra.summary_cost or 0.0
         self.stats.add(cost, usage)
         return TextAnswer(text=text, usage=usage, cost=cost)
 

@@ -18,5 +18,5 @@ def recorded_answers(path: Path) -> tuple[list[Message], list[Message]]:
         raise SwedeckError(f"replay: no trajectory file at {path}")
     trajectory = load_trajectory(path)
     summaries = [message for message in trajectory.messages
-                 if is_compaction(message) and "summary" in message.extra.unknown]
+                 if is_compaction(message) and message.extra.summary is not None]
     return [trajectory.messages[step.message_index] for step in trajectory.steps], summaries

@@ -14,8 +14,8 @@ from typing import Protocol
 
 import msgspec
 
-from .. import read_ahead
 from ..messages import Action, Message
+from ..startup.read_ahead import ReadAhead
 from ..trajectory.compaction import compaction_between
 from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
@@ -206,8 +206,9 @@ def final_of(path: Path) -> Path | None:
     return final if final.is_file() else None
 
 
-def open_document(path: str | Path) -> ReplayDocument:
-    """A replay document for any supported file; `TrajectoryError` names the file and reason."""
+def open_document(path: str | Path, ahead: ReadAhead | None = None) -> ReplayDocument:
+    """A replay document for any supported file; `TrajectoryError` names the file and reason.
+    `ahead`: its bytes, read while the command's modules imported (`startup.read_ahead`)."""
     path = Path(path)
     if path.name.endswith(".jsonl") and path.is_file():
         try:
@@ -217,6 +218,7 @@ def open_document(path: str | Path) -> ReplayDocument:
         except OSError as error:
             raise TrajectoryError(path, error.strerror or str(error)) from None
         else:
-            read_ahead.drop(path)  # indexed by its lines, never read whole
+            if ahead is not None:
+                ahead.drop()  # indexed by its lines, never read whole
             return document
-    return LoadedDocument(load_trajectory(path, lazy=True))
+    return LoadedDocument(load_trajectory(path, lazy=True, ahead=ahead))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..actions import BASH_TOOL
 from ..config import SwedeckConfig
 from ..environments.base import ExecutionResult
-from ..messages import FunctionCall, Message, ToolCall
+from ..messages import FunctionCall, Message, ToolCall, without_exits
 from ..prompt_view import history_before
 from ..session import Session
 from ..trajectory.model import Trajectory
@@ -59,7 +59,7 @@ def in_our_terms(history: list[Message]) -> list[Message]:
                                        content=f"[{as_text[message.tool_call_id]} result]\n{message.text}"))
         else:
             out.append(message)
-    return [message for message in out if message.role != "exit"]
+    return without_exits(out)
 
 
 def actions_before(trajectory: Trajectory, step: int) -> list[tuple[int, str]]:

@@ -27,6 +27,11 @@ def model_text(view: StepView) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def command_lines(view: StepView) -> str:
+    """The step's commands, one `$ command` line each, as the replay and the diff show them."""
+    return "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
+
+
 def output_text(view: StepView) -> str:
     """What each command printed, with its exit code (the model's view of it is `t`)."""
     chunks = []

@@ -14,19 +14,9 @@ that compaction is as if it never happened, and the undo marker itself is never 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeGuard
 
-from ..messages import Message, MessageType
+from ..messages import Message, MessageType, without_exits
 from .model import Step, Trajectory
-
-
-def _extra(message: Message) -> dict[str, Any]:
-    return message.extra.unknown
-
-
-def _position(value: Any) -> TypeGuard[int]:
-    """A message position as a file records one: an int, not a bool (`true` is not position 1)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_compaction(message: Message) -> bool:
@@ -37,10 +27,8 @@ def undone(messages: Sequence[Message]) -> set[int]:
     """Positions of the compactions an undo marker takes back."""
     out: set[int] = set()
     for message in messages:
-        if is_compaction(message):
-            target = _extra(message).get("undoes")
-            if _position(target):
-                out.add(target)
+        if is_compaction(message) and message.extra.undoes is not None:
+            out.add(message.extra.undoes)
     return out
 
 
@@ -53,20 +41,18 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
     for position, message in enumerate(messages):
         if not is_compaction(message):
             continue
-        extra = _extra(message)
-        if "undoes" in extra or position in taken_back:
+        extra = message.extra
+        if extra.undoes is not None or position in taken_back:
             kept = [index for index in kept if index != position]
             continue
-        replaces = extra.get("replaces")
-        if isinstance(replaces, list):
-            gone = {index for index in replaces if _position(index)}
+        if extra.replaces is not None:
+            gone = set(extra.replaces)
             first = next((index for index in kept if index in gone), None)
             kept = [position if index == first else index for index in kept
                     if index != position and (index not in gone or index == first)]
             continue
-        forgotten = extra.get("forgotten")
-        if isinstance(forgotten, list):
-            dropped = {index for index in forgotten if _position(index)}
+        if extra.forgotten is not None:
+            dropped = set(extra.forgotten)
             kept = [index for index in kept if index not in dropped]
             continue
         system = [index for index in kept if index < position and messages[index].message_type == MessageType.SYSTEM]
@@ -74,19 +60,24 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
     return [messages[index] for index in kept]
 
 
+def sendable(history: Sequence[Message]) -> list[Message]:
+    """What a query of `history` is sent before the history processors: every compaction
+    applied, the run's exit records left out."""
+    return without_exits(compacted(history))
+
+
 def label(message: Message) -> str:
     """`compacted: 180,000 -> 12,000` (the token figures where the file records them)."""
-    extra = _extra(message)
-    if "undoes" in extra:
+    extra = message.extra
+    if extra.undoes is not None:
         return "compaction undone"
-    before, after = extra.get("tokens_before"), extra.get("tokens_after")
-    if isinstance(before, int) and isinstance(after, int):
+    before, after = extra.tokens_before, extra.tokens_after
+    if before is not None and after is not None:
         return f"compacted: {before:,} -> {after:,}"
-    if isinstance(before, int):
+    if before is not None:
         return f"compacted: {before:,} -> summary"
-    forgotten = extra.get("forgotten")
-    if isinstance(forgotten, list):
-        return f"condensed: {len(forgotten)} messages forgotten"
+    if extra.forgotten is not None:
+        return f"condensed: {len(extra.forgotten)} messages forgotten"
     return "compacted"
 
 

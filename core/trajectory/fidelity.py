@@ -1,6 +1,7 @@
 """The fidelity summary of a file (SPEC §9.3): what it recorded, what swedeck rebuilt, what
-it skipped. The readers of other agents' records set `Trajectory.fidelity` themselves; the
-three formats swedeck has always read get theirs here, from what each is known to store.
+it skipped. The readers of other agents' records set `Trajectory.fidelity` per file; the
+formats whose lazy readers do not (swedeck's, SWE-agent's, mini-swe-agent's) say what their
+files record in their reader's `FIDELITY`.
 """
 
 from __future__ import annotations
@@ -9,27 +10,26 @@ from collections import Counter
 from typing import Any
 
 from ..messages import MessageType
+from . import readers
 from .model import Fidelity, Provenance, Trajectory
 
-_SWEDECK: tuple[Provenance, dict[str, Provenance], str] = (
-    "recorded", {"system prompt": "recorded", "tools": "recorded", "messages": "recorded", "processors": "recorded"},
-    "swedeck writes every message it sends")
-_KNOWN: dict[str, tuple[Provenance, dict[str, Provenance], str]] = {
-    "swedeck-jsonl": _SWEDECK,
-    "swedeck-json": _SWEDECK,
-    "swe-agent": ("recorded", {"system prompt": "recorded", "tools": "unknown", "messages": "recorded"},
-                  "SWE-agent's `history` is what each query sent (its `query` per step)"),
-    "mini-swe-agent": ("reconstructed", {"system prompt": "recorded", "tools": "unknown",
-                                         "messages": "reconstructed"},
-                       "mini-swe-agent keeps the conversation; each query's prompt is its prefix"),
-}
+
+def _known(format: str) -> Fidelity | None:
+    """What a format's files record, from its reader (`FIDELITY`), where the reader does not set
+    it per file."""
+    for reader in readers.READERS:
+        if reader.FORMAT == format:
+            known = getattr(reader, "FIDELITY", None)
+            return known if isinstance(known, Fidelity) else None
+    return None
 
 
 def fidelity_of(trajectory: Trajectory) -> Fidelity:
     if trajectory.fidelity is not None:
         return trajectory.fidelity
-    prompt, parts, note = _KNOWN.get(trajectory.format, ("reconstructed", {}, ""))
-    fidelity = Fidelity(prompt=prompt, parts=dict(parts), notes=[note] if note else [])
+    known = _known(trajectory.format)
+    fidelity = (Fidelity(prompt="reconstructed") if known is None
+                else Fidelity(prompt=known.prompt, parts=dict(known.parts), notes=list(known.notes)))
     fidelity.compactions = sum(1 for message in trajectory.messages if message.message_type == MessageType.COMPACTION)
     return fidelity
 
@@ -45,7 +45,8 @@ def prompt_provenance(trajectory: Trajectory, number: int) -> Provenance:
         return own
     if trajectory.fidelity is not None:
         return trajectory.fidelity.prompt
-    return _KNOWN.get(trajectory.format, ("reconstructed", {}, ""))[0]
+    known = _known(trajectory.format)
+    return known.prompt if known is not None else "reconstructed"
 
 
 def _usage(trajectory: Trajectory) -> str:

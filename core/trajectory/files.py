@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..whole_file import write_whole
 
 LIVE_SUFFIX = ".traj.jsonl"
 FINAL_SUFFIX = ".traj.json"
@@ -110,33 +110,9 @@ def cut_torn_tail(path: Path) -> None:
 
 
 def write_atomically(path: Path, record: Any) -> None:
-    """Temp file in the same folder + fsync + rename: readers see the old file or the whole new one."""
+    """`record` as indented JSON, written whole or not at all (`whole_file.write_whole`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(record, handle, ensure_ascii=False, indent=1)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some filesystems refuse fsync on folders; the rename is still done
-        pass
-    finally:
-        os.close(fd)
+    write_whole(path, (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
 
 
 def run_label(path: Path, raw_info: dict[str, Any]) -> str:

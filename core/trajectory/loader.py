@@ -11,8 +11,8 @@ import os
 import stat
 from pathlib import Path
 
-from .. import read_ahead
 from ..errors import UsageError
+from ..startup.read_ahead import MAX_FILE_BYTES, ReadAhead
 from . import readers
 from .errors import TrajectoryError
 from .files import inside_folder
@@ -22,12 +22,13 @@ from .readers import Reader, Source, opens_branches, sniffs
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
 
-def load_trajectory(path: str | Path, *, lazy: bool = False) -> Trajectory:
+def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | None = None) -> Trajectory:
     """The trajectory in any supported file. Readers build messages when they are read;
     unless `lazy`, every message is built here, so a damaged one is reported now. The
-    replay UI opens files lazily and shows a damaged step as an error when it is reached."""
+    replay UI opens files lazily and shows a damaged step as an error when it is reached.
+    `ahead`: the file's bytes, read while the command's modules imported (`startup.read_ahead`)."""
     path, unit = split_unit(Path(path))
-    source = _source(path, unit)
+    source = _source(path, unit, ahead)
     if not source.folder and not source.data and source.blank:
         raise TrajectoryError(path, "the file is empty")
     try:
@@ -79,14 +80,14 @@ def split_unit(path: Path) -> tuple[Path, int | str]:
     return (path.with_name(base), name) if path.with_name(base).exists() else (path, 1)
 
 
-def _source(path: Path, unit: int | str) -> Source:
+def _source(path: Path, unit: int | str, ahead: ReadAhead | None = None) -> Source:
     if isinstance(unit, str):
-        source = _source(path, 1)
+        source = _source(path, 1, ahead)
         source.branch = unit
         return source
     if path.is_dir():
         return Source(path=path, folder=True, unit=unit)
-    data = _read_bytes(path)
+    data = _read_bytes(path, ahead)
     if data.startswith(b"PK\x03\x04"):  # a zip archive: Inspect's `.eval`
         return Source(path=path, data=data, unit=unit)
     return Source(path=path, content=_content(path, data), unit=unit)
@@ -139,11 +140,11 @@ def _accepts(reader: Reader, source: Source) -> bool:
         return False
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, ahead: ReadAhead | None = None) -> bytes:
     info = check_regular_file(path)  # says "no such file" and "a folder" itself
-    ahead = read_ahead.take(path, info)  # read while the replay's modules imported
-    if ahead is not None:
-        return ahead
+    data = ahead.take(path, info) if ahead is not None else None  # read while the replay's modules imported
+    if data is not None:
+        return data
     try:
         return path.read_bytes()
     except OSError as error:
@@ -176,8 +177,8 @@ def check_regular_file(path: Path) -> os.stat_result:
     if not stat.S_ISREG(info.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) else "not a regular file"
         raise TrajectoryError(path, f"{kind}, not a trajectory file")
-    if info.st_size > read_ahead.MAX_FILE_BYTES:
-        raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {read_ahead.MAX_FILE_BYTES:,}")
+    if info.st_size > MAX_FILE_BYTES:
+        raise TrajectoryError(path, f"{info.st_size:,} bytes: larger than {MAX_FILE_BYTES:,}")
     return info
 
 

@@ -21,8 +21,9 @@ from typing import Any, cast
 
 from ..actions import actions_of
 from ..messages import Action, FunctionCall, Message, MessageError, MessageExtra, MessageType, Role, ToolCall
+from .coerce import mapping, optional_str
 from .lazy import StepList
-from .outline import RawRecords, heads
+from .outline import heads
 
 _TOP_LEVEL = ("role", "content", "tool_calls", "tool_call_id", "name", "cache_control")
 _ROLE_ALIASES = {"developer": "system", "function": "tool"}
@@ -224,28 +225,3 @@ def _is_submission(message: Message, actions: tuple[Action, ...], submission: st
 def build_steps(messages: Sequence[Message]) -> StepList:
     """One step per model query (`is_step`), with the messages that answer it."""
     return StepList(messages, [index for index, message in enumerate(messages) if is_step(message)])
-
-
-def optional_str(value: object) -> str | None:
-    """A recorded field as text; missing stays missing (a number or a list is shown as written)."""
-    return None if value is None else str(value)
-
-
-def mapping(value: object) -> Mapping[str, Any]:
-    """`value` where it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
-    if isinstance(value, dict):  # what JSON gives: checked first, as `isinstance` of the ABC is slow (per record)
-        return value
-    return value if value is not None and isinstance(value, Mapping) else {}
-
-
-def as_mapping_list(value: object, what: str) -> Sequence[Mapping[str, Any]]:
-    if isinstance(value, RawRecords):  # objects all, checked when it was read
-        return value
-    if not isinstance(value, list):
-        raise ValueError(f"{what} is {type(value).__name__}, not a list")
-    if set(map(type, value)) <= {dict}:  # parsed JSON: no per-item `isinstance` of an ABC
-        return value
-    bad = [i for i, item in enumerate(value) if not isinstance(item, Mapping)]
-    if bad:
-        raise ValueError(f"{what}[{bad[0]}] is {type(value[bad[0]]).__name__}, not an object")
-    return value

@@ -22,9 +22,9 @@ from ..errors import SwedeckError
 from ..messages import Message, MessageType, ModelStats
 from ..redact import Redactor
 from . import files
+from .coerce import mapping
 from .errors import TrajectoryError
 from .model import MetaEvent
-from .normalize import mapping
 from .readers.swedeck_json import FINAL_FORMAT
 from .readers.swedeck_jsonl import HEADER_FORMAT
 

@@ -31,7 +31,7 @@ def prepare_repo(target: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from swedeck.tui.launch import run_ui
+    from swedeck.tui.live.launch import run_ui
 
     trajectory = paths.shipped_configs_dir() / "demo" / "demo.traj.json"
     with tempfile.TemporaryDirectory(prefix="swedeck-demo-") as folder:

@@ -64,7 +64,7 @@ def _view(args: argparse.Namespace, comparison: BatchComparison | None = None) -
     from swedeck.commands.replay_ui import fork
     from swedeck.core.config import load_config
     from swedeck.tui.diff.app import DiffApp
-    from swedeck.tui.launch import ui_ended
+    from swedeck.tui.live.launch import ui_ended
 
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]

@@ -29,14 +29,14 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     """The replay UI. Before its first frame only the config's `ui` section is read (theme and
     keymap); the rest (processors, the fork's model) when `t`, `p`, `b` or `f` first needs it,
     or a fork starts: the models of every section are not built for a replay that never asks."""
-    from swedeck.core import read_ahead
+    from swedeck.core.startup.read_ahead import ReadAhead
 
-    if not args.follow:
-        read_ahead.start(Path(args.path))  # a file (not a folder, not `PATH#N`): read while the UI imports
+    # a file (not a folder, not `PATH#N`): read while the UI imports, and handed to the replay's loader
+    ahead = None if args.follow else ReadAhead.start(Path(args.path))
     from swedeck.commands import config_flags
     from swedeck.core.trajectory.loader import named_path
     from swedeck.core.ui_settings import load_ui_settings
-    from swedeck.tui.launch import ui_ended
+    from swedeck.tui.live.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
     from swedeck.tui.replay.replay_screen import ReplaySettings
 
@@ -57,7 +57,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
 
     app = ReplayApp(replay_paths(Path(args.path)), ui=load_ui_settings(args.config, flags), theme=args.theme,
                     start_step=args.step, follow=args.follow, play=args.play, settings=settings,
-                    trust_file=getattr(args, "trust_trajectory", False))
+                    trust_file=getattr(args, "trust_trajectory", False), ahead=ahead)
     request = app.run()
     if app.return_code:
         return ui_ended(app)
@@ -70,6 +70,6 @@ def fork(request: ForkRequest, config: SwedeckConfig, *, replay: bool) -> int:
     """Continue the trajectory live from the chosen step, in the live UI."""
     from swedeck.core.replay.fork import fork_session
     from swedeck.core.trajectory.loader import load_trajectory
-    from swedeck.tui.launch import run_session_ui
+    from swedeck.tui.live.launch import run_session_ui
 
     return run_session_ui(fork_session(load_trajectory(request.path), request.step, config, replay=replay))

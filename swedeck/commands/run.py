@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
         if result.exit_code == 2:
             print(strip_control(f"swedeck: {result.message}"), file=sys.stderr)
         return result.exit_code
-    from swedeck.tui.launch import run_ui  # a broken install says what is missing, as any import error
+    from swedeck.tui.live.launch import run_ui  # a broken install says what is missing, as any import error
 
     return run_ui(config, task, resume=args.resume)

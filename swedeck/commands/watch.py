@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     app = WatchApp(watcher, ui=config.ui, theme=args.theme)
     request = app.run()
     if app.return_code:
-        from swedeck.tui.launch import ui_ended
+        from swedeck.tui.live.launch import ui_ended
 
         return ui_ended(app)
     if request is None:

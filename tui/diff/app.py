@@ -3,38 +3,33 @@ pressed `f` (A) or `F` (B), else None."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
-from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from swedeck.core.diff.batch import BatchComparison, InstancePair
 from swedeck.core.ui_settings import UIConfig
 
-from ..first_frame import FirstFrame
-from ..replay.replay_screen import ForkRequest
-from ..ui_config import apply_ui_config, tell_ui_notes
-from .bindings import DIFF_BINDINGS
+from ..kit.app_base import ViewApp
+from ..shared.fork import ForkRequest
+from .batch_screen import BatchDiffScreen
 from .diff_screen import DiffScreen, Side
 
 
-class DiffApp(FirstFrame, App[ForkRequest | None]):
+class DiffApp(ViewApp[ForkRequest | None]):
     TITLE = "swedeck diff"
+    CSS_PATH: ClassVar = [DiffScreen.CSS_PATH, BatchDiffScreen.CSS_PATH]
+    """A default screen's own CSS file is not read: the app reads both (either can be the first)."""
 
     def __init__(self, screen: Screen[Any], *, ui: UIConfig | None = None, theme: str | None = None,
                  **_: Any) -> None:
-        super().__init__()
+        super().__init__(ui=ui, theme=theme)
         self.diff_screen = screen
-        self.ui = ui or UIConfig()
-        self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     @classmethod
     def of_batches(cls, comparison: BatchComparison, *, processors: list[dict[str, Any]] | None = None, fork_model: str | None = None,
                    ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The instances of two batches; Enter opens a pair's diff over the list."""
-        from .batch_screen import BatchDiffScreen
-
         app: DiffApp
 
         def open_pair(pair: InstancePair) -> None:
@@ -48,24 +43,11 @@ class DiffApp(FirstFrame, App[ForkRequest | None]):
     def of(cls, a: str, b: str, *, processors: list[dict[str, Any]] | None = None, fork_model: str | None = None,
            ui: UIConfig | None = None, theme: str | None = None) -> DiffApp:
         """The view of runs `a` and `b` (any formats, `PATH#N` too), read and aligned by the core."""
-
-
         return cls(_pair_screen(a, b, processors, fork_model), ui=ui, theme=theme)
 
     def get_default_screen(self) -> Screen[Any]:
         """The app's first screen (as in ReplayApp): the diff, or two batches' list."""
         return self.diff_screen
-
-    def on_mount(self) -> None:
-        tell_ui_notes(self, self._startup_notes)
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        if isinstance(screen, DiffScreen):
-            for binding in DIFF_BINDINGS:
-                action = getattr(screen, f"action_{binding.action.split('(')[0]}")
-                if "(" not in binding.action:
-                    yield SystemCommand(binding.description, binding.tooltip, action)
 
 
 def _pair_screen(a: str, b: str, processors: list[dict[str, Any]] | None, fork_model: str | None) -> DiffScreen:

@@ -4,28 +4,27 @@ ones whose outcome differs first; Enter opens the pair's diff (`q` there comes b
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.screen import Screen
+from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from swedeck.core.diff.batch import BatchComparison, InstancePair
 from swedeck.core.text import visible
 
+from ..kit.view_screen import ViewScreen, css_beside
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
 
 
-class BatchDiffScreen(Screen[None]):
-    DEFAULT_CSS = """
-    BatchDiffScreen { layout: vertical; }
-    #batch-diff-header { height: 2; padding: 0 1; background: $panel; text-style: bold; }
-    #batch-diff-table { height: 1fr; }
-    """
-    BINDINGS = [Binding("enter", "open_pair", "Diff the pair", id="batch_diff_open"),
-                Binding("q", "quit_diff", "Quit", id="batch_diff_quit")]
+class BatchDiffScreen(ViewScreen):
+    CSS_PATH = css_beside(__file__)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open_pair", "Diff the pair", id="batch_diff_open", tooltip="Open the pair's diff"),
+        Binding("q", "quit_diff", "Quit", id="batch_diff_quit", tooltip="Quit"),
+        Binding("f1,question_mark", "app.help", "Help", id="batch_diff_help", tooltip="This help")]
 
     def __init__(self, comparison: BatchComparison, open_pair: Callable[[InstancePair], None]) -> None:
         super().__init__()

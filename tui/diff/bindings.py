@@ -5,12 +5,12 @@ from __future__ import annotations
 from textual.binding import Binding
 
 DIFF_BINDINGS: list[Binding] = [
-    Binding("l,right", "next_row", "Next", id="diff_next", tooltip="Next aligned step"),
-    Binding("h,left", "previous_row", "Previous", id="diff_previous", tooltip="Previous aligned step"),
-    Binding("q", "quit_diff", "Quit", id="diff_quit", tooltip="Quit"),
-    Binding("f1,question_mark", "help", "Help", id="diff_help", tooltip="This help"),
-    Binding("0", "first_row", "First", id="diff_first", show=False, tooltip="First aligned step"),
-    Binding("dollar_sign", "last_row", "Last", id="diff_last", show=False, tooltip="Last aligned step"),
+    Binding("l,right", "next_place", "Next", id="diff_next", tooltip="Next aligned step"),
+    Binding("h,left", "previous_place", "Previous", id="diff_previous", tooltip="Previous aligned step"),
+    Binding("q", "quit_view", "Quit", id="diff_quit", tooltip="Quit"),
+    Binding("f1,question_mark", "app.help", "Help", id="diff_help", tooltip="This help"),
+    Binding("0", "first_place", "First", id="diff_first", show=False, tooltip="First aligned step"),
+    Binding("dollar_sign", "last_place", "Last", id="diff_last", show=False, tooltip="Last aligned step"),
     Binding("d", "next_divergence", "Next divergence", id="diff_next_divergence",
             tooltip="The next place the runs part"),
     Binding("D", "previous_divergence", "Previous divergence", id="diff_previous_divergence", show=False,

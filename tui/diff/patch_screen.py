@@ -10,15 +10,12 @@ from textual.screen import ModalScreen
 
 from swedeck.core.diff.lines import changed_lines
 
+from ..kit.view_screen import css_beside
 from ..widgets.text_view import TextView
 
 
 class PatchScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    PatchScreen { align: center middle; }
-    PatchScreen #patch-box { width: 98%; height: 90%; background: $surface; }
-    PatchScreen .patch-side { width: 1fr; border: round $accent; }
-    """
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,p", "dismiss", "Close")]
 
     def __init__(self, a: str | None, b: str | None) -> None:

@@ -7,17 +7,17 @@ from textual.binding import Binding
 # The footer shows keys in this order and hides what does not fit whole (`FittedFooter`): the
 # moves, quit and help come first, so they are there at 80 columns.
 REPLAY_BINDINGS: list[Binding] = [
-    Binding("l,right", "next_step", "Next", id="replay_next",
+    Binding("l,right", "next_place", "Next", id="replay_next",
             tooltip="Next step"),
-    Binding("h,left", "previous_step", "Previous", id="replay_previous",
+    Binding("h,left", "previous_place", "Previous", id="replay_previous",
             tooltip="Previous step"),
-    Binding("q", "quit_replay", "Quit", id="replay_quit",
+    Binding("q", "quit_view", "Quit", id="replay_quit",
             tooltip="Quit"),
-    Binding("f1,question_mark", "help", "Help", id="replay_help",
+    Binding("f1,question_mark", "app.help", "Help", id="replay_help",
             tooltip="This help"),
-    Binding("0", "first_step", "First", id="replay_first", show=False,
+    Binding("0", "first_place", "First", id="replay_first", show=False,
             tooltip="First step"),
-    Binding("dollar_sign", "last_step", "Last", id="replay_last", show=False,
+    Binding("dollar_sign", "last_place", "Last", id="replay_last", show=False,
             tooltip="Last step"),
     Binding("g", "goto", "Go to", id="replay_goto",
             tooltip="Go to a step (type its number)"),

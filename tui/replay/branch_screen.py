@@ -13,17 +13,12 @@ from textual.widgets.option_list import Option
 
 from swedeck.core.trajectory.model import Branch
 
+from ..kit.view_screen import css_beside
 from ..widgets.text import literal
 
 
 class BranchScreen(ModalScreen[Branch | None]):
-    DEFAULT_CSS = """
-    BranchScreen { align: center middle; }
-    BranchScreen #branch-box { width: 90%; height: auto; max-height: 80%; border: round $accent;
-                               background: $surface; padding: 0 1; }
-    BranchScreen OptionList { height: auto; max-height: 20; }
-    BranchScreen #branch-hint { color: $text-muted; }
-    """
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,b", "dismiss", "Close")]
 
     def __init__(self, branches: list[Branch]) -> None:

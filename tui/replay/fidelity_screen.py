@@ -10,15 +10,12 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..kit.view_screen import css_beside
 from ..widgets.text import literal
 
 
 class FidelityScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    FidelityScreen { align: center middle; }
-    FidelityScreen #fidelity-box { width: 90%; height: auto; max-height: 80%; border: round $accent;
-                                   background: $surface; padding: 0 1; }
-    """
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,i", "dismiss", "Close")]
 
     def __init__(self, lines: list[str]) -> None:

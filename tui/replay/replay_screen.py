@@ -5,15 +5,15 @@ token curve is computed in a thread worker and drawn as it grows. Anything wrong
 file is an error view naming the file and the reason; in a folder L/H still move on.
 
 What it shows is state in Textual vars (`ReplayState`, its base class) that the widgets
-`data_bind` to; workers only post messages; the modal views (`t` the prompt inspector
-shared with the live screen, `p` what-if, `i` fidelity, `b` branches) get what they show
-from the core.
+`data_bind` to; the moves, go-to, search, fork and quit are the diff's too
+(`shared/step_browser.py`); workers only post messages, and one that fails says so (the
+kit); the modal views (`t` the prompt inspector shared with the live screen, `p` what-if,
+`i` fidelity, `b` branches) get what they show from the core.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,22 +24,25 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
 from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
-from swedeck.core.replay.search import matching_steps, next_match
-from swedeck.core.replay.step_text import model_text, opening, output_text
+from swedeck.core.replay.search import matching_steps
+from swedeck.core.replay.step_text import command_lines, model_text, opening, output_text
 from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.startup.read_ahead import ReadAhead
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
 
+from ..kit.view_screen import css_beside
+from ..shared.fork import ForkRequest
+from ..shared.highlight import highlighted
+from ..shared.step_browser import StepBrowser
 from ..widgets.context_meter import ContextMeter
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.step_list import StepList
@@ -47,25 +50,15 @@ from ..widgets.text import literal
 from ..widgets.text_view import TextView
 from ..widgets.token_chart import TokenChart
 from .bindings import REPLAY_BINDINGS
-from .formatting import highlighted
-from .header import ReplayHeader, ReplayHeaderBar
-from .replay_state import ReplayState
+from .header import ReplayHeaderBar
+from .replay_state import OpenedFile, ReplayState
 
 FOLLOW_INTERVAL_S = 0.5
 PLAY_TOKENS_PER_SECOND = 80
 PLAY_TICK_S = 0.05
 
 
-class ForkRequest(msgspec.Struct, frozen=True):
-    """What the replay app returns when the person presses `f`."""
-
-    path: Path
-    step: int
-
-
-SEARCH_BATCH_S = 0.2
-REPLAY_SCREEN_CSS = Path(__file__).with_name("replay_screen.tcss")
-"""How often a running search hands its matches to the screen."""
+__all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 
 class ReplaySettings(msgspec.Struct, frozen=True):
@@ -75,38 +68,37 @@ class ReplaySettings(msgspec.Struct, frozen=True):
     fork_model: str | None
 
 
-class ReplayScreen(ReplayState, Screen[None]):
-    CSS_PATH = REPLAY_SCREEN_CSS
+class ReplayScreen(ReplayState, StepBrowser):
+    CSS_PATH = css_beside(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
+    GOTO_PROMPT = "go to step (negative counts from the end)"
+    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "export": "the export"}
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
                  fork_model: str | None = None, trust_file: bool = False, branch: str | None = None,
-                 verifier: tuple[str, str] | None = None, settings: Callable[[], ReplaySettings] | None = None) -> None:
+                 verifier: tuple[str, str] | None = None, settings: Callable[[], ReplaySettings] | None = None,
+                 ahead: ReadAhead | None = None) -> None:
         super().__init__()
+        self._ahead = ahead
+        """The first file's bytes, read while the command's modules imported: for its first opening only."""
         self._settings = settings
         """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
         `f`): the person's config, read after the first frame, not before it (bench B2)."""
         self.verifier = verifier
         """(title, text): a batch instance's verifier output, shown beside the command output (`swedeck watch`)."""
-        self.branch = branch
-        """The branch this screen shows (opened with `b` from its main line), by its label."""
+        self.set_reactive(ReplayState.branch, branch)
         self.trust_file = trust_file
         """`--trust-trajectory`: run a custom_filter the file records (else it is shown, not run)."""
         self._fork_model = fork_model
         self.paths = paths
-        self.file_index = file_index
+        self.set_reactive(ReplayState.files, len(paths))
+        self.set_reactive(ReplayState.file_index, file_index)
+        self.set_reactive(ReplayState.following, follow)
+        self.set_reactive(ReplayState.playing, play)
         self.start_step = start_step
-        self.follow = follow
-        self.playing = play
         self._processors = list(processors or [])
         self.document: ReplayDocument | None = None
-        self.query_text = ""
-        self.matches: list[int] = []
-        self.searching = False
-        """A search worker is running: `matches` grows as it finds steps."""
-        self._searched_to_first = False
-        self.curve: dict[int, int] = {}
         self._play_shown = 0
         self.view: StepView | None = None
         self.window: int | None = None
@@ -173,7 +165,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.query_one("#replay-verifier").border_title = title
             self.query_one("#verifier-text", TextView).update(text)
         self.open_file(self.file_index)
-        if self.follow:
+        if self.following:
             self.set_interval(FOLLOW_INTERVAL_S, self.poll)
         if self.playing:
             self.set_interval(PLAY_TICK_S, self.play_tick)
@@ -185,18 +177,22 @@ class ReplayScreen(ReplayState, Screen[None]):
         return self.paths[self.file_index]
 
     def open_file(self, index: int) -> None:
+        self.workers.cancel_group(self, "search")
         self.file_index = index
-        self.curve, self.matches, self.document, self.view = {}, [], None, None
-        self.curve_points = []
+        self.document, self.view = None, None
+        self.curve, self.curve_points, self.matches, self.searching = {}, [], [], False
+        self.opened = OpenedFile(self.path.name)
         self.query_one(TokenChart).marks = {}
         self.error = None
         steps = self.step_list
         steps.clear()
         try:
-            self.document = open_document(self.path)
+            ahead, self._ahead = self._ahead, None
+            self.document = open_document(self.path, ahead)
         except TrajectoryError as error:
             self.show_error(str(error))
             return
+        self._opened()
         self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
         steps.set_count(count)
@@ -208,11 +204,17 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.start_step = None
         self.go(min(max(wanted, 1), count), force=True)
         # After the first frame: reading every step for the curve competes for the GIL (bench B2).
-        self.call_after_refresh(self.compute_curve, self.path)
+        self.call_after_refresh(self.read_curve, self.path)
+
+    def _opened(self) -> None:
+        """The open document's name, format, model and step count, for the header."""
+        document = self.document
+        assert document is not None
+        self.opened = OpenedFile(run_label(self.path, document.info.raw), document.format, document.info.model_name,
+                                 document.step_count)
 
     def show_error(self, message: str) -> None:
         self.error = message
-        self._header()
 
     def watch_error(self, error: str | None) -> None:
         view = self.query_one("#replay-error", Static)
@@ -225,6 +227,29 @@ class ReplayScreen(ReplayState, Screen[None]):
     @property
     def step_count(self) -> int:
         return self.document.step_count if self.document else 0
+
+    @property
+    def here(self) -> int:
+        return self.step
+
+    @property
+    def count(self) -> int:
+        return self.step_count
+
+    def goto(self, number: int) -> None:
+        self.go(self.step_count + 1 + number if number < 0 else number)
+
+    def search_source(self) -> object:
+        return self.path
+
+    def search_places(self, source: object, query: str) -> Iterator[int]:
+        assert isinstance(source, Path)
+        document = open_document(source)  # its own reader: the UI's stays on the UI thread
+        return matching_steps(document, query)
+
+    def searched(self) -> None:
+        if self.document is not None and not self.error:
+            self.show_step()
 
     def go(self, number: int, force: bool = False) -> None:
         if not self.step_count:
@@ -255,29 +280,17 @@ class ReplayScreen(ReplayState, Screen[None]):
                 text = opening(view, self.document.messages_before(view.prompt_end)) + text
             except TrajectoryError:
                 pass
-        self.query_one("#model-text", Static).update(highlighted(text, self.query_text))
-        commands = "\n".join(f"$ {action.command}" for action in view.actions) or "(no command)"
-        self.query_one("#model-command", Static).update(highlighted(commands, self.query_text))
+        self.query_one("#model-text", Static).update(highlighted(text, self.search_text))
+        self.query_one("#model-command", Static).update(highlighted(command_lines(view), self.search_text))
         output = "" if self.playing and self._play_shown < len(model_text(view)) else output_text(view)
-        self.query_one("#output-text", TextView).update(output, self.query_text)
+        self.query_one("#output-text", TextView).update(output, self.search_text)
         self.view = view
         self._meter()
         self.step_list.highlight(self.step - 1)  # ours, not the person's: no message
-        self._header()
 
     def _meter(self) -> None:
         if self.view is not None:
             self.meter_status, self.meter_notes = step_meter(self.view, self.curve.get(self.step), self.window)
-
-    def _header(self) -> None:
-        document = self.document
-        self.header = ReplayHeader(
-            name=run_label(self.path, document.info.raw) if document is not None else self.path.name,
-            file_number=self.file_index + 1, files=len(self.paths),
-            format=document.format if document is not None else None, step=self.step, steps=self.step_count,
-            model=document.info.model_name if document is not None else None, query=self.query_text,
-            matches=len(self.matches), searching=self.searching, following=self.follow, playing=self.playing,
-            branch=self.branch)
 
     def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
         if event.index + 1 != self.step:
@@ -294,7 +307,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.points = points
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
-    def compute_curve(self, path: Path) -> None:
+    def read_curve(self, path: Path) -> None:
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
         batch: list[tuple[int, int, str, str]] = []
         for point in token_curve(document):
@@ -311,15 +324,16 @@ class ReplayScreen(ReplayState, Screen[None]):
         commands = {}
         chart = self.query_one(TokenChart)
         marks = dict(chart.marks)
+        tokens_of = {}
         for step, tokens, command, mark in points:
-            self.curve[step] = tokens
+            tokens_of[step] = tokens
             if command:
                 commands[step] = command
             if mark:
                 marks[step] = mark
         self.step_list.set_commands(commands)
         chart.window, chart.marks = self._window(), marks
-        self.curve_points = [self.curve[k] for k in sorted(self.curve)]
+        self.add_curve(tokens_of)
         if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
 
@@ -341,10 +355,10 @@ class ReplayScreen(ReplayState, Screen[None]):
         if not new:
             return
         self.step_list.set_count(self.step_count)
+        self._opened()
         if self.step == 0 or at_end:
             self.go(self.step_count)
-        self.compute_curve(self.path)
-        self._header()
+        self.read_curve(self.path)
 
     def _go_on_in(self, final: Path, at_end: bool) -> None:
         """The session ended and its live file became `final`: show that, from the same step."""
@@ -354,11 +368,12 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.show_error(str(error))
             return
         self.paths[self.file_index] = final
-        self.document, self.follow = document, False
+        self.document, self.following = document, False
+        self._opened()
         self.step_list.set_count(document.step_count)
         self.go(document.step_count if at_end or self.step > document.step_count else self.step, force=True)
         self.notify(visible(f"the session ended: now showing {final.name}"), markup=False)
-        self.compute_curve(final)
+        self.read_curve(final)
 
     def play_tick(self) -> None:
         if not self.playing or self.document is None or self.error:
@@ -382,92 +397,6 @@ class ReplayScreen(ReplayState, Screen[None]):
             self.show_step()
 
     # --- actions ----------------------------------------------------------------------------
-
-    def action_next_step(self) -> None:
-        self.go(self.step + 1)
-
-    def action_previous_step(self) -> None:
-        self.go(self.step - 1)
-
-    def action_first_step(self) -> None:
-        self.go(1)
-
-    def action_last_step(self) -> None:
-        self.go(self.step_count)
-
-    def action_goto(self) -> None:
-        from .ask_screen import AskScreen  # on its key, not before the first frame
-        def answer(value: str | None) -> None:
-            if value and value.strip().lstrip("-").isdigit():
-                number = int(value)
-                self.go(self.step_count + 1 + number if number < 0 else number)
-        self.app.push_screen(AskScreen("go to step (negative counts from the end)"), answer)
-
-    def action_search(self) -> None:
-        from .ask_screen import AskScreen  # on its key, not before the first frame
-        def answer(value: str | None) -> None:
-            if value is not None:
-                self.search(value)
-        self.app.push_screen(AskScreen("search thoughts, commands and output", self.query_text), answer)
-
-    def search(self, text: str) -> None:
-        """Search in a worker (a big file, a common word): the UI stays live, matches arrive as
-        they are found, and a new search (or an empty one) cancels the one running."""
-        self.query_text = text
-        self.matches = []
-        self.searching = bool(text and self.document)
-        self._searched_to_first = False
-        self.show_step() if self.document and not self.error else self._header()
-        if self.searching:
-            self.run_search(self.path, text)
-        else:
-            self.workers.cancel_group(self, "search")
-
-    class SearchFound(Message):
-        """Steps that match the search, from the worker; `done` with the last batch."""
-
-        def __init__(self, path: Path, query: str, steps: list[int], done: bool) -> None:
-            super().__init__()
-            self.path, self.query, self.steps, self.done = path, query, steps, done
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
-    def run_search(self, path: Path, query: str) -> None:
-        worker = get_current_worker()
-        document = open_document(path)  # its own reader, as the curve's: the UI's stays on its thread
-        batch: list[int] = []
-        last = time.monotonic()
-        for number in matching_steps(document, query):
-            if worker.is_cancelled:
-                return
-            batch.append(number)
-            if time.monotonic() - last >= SEARCH_BATCH_S:
-                self.post_message(self.SearchFound(path, query, batch, done=False))
-                batch, last = [], time.monotonic()
-        if not worker.is_cancelled:
-            self.post_message(self.SearchFound(path, query, batch, done=True))
-
-    def on_replay_screen_search_found(self, message: SearchFound) -> None:
-        if message.path != self.path or message.query != self.query_text:
-            return  # an older search's
-        self.matches.extend(message.steps)
-        if self.matches and not self._searched_to_first and self.step not in self.matches:
-            self._searched_to_first = True
-            self.go(next_match(self.matches, self.step) or self.step)
-        if message.done:
-            self.searching = False
-            if not self.matches:
-                self.notify(visible(f"no step matches {message.query!r}"), severity="warning", markup=False)
-        self._header()
-
-    def action_next_match(self) -> None:
-        target = next_match(self.matches, self.step)
-        if target:
-            self.go(target)
-
-    def action_previous_match(self) -> None:
-        target = next_match(self.matches, self.step, forward=False)
-        if target:
-            self.go(target)
 
     def action_next_file(self) -> None:
         if self.file_index + 1 < len(self.paths):
@@ -495,7 +424,7 @@ class ReplayScreen(ReplayState, Screen[None]):
             # here, not at import: the processors' models are not needed for the first frame (bench B2)
             from swedeck.core.prompt_view import step_prompt
 
-            from ..screens.prompt_inspector import PromptInspector
+            from ..shared.prompt_inspector import PromptInspector
 
             prompt = step_prompt(trajectory, self.step, self.processors, self._window(), trust_file=self.trust_file)
             self.app.push_screen(PromptInspector.at_step(prompt))
@@ -524,7 +453,7 @@ class ReplayScreen(ReplayState, Screen[None]):
         self.app.push_screen(BranchScreen(branches), chosen)
 
     def action_export(self) -> None:
-        from .ask_screen import AskScreen  # on its key, not before the first frame
+        from ..shared.ask_screen import AskScreen  # on its key, not before the first frame
         if self.document is None:
             self.notify("nothing to export here", severity="warning")
             return
@@ -577,20 +506,5 @@ class ReplayScreen(ReplayState, Screen[None]):
     def action_fork(self) -> None:
         if self.document is None or self.error or not self.step:
             return
-        if not self.fork_model:
-            self.notify("A fork continues with a model: open the replay with -m NAME (e.g. -m openai/gpt-4o) "
-                        "or set model.model_name.", title="No model to fork with", severity="error", markup=False)
-            return
-        self.app.exit(ForkRequest(self.path, self.step))
-
-    def action_quit_replay(self) -> None:
-        if self.app.screen_stack[0] is not self:  # opened from watch or as a branch: back to what opened it
-            self.app.pop_screen()
-        else:
-            self.app.exit()
-
-    def action_help(self) -> None:
-        ui = getattr(self.app, "ui", None)  # ReplayApp's, or WatchApp's when opened from watch
-        from ..screens.help_screen import HelpScreen  # on `?`, not before the first frame
-
-        self.app.push_screen(HelpScreen(REPLAY_BINDINGS, ui.keymap if ui is not None else {}))
+        self.fork(self.path, self.step, self.fork_model,
+                  "open the replay with -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")

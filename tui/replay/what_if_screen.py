@@ -19,19 +19,13 @@ from swedeck.core.prompt_view import step_summary
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
+from ..kit.view_screen import css_beside
 from ..widgets.text import literal
 from ..widgets.token_chart import TokenChart
 
 
 class WhatIfScreen(ModalScreen[None]):
-    DEFAULT_CSS = """
-    WhatIfScreen { align: center middle; }
-    WhatIfScreen #what-if-box { width: 95%; height: auto; max-height: 90%; border: round $accent;
-                                background: $surface; padding: 0 1; }
-    WhatIfScreen #what-if-list, WhatIfScreen #what-if-figures { height: auto; }
-    WhatIfScreen TokenChart { height: 6; margin: 1 0; }
-    WhatIfScreen #what-if-hint { color: $text-muted; }
-    """
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,p", "dismiss", "Close"),
                 *[Binding(str(n), f"toggle_processor({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
                 Binding("plus", "bump(1)", "n+1", show=False), Binding("minus", "bump(-1)", "n-1", show=False)]

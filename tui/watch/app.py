@@ -1,32 +1,29 @@
-"""The app of `swedeck watch DIR`."""
+"""The app of `swedeck watch DIR`: a title and the watch screen; themes, keymap, help and
+palette are the kit's (`tui/kit/`)."""
 
 from __future__ import annotations
 
-from textual.app import App
+from typing import ClassVar
 
 from swedeck.core.ui_settings import UIConfig
 from swedeck.core.watch import DirectoryWatcher
 
-from ..first_frame import FirstFrame
-from ..replay.replay_screen import ForkRequest
-from ..ui_config import apply_ui_config, tell_ui_notes
+from ..kit.app_base import ViewApp
+from ..shared.fork import ForkRequest
 from .watch_screen import SCAN_INTERVAL_S, WatchScreen
 
 
-class WatchApp(FirstFrame, App[ForkRequest | None]):
+class WatchApp(ViewApp[ForkRequest | None]):
     TITLE = "swedeck watch"
+    CSS_PATH: ClassVar = [WatchScreen.CSS_PATH]
+    """A default screen's own CSS file is not read: the app reads it."""
 
     def __init__(self, watcher: DirectoryWatcher, *, ui: UIConfig | None = None, theme: str | None = None,
                  interval_s: float = SCAN_INTERVAL_S) -> None:
-        super().__init__()
+        super().__init__(ui=ui, theme=theme)
         self.watcher = watcher
         self.interval_s = interval_s
-        self.ui = ui or UIConfig()
-        self._startup_notes = apply_ui_config(self, self.ui, theme=theme)
 
     def get_default_screen(self) -> WatchScreen:
         """The app's first screen (as in ReplayApp)."""
         return WatchScreen(self.watcher, self.interval_s)
-
-    def on_mount(self) -> None:
-        tell_ui_notes(self, self._startup_notes)

@@ -5,7 +5,8 @@ notices (watchfiles: inotify on Linux) and looks only at the files that changed,
 live ones once a second (their rows age into `stale`), so 10,000 idle files cost nothing
 and `q` is answered at once. Where notices are not available it scans every second. Only
 new bytes are read (core.watch); the UI thread gets the changed rows and updates those
-cells in place, never rebuilding the table. Enter follows the selected trajectory in the replay view. A batch's folder
+cells in place, never rebuilding the table. The worker only posts what it found (`Scanned`);
+the state (`WatchState`) and the table change on the UI thread. Enter follows the selected trajectory in the replay view. A batch's folder
 (`swedeck batch`) shows every instance, queued ones too, and the batch's totals.
 """
 
@@ -13,13 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.screen import Screen
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import DataTable, Static
 
 from swedeck.core.batch.progress import VERDICT_WORDS
@@ -28,9 +30,11 @@ from swedeck.core.text import visible
 from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
+from ..kit.view_screen import ViewScreen, css_beside
 from ..replay.replay_screen import ReplayScreen
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
+from .watch_state import BatchLine, WatchState
 
 SCAN_INTERVAL_S = 1.0
 COLUMNS = ("name", "status", "verdict", "steps", "cost", "context left", "last action")
@@ -51,28 +55,39 @@ def cells(row: WatchRow) -> tuple[Text, ...]:
             Text(f"${row.cost:.2f}"), Text(context), Text(visible(row.last_action)))
 
 
-class WatchScreen(Screen[None]):
-    DEFAULT_CSS = """
-    WatchScreen #watch-header { height: 1; padding: 0 1; background: $panel; text-style: bold; }
-    WatchScreen DataTable { height: 1fr; }
-    """
-    BINDINGS = [Binding("enter", "follow", "Follow", id="watch_follow"),
-                Binding("v", "next_filter", "Filter by verdict", id="watch_filter"),
-                Binding("q", "quit_watch", "Quit", id="watch_quit")]
+class HeaderLine(Static):
+    """The header, bound to `WatchState.header`; the folder's path shown literally."""
+
+    text: reactive[str] = reactive("")
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, **kwargs)
+
+    def watch_text(self, text: str) -> None:
+        self.update(literal(text))
+
+
+class WatchScreen(WatchState, ViewScreen):
+    CSS_PATH = css_beside(__file__)
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "follow", "Follow", id="watch_follow", tooltip="Follow the selected trajectory in the replay view"),
+        Binding("v", "next_filter", "Filter by verdict", id="watch_filter",
+                tooltip="Show only the rows of the next verdict (then every row again)"),
+        Binding("q", "quit_watch", "Quit", id="watch_quit", tooltip="Quit"),
+        Binding("f1,question_mark", "app.help", "Help", id="watch_help", tooltip="This help"),
+    ]
+    WORK: ClassVar[dict[str, str]] = {"scan": "following the folder"}
 
     def __init__(self, watcher: DirectoryWatcher, interval_s: float = SCAN_INTERVAL_S) -> None:
         super().__init__()
         self.watcher = watcher
+        """The core's reader of the folder: used by the worker only."""
         self.interval_s = interval_s
-        self.scans = 0
-        self.notices = False
-        """The folder is followed by the file system's change notices (else by polling)."""
         self._stop = threading.Event()
-        self.filter: str | None = None
-        """The class whose rows are shown (`v`); None: every row."""
+        self.set_reactive(WatchState.root, str(watcher.root))
 
     def compose(self) -> ComposeResult:
-        yield Static(literal(f"watching {self.watcher.root}"), id="watch-header", markup=False)
+        yield HeaderLine(id="watch-header").data_bind(text=WatchState.header)
         table: DataTable[Any] = DataTable(cursor_type="row", zebra_stripes=True)
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -85,36 +100,58 @@ class WatchScreen(Screen[None]):
     def on_unmount(self) -> None:
         self._stop.set()
 
+    class Scanned(Message):
+        """What a scan of the folder found, from the worker."""
+
+        def __init__(self, update: WatchUpdate, batch: BatchLine | None, notices: bool) -> None:
+            super().__init__()
+            self.update, self.batch, self.notices = update, batch, notices
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
     def follow_folder(self) -> None:
         watch = _watchfiles()
-        self.notices = watch is not None
-        self._post(self.watcher.scan())
+        notices = watch is not None
+        self._post(self.watcher.scan(), notices)
         if watch is not None:
             try:
                 walked = False
                 for changes in watch(self.watcher.root, stop_event=self._stop, yield_on_timeout=True,
                                      rust_timeout=int(self.interval_s * 1000), debounce=100, raise_interrupt=False):
                     # once more whole, now that notices flow: nothing made before they did is missed
-                    self._post(self.watcher.scan({path for _, path in changes} if walked else None))
+                    self._post(self.watcher.scan({path for _, path in changes} if walked else None), notices)
                     walked = True
                 return
             except (OSError, RuntimeError):  # no notices here (an inotify limit, a network mount): poll
-                self.notices = False
+                notices = False
         while not self._stop.wait(self.interval_s):
-            self._post(self.watcher.scan())
+            self._post(self.watcher.scan(), notices)
 
-    def _post(self, update: WatchUpdate) -> None:
-        if not self._stop.is_set():
-            self.app.call_from_thread(self.apply, update)
+    def _post(self, update: WatchUpdate, notices: bool) -> None:
+        if self._stop.is_set():
+            return
+        batch = self.watcher.batch
+        line = None if batch is None else BatchLine(len(batch.instances), batch.ended, batch.executor, batch.workers)
+        self.post_message(self.Scanned(update, line, notices))
 
-    def apply(self, update: WatchUpdate) -> None:
+    def on_watch_screen_scanned(self, message: Scanned) -> None:
+        update = message.update
+        rows = dict(self.rows)
+        for key in update.removed:
+            rows.pop(key, None)
+        for row in update.changed:
+            rows[row.key] = row
+        self.rows, self.batch_line, self.notices = rows, message.batch, message.notices
+        self.draw(update)
+        self.scans += 1
+
+    def draw(self, update: WatchUpdate) -> None:
+        """The table's cells for the rows that changed (the others are left as they are)."""
         table = self.query_one(DataTable)
         for key in update.removed:
             if key in table.rows:
                 table.remove_row(key)
         for row in update.changed:
-            if self.filter is not None and row.verdict != self.filter:
+            if not self.shown(row):
                 if row.key in table.rows:
                     table.remove_row(row.key)
                 continue
@@ -123,32 +160,13 @@ class WatchScreen(Screen[None]):
                     table.update_cell(row.key, column, value, update_width=True)  # "running" becomes "finished (…)"
             else:
                 table.add_row(*cells(row), key=row.key)
-        self.scans += 1
-        counts: dict[str, int] = {}
-        for row in self.watcher.rows.values():
-            counts[row.status] = counts.get(row.status, 0) + 1
-        summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-        verdicts: dict[str, int] = {}
-        for row in self.watcher.rows.values():
-            if row.verdict:
-                verdicts[row.verdict] = verdicts.get(row.verdict, 0) + 1
-        if verdicts:
-            summary += " · " + ", ".join(f"{VERDICT_WORDS.get(k, k)} {verdicts[k]}" for k in CLASSES if k in verdicts)
-        if self.filter is not None:
-            summary += f" · showing {VERDICT_WORDS.get(self.filter, self.filter)} (v: next)"
-        batch = self.watcher.batch
-        if batch is not None:
-            cost = sum(row.cost for row in self.watcher.rows.values())
-            ended = "ended" if batch.ended else f"{batch.executor}, {batch.workers} workers"
-            summary = f"batch of {len(batch.instances)} ({ended}) · {summary} · ${cost:.2f}"
-        self.query_one("#watch-header", Static).update(literal(f"watching {self.watcher.root} · {summary}"))
 
     def selected(self) -> WatchRow | None:
         table = self.query_one(DataTable)
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.watcher.rows.get(key) if key is not None else None
+        return self.rows.get(key) if key is not None else None
 
     def action_follow(self) -> None:
         row = self.selected()
@@ -163,9 +181,8 @@ class WatchScreen(Screen[None]):
     def action_next_filter(self) -> None:
         """Show only the rows of the next class (then every row again)."""
         self.filter = FILTERS[(FILTERS.index(self.filter) + 1) % len(FILTERS)]
-        table = self.query_one(DataTable)
-        table.clear()
-        self.apply(WatchUpdate(changed=list(self.watcher.rows.values()), removed=[]))
+        self.query_one(DataTable).clear()
+        self.draw(WatchUpdate(changed=list(self.rows.values()), removed=[]))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_follow()
@@ -173,6 +190,9 @@ class WatchScreen(Screen[None]):
     def action_quit_watch(self) -> None:
         self._stop.set()  # the worker leaves its wait at once
         self.app.exit()
+
+    def request_quit(self) -> None:
+        self.action_quit_watch()
 
 
 def _watchfiles() -> Callable[..., Any] | None:

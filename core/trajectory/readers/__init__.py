@@ -3,8 +3,10 @@
 Each reader module has `FORMAT`, `accepts(source) -> bool` and `read(source) -> Trajectory`;
 a format whose files have no swedeck name (`.traj.json`...) also has `sniff(name, head) ->
 bool`, the look at a file's first bytes that lists it in a folder; one whose files hold
-branches (`PATH#NAME`) sets `BRANCHES = True`. The first reader that accepts a file reads it;
-adding a format touches one file and one line of `READERS`.
+branches (`PATH#NAME`) sets `BRANCHES = True`; one whose `read` does not set the file's
+`Fidelity` says what its files record in `FIDELITY`. The first reader that accepts a file
+reads it; adding a format touches one file and one line of `READERS`. The coercions of
+recorded values the readers share are `trajectory/coerce.py`.
 """
 
 from __future__ import annotations

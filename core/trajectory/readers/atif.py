@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ...messages import MessageType
-from ...read_ahead import MAX_FILE_BYTES
+from ...startup.read_ahead import MAX_FILE_BYTES
+from ..coerce import as_number, mapping, optional_str
 from ..files import inside_folder, read_in_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
-from .common import as_number
 from .source import Source
 
 FORMAT: TrajectoryFormat = "atif"

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import MessageType
+from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import mapping, optional_str
 from . import chat
 from .source import Source, sniff_lines
 

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import ContextInfo, MessageType
+from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
 from .source import Source, sniff_lines

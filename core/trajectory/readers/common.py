@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import ast
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from ...messages import ModelStats
+from ..coerce import as_number, mapping, optional_str
 from ..model import TrajectoryInfo
-from ..normalize import mapping, optional_str
 
 # SWE-agent says tokens_sent/tokens_received where the others say prompt/completion tokens.
 _STAT_NAMES = {
@@ -56,27 +54,6 @@ def model_name(config: Mapping[str, Any]) -> str | None:
     if isinstance(agent, Mapping) and isinstance(agent.get("model"), Mapping):
         name = agent["model"].get("name") or agent["model"].get("model_name")
         return str(name) if name else None
-    return None
-
-
-def maybe_parsed(value: Any) -> Any:
-    """A value that may have been saved as a JSON string (or a Python repr, as SWE-agent's
-    `state` sometimes is); the parsed value, or the string when it is neither."""
-    if not isinstance(value, str):
-        return value
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            return parse(value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            continue
-    return value
-
-
-def as_number(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
     return None
 
 

@@ -22,8 +22,8 @@ from io import BytesIO
 from typing import Any
 
 from ...messages import Message, MessageType
+from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
 from .source import Source

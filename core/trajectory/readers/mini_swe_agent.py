@@ -13,21 +13,19 @@ from itertools import compress
 from typing import Any
 
 from ...messages import Message, Usage
+from ..coerce import as_mapping_list, optional_str
 from ..lazy import MessageList, StepList
-from ..model import Trajectory, TrajectoryFormat
-from ..normalize import (
-    TypeInference,
-    as_mapping_list,
-    build_message,
-    check_roles,
-    foreign_extra,
-    optional_str,
-)
+from ..model import Fidelity, Trajectory, TrajectoryFormat
+from ..normalize import TypeInference, build_message, check_roles, foreign_extra
 from ..outline import records_at
 from .common import info_from
 from .source import Source
 
 FORMAT: TrajectoryFormat = "mini-swe-agent"
+FIDELITY = Fidelity(prompt="reconstructed", parts={"system prompt": "recorded", "tools": "unknown",
+                                                   "messages": "reconstructed"},
+                    notes=["mini-swe-agent keeps the conversation; each query's prompt is its prefix"])
+"""What a file of this format records (`fidelity.fidelity_of`)."""
 
 
 def accepts(source: Source) -> bool:

@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import MessageType
-from ...read_ahead import MAX_FILE_BYTES
+from ...startup.read_ahead import MAX_FILE_BYTES
+from ..coerce import mapping, optional_str
 from ..files import read_in_folder
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import mapping, optional_str
 from ..parse import loads
 from . import chat
 from .source import Source, sniff_lines

@@ -31,14 +31,18 @@ from typing import Any, NamedTuple, TypedDict
 import msgspec
 
 from ...messages import Message, MessageType
+from ..coerce import as_mapping_list, maybe_parsed
 from ..lazy import LazySequence, MessageList, StepList
-from ..model import Trajectory, TrajectoryFormat
-from ..normalize import as_mapping_list, build_message, check_roles, counts_as_step, foreign_extra
+from ..model import Fidelity, Trajectory, TrajectoryFormat
+from ..normalize import build_message, check_roles, counts_as_step, foreign_extra
 from ..outline import heads, records_at
-from .common import info_of, maybe_parsed, model_name
+from .common import info_of, model_name
 from .source import Source
 
 FORMAT: TrajectoryFormat = "swe-agent"
+FIDELITY = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "unknown", "messages": "recorded"},
+                    notes=["SWE-agent's `history` is what each query sent (its `query` per step)"])
+"""What a file of this format records (`fidelity.fidelity_of`)."""
 
 _TYPES = {
     "system_prompt": MessageType.SYSTEM,

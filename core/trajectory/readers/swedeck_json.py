@@ -7,15 +7,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message
+from ..coerce import as_mapping_list, mapping
 from ..lazy import MessageList, StepList
 from ..model import MetaEvent, Trajectory, TrajectoryFormat
-from ..normalize import as_mapping_list, check_roles, counts_as_step, mapping
+from ..normalize import check_roles, counts_as_step
 from ..outline import heads, records_at
+from . import swedeck_jsonl
 from .common import info_of
 from .source import Source
 from .swedeck_jsonl import meta_event, processors_of
 
 FORMAT: TrajectoryFormat = "swedeck-json"
+FIDELITY = swedeck_jsonl.FIDELITY
+"""The same as the live file's: swedeck writes every message it sends."""
 FINAL_FORMAT = "swedeck-1"
 
 

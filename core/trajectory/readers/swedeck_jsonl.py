@@ -10,13 +10,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message
-from ..model import MetaEvent, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..normalize import build_steps, mapping
+from ..coerce import mapping
+from ..model import Fidelity, MetaEvent, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..normalize import build_steps
 from ..parse import loads
 from .common import model_name
 from .source import Source
 
 FORMAT: TrajectoryFormat = "swedeck-jsonl"
+FIDELITY = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded", "messages": "recorded",
+                                              "processors": "recorded"},
+                    notes=["swedeck writes every message it sends"])
+"""What a file of this format records, where the reader does not say it per file (`fidelity.fidelity_of`)."""
 HEADER_FORMAT = "swedeck-traj/1"
 
 

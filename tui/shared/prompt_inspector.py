@@ -20,6 +20,7 @@ from textual.widgets import Label, Static
 from swedeck.core.messages import Message
 from swedeck.core.prompt_view import PromptLine, StepPrompt, prompt_summary, step_summary
 
+from ..kit.view_screen import css_beside
 from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
@@ -37,7 +38,7 @@ def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
 
 
 class PromptInspector(ModalScreen[None]):
-    CSS_PATH = "prompt_inspector.tcss"
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,t", "close", "Close", id="close_inspector")]
 
     def __init__(self, title: str, summary: str, lines: Iterable[PromptLine], errors: Iterable[str] = ()) -> None:

@@ -7,12 +7,11 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Input
 
+from ..kit.view_screen import css_beside
+
 
 class AskScreen(ModalScreen[str | None]):
-    DEFAULT_CSS = """
-    AskScreen { align: center bottom; }
-    AskScreen Input { width: 100%; margin: 0 0 1 0; border: round $accent; }
-    """
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(self, placeholder: str, value: str = "") -> None:

@@ -8,9 +8,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
+from ..kit.view_screen import css_beside
+
 
 class QuitScreen(ModalScreen[bool]):
-    CSS_PATH = "quit_screen.tcss"
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,n", "cancel", "Stay", id="quit_cancel"),
                 Binding("y", "confirm", "Quit", id="quit_confirm")]
 

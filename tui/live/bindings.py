@@ -1,9 +1,9 @@
 """Every key of the live UI (SPEC §10.2), each with an id users can remap.
 
-`config.ui.keymap` maps ids to keys (`{approve: "y,enter", processors: "f2"}`); the app
-hands it to Textual's `App.set_keymap` (`tui/ui_config.py`). The same table, each binding
-saying what it does in its `tooltip`, feeds the F1 help and the command palette, so a
-binding can never be missing from either.
+`config.ui.keymap` maps ids to keys (`{approve: "y,enter", processors: "f2"}`); the kit
+hands it to Textual's `App.set_keymap` (`tui/kit/ui_config.py`). The same table, each binding
+saying what it does in its `tooltip`, feeds the F1 help and the command palette
+(`tui/kit/app_base.py`), so a binding can never be missing from either.
 """
 
 from __future__ import annotations
@@ -49,18 +49,3 @@ SESSION_BINDINGS: list[Binding] = [
     Binding("ctrl+z", "undo_compaction", "Undo compaction", id="undo_compaction", show=False,
             tooltip="Undo the last compaction: the next prompt is the one before it"),
 ]
-
-APP_BINDINGS: list[Binding] = [
-    # The same two on the app, for screens that are not the session (help, pauses, replay)
-    Binding("ctrl+q", "request_quit", "Quit", id="quit", priority=True, show=False,
-            tooltip="Quit (asks while a command runs)"),
-    Binding("question_mark,f1", "help", "Help", id="help", show=False,
-            tooltip="This help"),
-]
-
-
-
-def all_bindings() -> list[Binding]:
-    """Every binding once (the app's quit and help repeat the session screen's)."""
-    seen = {binding.id for binding in SESSION_BINDINGS}
-    return [*SESSION_BINDINGS, *(binding for binding in APP_BINDINGS if binding.id not in seen)]

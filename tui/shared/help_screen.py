@@ -12,9 +12,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label
 
+from ..kit.view_screen import css_beside
+
 
 class HelpScreen(ModalScreen[None]):
-    CSS_PATH = "help_screen.tcss"
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss_help", "Close", id="close_help")]
 
     def __init__(self, bindings: Sequence[Binding], keymap: Mapping[str, str]) -> None:

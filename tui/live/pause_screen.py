@@ -17,6 +17,7 @@ from textual.widgets import Button, Label, Static
 from swedeck.core.agent.context import ContextFit
 from swedeck.core.events import PauseDecision
 
+from ..kit.view_screen import css_beside
 from ..widgets.text import literal
 
 TITLES = {
@@ -27,7 +28,7 @@ TITLES = {
 
 
 class PauseScreen(ModalScreen[PauseDecision]):
-    CSS_PATH = "pause_screen.tcss"
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q", "quit_session", "Quit", id="pause_quit"),
                 Binding("r", "retry", "Retry", id="pause_retry"),
                 Binding("p", "enable_processor", "Processor", id="pause_processor")]

@@ -15,6 +15,7 @@ from textual.widgets import Button, Label, Static, TextArea
 from swedeck.core.redact import Redactor
 from swedeck.core.text import visible
 
+from ..kit.view_screen import css_beside
 from ..widgets.text import literal
 
 
@@ -25,7 +26,7 @@ def figures(messages: int, before: int | None, after: int | None) -> str:
 
 
 class CompactionScreen(ModalScreen[str | None]):
-    CSS_PATH = "compaction_screen.tcss"
+    CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("ctrl+s", "use", "Use the summary", id="compaction_use"),
                 Binding("escape", "keep", "Keep the full history", id="compaction_keep")]
 

@@ -19,9 +19,8 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
 from textual.reactive import var
-from textual.screen import Screen
 from textual.widgets import Input
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from swedeck.core import events as ev
 from swedeck.core.agent.approvals import command_prefix
@@ -31,9 +30,8 @@ from swedeck.core.messages import MessageType, task_text
 from swedeck.core.processors.base import active_labels
 from swedeck.core.text import visible
 
-from ..bindings import SESSION_BINDINGS
-from ..controller import OutputChunk, SessionController, resolve
-from ..messages import AgentEvents, SessionFinished
+from ..kit.view_screen import ViewScreen, css_beside
+from ..shared.prompt_inspector import PromptInspector
 from ..widgets.command_block import CommandBlock
 from ..widgets.context_meter import ContextMeter
 from ..widgets.fitted_footer import FittedFooter
@@ -42,9 +40,11 @@ from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
 from ..widgets.processors_panel import ProcessorsPanel
 from ..widgets.transcript import Transcript
+from .bindings import SESSION_BINDINGS
 from .compaction_screen import CompactionScreen
+from .controller import OutputChunk, SessionController, resolve
+from .messages import AgentEvents, SessionFinished
 from .pause_screen import PauseScreen
-from .prompt_inspector import PromptInspector
 from .quit_screen import QuitScreen
 from .session_state import SessionState
 
@@ -68,8 +68,8 @@ class Panes(Container):
     stacked: var[bool] = var(False, toggle_class="-stacked")
 
 
-class SessionScreen(SessionState, Screen[None]):
-    CSS_PATH = "session_screen.tcss"
+class SessionScreen(SessionState, ViewScreen):
+    CSS_PATH = css_beside(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [*SESSION_BINDINGS]
 
     transcript = getters.query_one(Transcript)
@@ -121,7 +121,7 @@ class SessionScreen(SessionState, Screen[None]):
         # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
         if not self.ended:
             if getattr(self.app, "_exception", None) is not None:  # the UI crashed: record it as such
-                from ..launch import crash_message
+                from .launch import crash_message
 
                 self.session.quit(ExitStatus.UI_ERROR, crash_message(self.app))
             else:
@@ -140,22 +140,24 @@ class SessionScreen(SessionState, Screen[None]):
     def run_session(self) -> SessionResult:
         return self.session.run(self.controller.emit)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group != "session":
+    def worker_done(self, worker: Worker[Any]) -> None:
+        if worker.group != "session":
             return
-        if event.state == WorkerState.SUCCESS:
-            result = event.worker.result
-            assert result is not None  # what a session's run returns
-            self.result = result
-            code, status, message = result.exit_code, result.exit_status, result.message
-            path = result.trajectory_path
-        elif event.state == WorkerState.ERROR:
-            error = event.worker.error
-            code, status, message = 1, "error", f"{type(error).__name__}: {error}"
-            path = None
-            self.notify(visible(message), title="The session failed", severity="error", timeout=30, markup=False)
-        else:
-            return
+        result = worker.result
+        assert result is not None  # what a session's run returns
+        self.result = result
+        self._session_over(result.exit_code, result.exit_status, result.message, result.trajectory_path)
+
+    def worker_failed(self, worker: Worker[Any]) -> bool:
+        if worker.group != "session":
+            return False
+        error = worker.error
+        message = f"{type(error).__name__}: {error}"
+        self.notify(visible(message), title="The session failed", severity="error", timeout=30, markup=False)
+        self._session_over(1, "error", message, None)
+        return True
+
+    def _session_over(self, code: int, status: str, message: str, path: str | None) -> None:
         self.finish()
         self.app.post_message(SessionFinished(code, status, message, path))
         if self.quitting:

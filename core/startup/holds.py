@@ -1,7 +1,7 @@
 """What a command that opens a UI holds off until the app's first frame (bench B2, B3).
 
 `hold()` is called by the command line for such a command; `release()` by the app's first
-frame (`tui/first_frame.py`), and by the command line when the command ends or fails
+frame (`tui/kit/first_frame.py`), and by the command line when the command ends or fails
 before one. A release without a hold (an app under Pilot) changes nothing.
 
 - The garbage collector (`gc_tuning`): the start makes ~75,000 objects that live as long

@@ -1,0 +1,93 @@
+"""The file a command is about to open, read in a thread while the command's modules import.
+
+`swedeck replay FILE` spends its first few hundred milliseconds importing Textual and its
+own UI, on one core; reading a 24 MB trajectory takes 20-40 ms more, most of it the kernel
+copying it into fresh memory, with the GIL released. `ReadAhead.start(path)` begins that read
+at once, in a thread; the command hands the `ReadAhead` to the app, which hands it to the
+loader (`load_trajectory(..., ahead=)`). `take(path, info)` waits for the read and gives its
+bytes only when the file is still the one that was read (same inode, size and modification
+time, before and after the read, and when the loader looks), else None and the loader reads
+the file itself. Nothing here reports an error: whatever goes wrong, the loader meets it
+again and says so.
+
+Kept light (the standard library alone), so that it starts before the heavy imports.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+MAX_FILE_BYTES = 2 << 30
+"""Larger files are refused rather than read into memory whole (the loader's limit too)."""
+
+_Key = tuple[int, int, int, int]
+
+
+def key(info: os.stat_result) -> _Key:
+    """What says a file is the same one, unchanged."""
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+class ReadAhead:
+    """One file's bytes, read in a thread; taken once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._done: list[tuple[_Key, bytes]] = []
+        self._thread: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, path: Path) -> ReadAhead:
+        """Begin reading `path` in a thread, when it is a regular file of a sane size (else
+        nothing is read, and `take` gives None)."""
+        ahead = cls(path)
+        try:
+            info = path.stat()
+        except OSError:
+            return ahead
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+            ahead._thread = threading.Thread(target=ahead._read, name="swedeck-read-ahead", daemon=True)
+            ahead._thread.start()
+        return ahead
+
+    @property
+    def reading(self) -> bool:
+        """A read was started and its bytes are not yet taken or dropped."""
+        return self._thread is not None
+
+    def wait(self) -> None:
+        """Until the read has finished (tests)."""
+        if self._thread is not None:
+            self._thread.join()
+
+    def take(self, path: Path, info: os.stat_result) -> bytes | None:
+        """The bytes read ahead of `path`, when the file is still as they were read (`info`: its
+        `stat` now); else None, and the caller reads it. Taken once: a second take is None."""
+        thread, self._thread = self._thread, None
+        if thread is None or path != self.path:
+            self._thread = thread if path != self.path else None
+            return None
+        thread.join()
+        done, self._done = self._done, []
+        if not done:
+            return None
+        read_key, data = done[0]
+        return data if read_key == key(info) else None
+
+    def drop(self) -> None:
+        """Forget what was read (the file is read another way: a live file's index)."""
+        self._thread, self._done = None, []
+
+    def _read(self) -> None:
+        try:
+            with self.path.open("rb") as handle:
+                before = os.fstat(handle.fileno())
+                data = handle.read(MAX_FILE_BYTES + 1)
+                after = os.fstat(handle.fileno())
+        except OSError:
+            return
+        if key(before) == key(after) and len(data) == after.st_size:  # not written to while it was read
+            self._done.append((key(after), data))

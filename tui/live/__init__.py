@@ -1,0 +1,1 @@
+"""The live session view: its app, screen, state and modal screens."""

@@ -1,1 +1,0 @@
-"""The live UI's screens, each with its .tcss beside it."""

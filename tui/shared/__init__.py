@@ -1,0 +1,1 @@
+"""What more than one view uses: the help, the prompt inspector, the question line, forks."""
