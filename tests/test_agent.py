@@ -531,3 +531,15 @@ def test_a_rule_never_runs_hidden_expansions_or_a_rerouted_name(openai_server, t
     assert not marker.exists()
     notices = [n.text for n in driver.of(ev.Notice) if n.text.startswith("not run by its rule")]
     assert "`ls` now resolves to function" in notices[0] and "/bin/ls (it was file " in notices[1], notices
+
+
+def test_collaborators_return_changes_that_the_agent_applies():
+    """`endings` and `compaction` never write the agent's fields: they return a `Change`, and
+    `Agent.apply` is the one place the agent's state changes. A later change wins where it says something."""
+    from swedeck.core.agent.changes import NO_CHANGE, Change
+
+    failed = Change(quiet_until=7)
+    fitted = failed.then(Change(fit_applied=True, processors=[{"type": "last_n_observations", "n": 2}]))
+    assert fitted == Change(quiet_until=7, fit_applied=True, processors=[{"type": "last_n_observations", "n": 2}])
+    assert fitted.then(Change(quiet_until=0)).quiet_until == 0 and NO_CHANGE.then(NO_CHANGE) == NO_CHANGE
+    assert Change(compacted=True).then(Change(progress=True)) == Change(compacted=True, progress=True)

@@ -39,6 +39,7 @@ from ..models.base import (
 from ..processors.base import active_labels
 from ..trajectory.normalize import is_step
 from . import commands, compaction, endings, limits, replies
+from .changes import Change
 from .context import ContextTracker
 from .control import Control
 from .exits import (
@@ -261,15 +262,15 @@ class Agent:
                     # a kill from here keeps it
                     self.transcript.meta("submitted", submission=flow.submission,
                                          **({"warning": flow.warning} if flow.warning else {}))
-                    endings.next_turn_or_end(self)
+                    self.apply(endings.next_turn_or_end(self))
                 elif isinstance(flow, Interrupted):
                     endings.after_interrupt(self)
             except LimitReached as limit:
-                endings.pause_or_end(self, "limit", str(limit), ExitStatus.LIMITS_EXCEEDED)
+                self.apply(endings.pause_or_end(self, "limit", str(limit), ExitStatus.LIMITS_EXCEEDED))
             except APIError as exc:
-                endings.pause_or_end(self, "api_error", str(exc), ExitStatus.API_ERROR)
+                self.apply(endings.pause_or_end(self, "api_error", str(exc), ExitStatus.API_ERROR))
             except ContextWindowExceeded as exc:
-                endings.context_exceeded(self, str(exc))
+                self.apply(endings.context_exceeded(self, str(exc)))
 
     # --- one step -----------------------------------------------------------------------
 
@@ -277,12 +278,12 @@ class Agent:
         """What was asked of compaction, then the `summarize` threshold (SPEC §17)."""
         while not self._compaction_asks.empty():
             if self._compaction_asks.get() == "undo":
-                compaction.undo(self)
+                self.apply(compaction.undo(self))
             else:
-                self.compaction_quiet_until = 0
-                compaction.compact(self, "request")
+                self.apply(Change(quiet_until=0))
+                self.apply(compaction.compact(self, "request"))
         if compaction.due(self):
-            compaction.compact(self, "threshold")
+            self.apply(compaction.compact(self, "threshold"))
 
     def _step(self) -> None:
         step = self.step + 1  # counted once the model answers: a failed query is retried as the same step
@@ -387,6 +388,19 @@ class Agent:
         self.window = self.context.window = window
         self.context.window_source = source
         self.update_context()
+
+    def apply(self, change: Change) -> None:
+        """What a collaborator decided (`changes.Change`), applied here, the one owner of the agent's state."""
+        if change.quiet_until is not None:
+            self.compaction_quiet_until = change.quiet_until
+        if change.fit_applied is not None:
+            self.fit_applied = change.fit_applied
+        if change.processors is not None:
+            self.set_processors(change.processors)
+        if change.task is not None:
+            self.add_task(change.task)
+        if change.progress:
+            self.progress()
 
     def set_processors(self, processors: list[Any]) -> None:
         self.prompts.set_processors(processors)

@@ -26,6 +26,7 @@ from ..messages import Message, MessageType, make_message
 from ..models.base import ModelError, QueryCancelled, TextAnswer
 from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
 from ..trajectory.compaction import is_compaction, sendable, undone
+from .changes import NO_CHANGE, Change
 from .context import FIT_SHARE
 from .seams import Compacts
 from .templates import render
@@ -110,9 +111,10 @@ def fits(agent: Compacts) -> bool:
     return predicted <= FIT_SHARE * agent.window
 
 
-def compact(agent: Compacts, reason: str, processor: Summarize | None = None, review: bool = False) -> bool:
-    """Summarize and record; True when a compaction was recorded. `review`: show the summary
-    first whatever the mode (a context-window error in an interactive session: an offer)."""
+def compact(agent: Compacts, reason: str, processor: Summarize | None = None, review: bool = False) -> Change:
+    """Summarize and record; `compacted` when a compaction was recorded (else when the
+    threshold may act again). `review`: show the summary first whatever the mode (a
+    context-window error in an interactive session: an offer)."""
     processor = processor or settings(agent.prompts.processors) or Summarize()
     chosen = plan(agent.history, processor.keep_last)
     if chosen is None:
@@ -139,8 +141,8 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
                                     tokens_before=before, tokens_after=after)
         if reviewed is None or not reviewed.strip():
             agent.transcript.meta("compaction_declined", messages=len(chosen.replaces), summary=summary)
-            agent.compaction_quiet_until = UNDONE  # the person said no: the threshold waits for them
-            return _failed(agent, "kept the full history: the summary was not used (ctrl+k compacts when you want)")
+            _failed(agent, "kept the full history: the summary was not used (ctrl+k compacts when you want)")
+            return Change(quiet_until=UNDONE)  # the person said no: the threshold waits for them
         if reviewed.strip() != summary:
             marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, edited=True)
     agent.transcript.add(marker)
@@ -148,7 +150,7 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
                             messages=len(chosen.replaces), model=model.model_name, cost=answer.cost))
     agent.progress()
     agent.update_context()
-    return True
+    return Change(compacted=True)
 
 
 def _marker(agent: Compacts, chosen: Plan, summary: str, answer: TextAnswer, model_name: str, reason: str,
@@ -171,7 +173,7 @@ def active(history: list[Message]) -> int | None:
     return None
 
 
-def undo(agent: Compacts) -> bool:
+def undo(agent: Compacts) -> Change:
     """Take back the last compaction in effect: the next prompt is the one before it."""
     target = active(agent.history)
     if target is None:
@@ -181,16 +183,14 @@ def undo(agent: Compacts) -> bool:
                                       undoes=target, step=agent.step))
     after = agent.context_status().next_estimate
     replaced = agent.history[target].extra.replaces or ()
-    agent.compaction_quiet_until = UNDONE  # the person said no: the threshold waits for them
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=after,
                             messages=len(replaced), undone=True))
     agent.update_context()
-    return True
+    return Change(compacted=True, quiet_until=UNDONE)  # the person said no: the threshold waits for them
 
 
-def _failed(agent: Compacts, why: str, retry_later: bool = False) -> bool:
-    if retry_later:
-        agent.compaction_quiet_until = agent.step + RETRY_AFTER_STEPS
+def _failed(agent: Compacts, why: str, retry_later: bool = False) -> Change:
+    """Say why no compaction was recorded; after a failed summary the threshold waits a few steps."""
     agent.emit(ev.CompactionFailed(error=why))
     agent.emit(ev.Notice(text=why, level="warning"))
-    return False
+    return Change(quiet_until=agent.step + RETRY_AFTER_STEPS) if retry_later else NO_CHANGE

@@ -11,12 +11,13 @@ from .. import events as ev
 from ..messages import MessageType, make_message
 from ..trajectory.compaction import sendable
 from . import compaction, limits
+from .changes import NO_CHANGE, Change
 from .context import ContextFit, smallest_fit
 from .exits import ExitStatus, SessionEnd
 from .seams import Ends
 
 
-def next_turn_or_end(agent: Ends) -> None:
+def next_turn_or_end(agent: Ends) -> Change:
     """After a submission: a follow-up task (with `confirm_exit`), or the end."""
     if not (agent.interactive and agent.config.agent.confirm_exit):
         raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
@@ -31,7 +32,7 @@ def next_turn_or_end(agent: Ends) -> None:
             agent.emit(ev.Notice(text="the replayed trajectory has no more answers: the follow-up was not run",
                                  level="warning"))
         raise SessionEnd(ExitStatus.SUBMITTED, submission=agent.submission)
-    agent.add_task(task)
+    return Change(task=task)
 
 
 def after_interrupt(agent: Ends) -> None:
@@ -45,18 +46,19 @@ def after_interrupt(agent: Ends) -> None:
         agent.transcript.add(make_message("user", text, MessageType.USER_MESSAGE, mode=agent.mode))
 
 
-def context_exceeded(agent: Ends, detail: str) -> None:
+def context_exceeded(agent: Ends, detail: str) -> Change:
     """Compact when a summary is predicted to fit (`agent.compaction.on_context_exceeded`), else
     offer (or, with `on_context_exceeded: fit`, apply) the smallest processor change that fits
     the window; never the same refused prompt again."""
     policy = agent.config.agent.on_context_exceeded
     retried = agent.fit_applied
+    tried = NO_CHANGE  # a compaction that failed: the threshold's wait it asks for still holds
     if not retried and policy != "stop" and (agent.interactive or policy == "fit") and compaction.fits(agent):
         agent.emit(ev.Notice(text=f"The prompt did not fit the context window ({detail}): compacting the history.",
                              level="warning"))
-        if compaction.compact(agent, "context_exceeded", review=agent.interactive and policy == "ask"):
-            agent.fit_applied = True
-            return
+        tried = compaction.compact(agent, "context_exceeded", review=agent.interactive and policy == "ask")
+        if tried.compacted:
+            return tried.then(Change(fit_applied=True))
     fit = None if retried else smallest_fit(sendable(agent.history),
                                              agent.prompts.processors, agent.context)
     if fit is not None:
@@ -69,15 +71,13 @@ def context_exceeded(agent: Ends, detail: str) -> None:
         agent.emit(ev.Notice(text=f"The prompt did not fit the context window: switched on {fit.change} "
                                   f"(next ≈ {fit.expected_tokens:,} / {fit.window:,} tokens) and retrying.",
                              level="warning"))
-        agent.fit_applied = True
-        agent.set_processors(fit.processors)
-        return
+        return tried.then(Change(fit_applied=True, processors=fit.processors))
     if policy == "stop":
         raise SessionEnd(ExitStatus.CONTEXT_WINDOW_EXCEEDED, detail)
-    pause_or_end(agent, "context_exceeded", detail, ExitStatus.CONTEXT_WINDOW_EXCEEDED, fit=fit)
+    return tried.then(pause_or_end(agent, "context_exceeded", detail, ExitStatus.CONTEXT_WINDOW_EXCEEDED, fit=fit))
 
 
-def pause_or_end(agent: Ends, reason: str, detail: str, status: ExitStatus, fit: ContextFit | None = None) -> None:
+def pause_or_end(agent: Ends, reason: str, detail: str, status: ExitStatus, fit: ContextFit | None = None) -> Change:
     """Headless: end with `status`. Interactive: pause and do what the person decides."""
     if not agent.interactive:
         raise SessionEnd(status, detail)
@@ -90,7 +90,7 @@ def pause_or_end(agent: Ends, reason: str, detail: str, status: ExitStatus, fit:
         limits.lift(config, decision)
         agent.transcript.meta("limit_change", step_limit=config.step_limit, cost_limit=config.cost_limit,
                               wall_time_limit_s=config.wall_time_limit_s)
-        agent.progress()
-    elif decision.kind == "enable_processor" and decision.processors is not None:
-        agent.fit_applied = True
-        agent.set_processors(decision.processors)
+        return Change(progress=True)
+    if decision.kind == "enable_processor" and decision.processors is not None:
+        return Change(fit_applied=True, processors=decision.processors)
+    return NO_CHANGE

@@ -2,8 +2,10 @@
 
 `gate`, `commands`, `endings` and `compaction` are functions of an agent, but each needs a
 few of its parts, not the whole `Agent`: the protocols below name those parts, and the
-type checker holds each module to its own. `Agent` has them all (it is checked where it
-passes itself). Nothing here imports the agent, so the loop has no import cycle.
+type checker holds each module to its own. What they decide for the agent they return as a
+`changes.Change`, which the agent applies: the agent's own fields are read-only here.
+`Agent` has them all (it is checked where it passes itself). Nothing here imports the
+agent, so the loop has no import cycle.
 """
 
 from __future__ import annotations
@@ -73,9 +75,15 @@ class Compacts(Protocol):
     prompts: PromptBuilder
     context: ContextTracker
     model: Model
-    window: int | None
-    step: int
-    compaction_quiet_until: int
+
+    @property
+    def window(self) -> int | None: ...
+
+    @property
+    def step(self) -> int: ...
+
+    @property
+    def compaction_quiet_until(self) -> int: ...
 
     @property
     def interactive(self) -> bool: ...
@@ -99,11 +107,10 @@ class Compacts(Protocol):
 
 class Ends(Compacts, Protocol):
     """How a step's end is answered (`endings`): the person's say, a compaction or a processor
-    change that fits the window, the next task."""
+    change that fits the window, the next task (returned as a `Change`)."""
 
-    fit_applied: bool
-    submission: str
+    @property
+    def fit_applied(self) -> bool: ...
 
-    def set_processors(self, processors: list[Any]) -> None: ...
-
-    def add_task(self, task: str) -> None: ...
+    @property
+    def submission(self) -> str: ...
