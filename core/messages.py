@@ -13,6 +13,7 @@ fields; `from_record` reads a record with msgspec's lax rules (docs/trajectory-f
 # No `from __future__ import annotations` here: msgspec then reads these classes' annotations
 # as objects, not strings it has to evaluate (about 2 ms at the first message a process builds).
 
+import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -57,6 +58,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True):
     unknown: dict[str, Any] = {}
     _nested: ClassVar[dict[str, tuple[type["Record"], bool]]] = {}
     """Fields that hold records: name -> (record type, whether a sequence of them)."""
+    _lenient: ClassVar[frozenset[str]] = frozenset()
+    """Fields whose value, when it does not fit, is kept as written in `unknown` (and written
+    back as it was) instead of failing the record: the keys swedeck once kept only there."""
 
     @classmethod
     def from_record(cls: type[_R], data: object) -> _R:
@@ -87,11 +91,17 @@ def _fields(cls: type["Record | Message"], data: object, *, keep_unknown: bool) 
     names, nested = cls.__struct_fields__, cls._nested
     fields: dict[str, Any] = {}
     unknown: dict[str, Any] = {}
+    lenient: frozenset[str] = getattr(cls, "_lenient", frozenset())
     for key, value in data.items():
         if key not in names or key == "unknown":
             if not keep_unknown:
                 raise MessageError(f"Object contains unknown field `{key}`")
             unknown[key] = value
+        elif key in lenient and value is not None:
+            try:
+                fields[key] = _fitted(cls, key, value)
+            except MessageError:
+                unknown[key] = value
         elif key in nested and value is not None:
             fields[key] = _nested_value(key, *nested[key], value)
         else:
@@ -99,6 +109,19 @@ def _fields(cls: type["Record | Message"], data: object, *, keep_unknown: bool) 
     if unknown:
         fields["unknown"] = unknown
     return fields
+
+
+def _fitted(cls: type["Record | Message"], key: str, value: object) -> Any:
+    """`value` as field `key` of `cls` takes it (a `MessageError` when it does not fit)."""
+    if key in cls._nested:
+        return _nested_value(key, *cls._nested[key], value)
+    kind = _field_types(cls)[key]
+    return msgspec.convert(value, kind, strict=False)
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, Any]:
+    return {field.name: field.type for field in msgspec.structs.fields(cls)}
 
 
 def _nested_value(key: str, kind: type[Record], many: bool, value: object) -> Any:
@@ -255,6 +278,8 @@ class MessageExtra(Record, frozen=True, kw_only=True):
     """The person changed the summary before it was used."""
     _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False),
                "summary_usage": (Usage, False)}
+    _lenient = frozenset(("task", "requeried", "summary", "replaces", "undoes", "forgotten", "tokens_before",
+                          "tokens_after", "model", "reason", "summary_usage", "summary_cost", "edited"))
 
 
 _USER_MESSAGE_EXTRA = MessageExtra(message_type=MessageType.USER_MESSAGE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import sys
 from pathlib import Path
 
@@ -19,19 +20,26 @@ SWEAGENT_DEMOS_FIXTURE = FIXTURES / "sweagent-demos-in-history.traj"
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from support.isolation import isolate_user_dirs  # noqa: E402 - after the environment above
+
 pytest_plugins = ["support.openai_server"]
+
+KILL_SEED = "SWEDECK_KILL_SEED"
+"""The seed of the kill-9 trials' moments (tests/test_reliability_kill.py): new each run, the
+same in every worker of a run (they inherit it), printed in the header; set it to run a draw again."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault(KILL_SEED, str(random.SystemRandom().randrange(1 << 32)))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"kill-9 trials: {KILL_SEED}={os.environ[KILL_SEED]}"
 
 
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("user")
-    monkeypatch.setenv("SWEDECK_CONFIG_DIR", str(home / "config"))
-    monkeypatch.setenv("SWEDECK_DATA_DIR", str(home / "data"))
-    monkeypatch.setenv("SWEDECK_CACHE_DIR", str(home / "cache"))
-    for name in list(os.environ):
-        if name.startswith(("SWEDECK_AGENT__", "SWEDECK_MODEL__", "SWEDECK_ENVIRONMENT__", "SWEDECK_RUN__", "SWEDECK_UI__", "MSWEA_")):
-            monkeypatch.delenv(name)
-    return home
+    return isolate_user_dirs(monkeypatch, tmp_path_factory.mktemp("user"))
 
 
 def swedeck_command() -> list[str]:

@@ -14,7 +14,8 @@ import pytest
 from bench.generate import write_jsonl, write_mini_v2, write_sweagent
 from conftest import swedeck_command
 from support.driver import make_config
-from support.openai_server import Turn, model_config
+from support.isolation import recorded_once
+from support.openai_server import OpenAIServer, Turn, model_config
 from support.reliability import SUBMIT
 from swedeck.core.diff.align import align
 from swedeck.core.headless import run_headless
@@ -38,9 +39,11 @@ def commands(*names: str) -> list[Turn]:
     return [Turn.bash_tool(name) for name in names]
 
 
-@pytest.fixture
-def baseline(openai_server, tmp_path) -> Path:
-    return run(openai_server, tmp_path / "a", *commands(*COMMON, "python -m pytest -q", SUBMIT))
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> Path:
+    """A's real run, recorded once for the module: the tests only read it."""
+    with recorded_once(tmp_path_factory, "baseline") as folder, OpenAIServer() as server:
+        return run(server, folder / "a", *commands(*COMMON, "python -m pytest -q", SUBMIT))
 
 
 @pytest.mark.timeout(120)
@@ -111,11 +114,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture
-def pair(openai_server, tmp_path, baseline) -> tuple[Path, Path]:
-    """A, and B that writes the file before it reads it (real runs)."""
-    other = run(openai_server, tmp_path / "b", *commands("ls", "echo 'x = 1' > calc.py", "cat calc.py",
-                                                        "python -m pytest -q", SUBMIT))
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory, baseline) -> tuple[Path, Path]:
+    """A, and B that writes the file before it reads it (real runs, recorded once for the module)."""
+    with recorded_once(tmp_path_factory, "pair") as folder, OpenAIServer() as server:
+        other = run(server, folder / "b", *commands("ls", "echo 'x = 1' > calc.py", "cat calc.py",
+                                                   "python -m pytest -q", SUBMIT))
     return baseline, other
 
 

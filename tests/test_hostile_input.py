@@ -314,24 +314,35 @@ def test_wrong_typed_meta_events_are_passed_over_with_a_warning(tmp_path):
 
 
 def test_prompt_counts_a_huge_single_line_message_in_bounded_memory(tmp_path):
+    """A 6 MB message on one line is counted a slice at a time (`tokens.CHUNK_CHARS`) under a
+    200 MB address-space cap; counted whole, tiktoken's token list alone breaks that cap (the
+    same command with the slicing switched off fails under it: the cap is a real bound)."""
     import resource
+    import sys
 
     writer = TrajectoryWriter(tmp_path / "huge", {"id": "huge", "config": {}}, Redactor())
     writer.add_message(make_message("system", "s", MessageType.SYSTEM))
     writer.add_message(make_message("user", "t", MessageType.TASK))
     writer.add_message(make_message("assistant", "a", MessageType.ACTION, actions=[{"command": "cat big"}]))
-    writer.add_message(make_message("user", "word" * 15_000_000, MessageType.OBSERVATION))  # 60 MB, one line
+    writer.add_message(make_message("user", "word" * 1_500_000, MessageType.OBSERVATION))  # 6 MB, one line
     writer.add_message(make_message("assistant", "b", MessageType.ACTION, actions=[{"command": "ls"}]))
     path = writer.finish({"exit_status": "Submitted"})
 
-    def capped() -> None:  # tiktoken's token list for the whole line alone would take ~2 GB
-        resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
+    def capped() -> None:  # the command's own floor is ~170 MB of address space (Python, tiktoken)
+        resource.setrlimit(resource.RLIMIT_AS, (200_000_000, 200_000_000))
+
+    def prompt(chunk_chars: int) -> subprocess.CompletedProcess[str]:
+        code = (f"import sys, swedeck.core.tokens as tokens; tokens.CHUNK_CHARS = {chunk_chars}; "
+                f"from swedeck.cli import main; sys.exit(main(['prompt', {str(path)!r}, '--step', '2', '--json']))")
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                              preexec_fn=capped)
 
     result = subprocess.run([*swedeck_command(), "prompt", str(path), "--step", "2", "--json"], capture_output=True,
-                            text=True, timeout=300, preexec_fn=capped)
+                            text=True, timeout=120, preexec_fn=capped)
     assert result.returncode == 0, result.stderr[-2000:]
     counted = json.loads(result.stdout)["messages"][3]["tokens"]
-    assert 10_000_000 < counted < 20_000_000
+    assert 1_000_000 < counted < 2_000_000
+    assert prompt(100_000_000).returncode != 0  # whole: over the cap
 
 
 # --- a command cannot forge its result -------------------------------------------------------------
@@ -368,7 +379,7 @@ def test_no_route_forges_a_result_the_shell_is_restarted_and_says_so(tmp_path, e
     from support.docker_env import started_environment
 
     with started_environment(env_kind, tmp_path, "forge2") as env:
-        forged = env.execute(FORGERIES[route], timeout=20)
+        forged = env.execute(FORGERIES[route], timeout=6)  # the routes that silence the report wait it out
         assert forged.returncode != 0, (route, forged)  # never the forged 0
         if forged.returncode is None:
             assert any(why in forged.output for why in ("tampered with the shell", "no longer reports",

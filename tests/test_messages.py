@@ -97,3 +97,7 @@ def test_swedecks_own_fields_are_typed_and_written_where_they_always_were():
     assert {key: written[key] for key in record["extra"]} == record["extra"]
     undo = Message.from_record({"role": "user", "content": "", "extra": {"message_type": "compaction", "undoes": 5}})
     assert undo.extra.undoes == 5 and not undo.extra.unknown
+    odd = Message.from_record({"role": "user", "content": "", "extra": {
+        "message_type": "compaction", "replaces": [True, False], "tokens_before": "many"}})
+    assert odd.extra.replaces is None and odd.extra.tokens_before is None  # what does not fit stays as written
+    assert odd.to_record()["extra"]["replaces"] == [True, False] and odd.extra.unknown["tokens_before"] == "many"

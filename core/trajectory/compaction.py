@@ -45,14 +45,14 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
         if extra.undoes is not None or position in taken_back:
             kept = [index for index in kept if index != position]
             continue
-        if extra.replaces is not None:
-            gone = set(extra.replaces)
+        if extra.replaces is not None or "replaces" in extra.unknown:  # one it cannot read names no message
+            gone = set(extra.replaces or ())
             first = next((index for index in kept if index in gone), None)
             kept = [position if index == first else index for index in kept
                     if index != position and (index not in gone or index == first)]
             continue
-        if extra.forgotten is not None:
-            dropped = set(extra.forgotten)
+        if extra.forgotten is not None or "forgotten" in extra.unknown:
+            dropped = set(extra.forgotten or ())
             kept = [index for index in kept if index not in dropped]
             continue
         system = [index for index in kept if index < position and messages[index].message_type == MessageType.SYSTEM]
