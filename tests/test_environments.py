@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 
@@ -45,6 +46,15 @@ def sleeps_alive(env, marker: str) -> int:
     return int(out.strip().splitlines()[-1])
 
 
+def own_sleep(seconds: int) -> tuple[str, str]:
+    """A `sleep` of this test's own (about `seconds`, made unique), and the pattern that finds it
+    in /proc and nothing else: the local shell sees every process of the machine, the other
+    tests' (in parallel, and their containers') too."""
+    unique = seconds * 1000 + random.randrange(1000)
+    text = str(unique)
+    return f"sleep {unique}", f"sleep {text[:-1]}[{text[-1]}]"
+
+
 def survivors(env, marker: str, grace_s: float = 5) -> int:
     """Processes matching `marker` once a stopped tree has had `grace_s` to finish dying (a
     killed process stays in /proc for a moment); a real survivor (these sleep 30 s+) stays."""
@@ -74,31 +84,37 @@ def test_exit_status_is_reported(env):
 def test_timeout_stops_process_tree_and_keeps_state(env):
     env.execute("cd /tmp; export KEEP=yes")
     started = time.monotonic()
-    result = env.execute("echo before; bash -c 'sleep 31; echo never'; echo after", timeout=2)
+    sleep, marker = own_sleep(31)
+    result = env.execute(f"echo before; bash -c '{sleep}; echo never'; echo after", timeout=2)
     assert time.monotonic() - started < 20
     assert result.timed_out and result.returncode is None and not result.interrupted
     assert "before" in result.output and "never" not in result.output and "after" not in result.output
     assert env.execute("pwd; echo $KEEP").output.split() == ["/tmp", "yes"]
-    assert survivors(env, "sleep 3[1]") == 0
+    assert survivors(env, marker) == 0
 
 
 def test_timeout_in_a_loop_stops_the_whole_command(env):
-    result = env.execute("for i in 1 2 3 4 5; do sleep 32; done; echo done", timeout=1)
+    sleep, marker = own_sleep(32)
+    result = env.execute(f"for i in 1 2 3 4 5; do {sleep}; done; echo done", timeout=1)
     assert result.timed_out and "done" not in result.output
-    assert survivors(env, "sleep 3[2]") == 0
+    assert survivors(env, marker) == 0
     assert env.execute("echo still here").output.strip() == "still here"
 
 
 def test_background_job_returns_at_once(env):
     started = time.monotonic()
-    result = env.execute("sleep 100 &", timeout=20)
+    sleep, marker = own_sleep(100)
+    result = env.execute(f"{sleep} &", timeout=20)
     assert result.returncode == 0 and not result.timed_out
     assert time.monotonic() - started < 10
     # The job is forked at once but may exec `sleep` a moment later on a loaded machine.
     deadline = time.monotonic() + 5
-    while sleeps_alive(env, "sleep 10[0]") == 0 and time.monotonic() < deadline:
+    while sleeps_alive(env, marker) == 0 and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert sleeps_alive(env, "sleep 10[0]") == 1  # a later command does not kill it
+    assert sleeps_alive(env, marker) == 1  # a later command does not kill it
+    env.execute(f"for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f 2>/dev/null | grep -q '{marker}' && "
+                "p=${f#/proc/} && kill ${p%/cmdline}; done; true")  # the job's hours of sleep: ended here
+    assert survivors(env, marker) == 0
 
 
 def test_stdin_gets_eof(env):
@@ -126,12 +142,13 @@ def test_interrupt_from_another_thread(env):
     env.execute("export STATE=kept")
     timer = threading.Timer(1.0, env.interrupt_session)
     timer.start()
-    result = env.execute("sleep 33; echo never", timeout=30)
+    sleep, marker = own_sleep(33)
+    result = env.execute(f"{sleep}; echo never", timeout=30)
     timer.join()
     assert result.interrupted and not result.timed_out and result.returncode is None
     assert "never" not in result.output
     assert env.execute("echo $STATE").output.strip() == "kept"
-    assert survivors(env, "sleep 3[3]") == 0
+    assert survivors(env, marker) == 0
 
 
 def test_streaming_chunks_arrive_before_the_command_ends(env):

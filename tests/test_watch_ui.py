@@ -93,7 +93,7 @@ async def test_a_running_batch_has_a_row_per_instance_and_enter_opens_one_live(o
         async with app.run_test(size=(120, 36)) as pilot:
             screen = app.screen
             await wait_for(pilot, lambda: screen.scans >= 1)
-            from swedeck.tui.watch.watch_screen import DataTable, Static
+            from textual.widgets import DataTable, Static
 
             table = screen.query_one(DataTable)
             statuses = {str(table.get_row(key)[0]): str(table.get_row(key)[1]) for key in table.rows}

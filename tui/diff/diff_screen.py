@@ -22,7 +22,6 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.reactive import reactive
 from textual.widgets import Static
 
 from swedeck.core.diff.align import Alignment, Row, step_key, totals_line
@@ -40,6 +39,7 @@ from ..shared.highlight import highlighted
 from ..shared.prompt_inspector import PromptInspector
 from ..shared.step_browser import StepBrowser
 from ..widgets.fitted_footer import FittedFooter
+from ..widgets.header_line import HeaderLine
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
@@ -58,18 +58,6 @@ class Side:
     path: str
     trajectory: Trajectory
     document: LoadedDocument
-
-
-class HeaderLine(Static):
-    """The header, bound to `DiffState.header`; paths and names shown literally."""
-
-    text: reactive[str] = reactive("")
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(markup=False, **kwargs)
-
-    def watch_text(self, text: str) -> None:
-        self.update(literal(text))
 
 
 class DiffScreen(DiffState, StepBrowser):

@@ -21,8 +21,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
-from textual.reactive import reactive
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from swedeck.core.batch.progress import VERDICT_WORDS
 from swedeck.core.batch.verify import CLASSES, verifier_output
@@ -33,7 +32,7 @@ from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_t
 from ..kit.view_screen import ViewScreen, css_beside
 from ..replay.replay_screen import ReplayScreen
 from ..widgets.fitted_footer import FittedFooter
-from ..widgets.text import literal
+from ..widgets.header_line import HeaderLine
 from .watch_state import BatchLine, WatchState
 
 SCAN_INTERVAL_S = 1.0
@@ -53,18 +52,6 @@ def cells(row: WatchRow) -> tuple[Text, ...]:
                    style={"resolved": "bold", "infra_failure": "reverse"}.get(row.verdict or "", ""))
     return (Text(visible(row.name)), Text(visible(status), style=style), verdict, Text(str(row.steps)),
             Text(f"${row.cost:.2f}"), Text(context), Text(visible(row.last_action)))
-
-
-class HeaderLine(Static):
-    """The header, bound to `WatchState.header`; the folder's path shown literally."""
-
-    text: reactive[str] = reactive("")
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(markup=False, **kwargs)
-
-    def watch_text(self, text: str) -> None:
-        self.update(literal(text))
 
 
 class WatchScreen(WatchState, ViewScreen):
