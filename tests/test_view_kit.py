@@ -79,30 +79,25 @@ async def test_the_palette_offers_every_key_of_the_view(tmp_path, view, bindings
         await wait_for(pilot, lambda: app.screen.here == app.screen.count)
 
 
-async def test_a_search_whose_file_disappears_says_so_and_stops(tmp_path):
+@pytest.mark.parametrize("work", ["search", "curve"])
+async def test_a_worker_whose_file_disappears_says_so_and_ends_its_busy_state(tmp_path, work):
+    """The search says it stopped and its header no longer says "(searching…)"; a worker
+    without words of its own (the token curve) is said by the kit; the app goes on."""
     path = write_trajectory(tmp_path / "t", 3)
     app = ReplayApp([path])
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
         await wait_for(pilot, lambda: screen.step == 1)
         path.unlink()
-        screen.search("echo")
-        await wait_for(pilot, lambda: not screen.searching, 10)
-        assert "(searching…)" not in screen.header.text() and screen.header.query == "echo"
-        said = [n for n in app._notifications if n.title == "The search stopped"]
-        assert said and path.name in said[0].message, [(n.title, n.message) for n in app._notifications]
-        assert app.is_running
-
-
-async def test_a_failed_worker_without_its_own_words_is_said_by_the_kit(tmp_path):
-    path = write_trajectory(tmp_path / "t", 3)
-    app = ReplayApp([path])
-    async with app.run_test(size=SIZE) as pilot:
-        screen = app.screen
-        await wait_for(pilot, lambda: screen.step == 1)
-        path.unlink()
-        screen.read_curve(path)  # reads the file again, in its worker
-        await wait_for(pilot, lambda: any(n.title == "The token curve failed" for n in app._notifications), 10)
+        if work == "search":
+            screen.search("echo")
+            await wait_for(pilot, lambda: not screen.searching, 10)
+            assert "(searching…)" not in screen.header.text() and screen.header.query == "echo"
+            said = [n for n in app._notifications if n.title == "The search stopped"]
+            assert said and path.name in said[0].message, [(n.title, n.message) for n in app._notifications]
+        else:
+            screen.read_curve(path)  # reads the file again, in its worker
+            await wait_for(pilot, lambda: any(n.title == "The token curve failed" for n in app._notifications), 10)
         assert app.is_running
 
 
