@@ -176,6 +176,20 @@ def _add_watch(sub: argparse._SubParsersAction[_Parser]) -> None:
     watch.add_argument("--theme", metavar="NAME")
 
 
+def _add_record(sub: argparse._SubParsersAction[_Parser]) -> None:
+    record = sub.add_parser("record", help="run any agent with a recording endpoint between it and its provider")
+    record.add_argument("-o", "--output", metavar="OUT",
+                        help="the record (OUT.traj.jsonl while the agent runs, OUT.traj.json at the end)")
+    record.add_argument("--upstream", metavar="URL",
+                        help="where the requests go (default: each wire format's provider; a local server, a gateway)")
+    record.add_argument("--headless", "--no-ui", action="store_true",
+                        help="no live view (the agent keeps the terminal; follow the record with replay --follow)")
+    record.add_argument("--print-config", metavar="AGENT", choices=("codex", "claude", "mini-swe-agent"),
+                        help="what an agent needs to reach the endpoint beyond the variables swedeck sets")
+    record.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
+                        help="the agent's command; {endpoint} in it becomes the endpoint's URL")
+
+
 def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
     demo = sub.add_parser("demo", help="an offline demo session, no API key needed")
     demo.add_argument("--model", metavar="NAME", help="run the demo task with a real model instead")
@@ -205,6 +219,7 @@ _ADD = {
     "export": _add_export,
     "diff": _add_diff,
     "watch": _add_watch,
+    "record": _add_record,
     "demo": _add_demo,
     "config": _add_config,
     "context-window": _add_context_window,

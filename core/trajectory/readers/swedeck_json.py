@@ -15,7 +15,7 @@ from ..outline import heads, records_at
 from . import swedeck_jsonl
 from .common import info_of
 from .source import Source
-from .swedeck_jsonl import meta_event, processors_of
+from .swedeck_jsonl import meta_event, processors_of, recorded_requests
 
 FORMAT: TrajectoryFormat = "swedeck-json"
 FIDELITY = swedeck_jsonl.FIDELITY
@@ -45,7 +45,7 @@ def read(source: Source) -> Trajectory:
     messages = MessageList(len(records), starts, build, source.path)
     events = _meta_events(document.get("meta_events"), info.warnings)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,
-                      meta_events=events, processors=processors_of(events))
+                      meta_events=events, processors=processors_of(events), recorded_prompts=recorded_requests(events))
 
 
 def _meta_events(raw: Any, warnings: list[str]) -> list[MetaEvent]:

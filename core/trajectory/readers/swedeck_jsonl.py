@@ -59,7 +59,7 @@ def read(source: Source) -> Trajectory:
             continue
     apply_end(info, events)
     return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
-                      meta_events=events, processors=processors_of(events))
+                      meta_events=events, processors=processors_of(events), recorded_prompts=recorded_requests(events))
 
 
 def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
@@ -72,6 +72,18 @@ def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
 def meta_event(record: Mapping[str, Any], message_count: int) -> MetaEvent:
     data = {key: value for key, value in record.items() if key not in ("role", "event", "message_count")}
     return MetaEvent(event=str(record.get("event", "")), data=data, message_count=message_count)
+
+
+def recorded_requests(events: list[MetaEvent]) -> dict[int, list[Message]]:
+    """A `swedeck record`'s steps' prompts: the requests themselves (`record.recorder`); none
+    for swedeck's own runs, whose messages are what was sent."""
+    if not any(event.event == "exchange" for event in events):
+        return {}
+    from ...record.recorder import (
+        recorded_prompts,  # only for a record: the endpoint's modules stay off the replay's start
+    )
+
+    return recorded_prompts(events)
 
 
 def processors_of(events: list[MetaEvent]) -> dict[str, Any]:

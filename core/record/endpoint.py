@@ -1,0 +1,209 @@
+"""The recording endpoint (SPEC §18): an HTTP server on 127.0.0.1 for one child process.
+
+Every request must start with the run's token (`/t/<token>/…`, in the base URL the child is
+given), so no other local process can reach the person's provider through it. The rest of
+the path goes to the upstream unchanged (`https://api.anthropic.com/v1/messages`, a local
+server's `/v1/chat/completions`), with the request's own headers and body. The answer comes
+back as it arrives, a read at a time, with the upstream's status and headers; its bytes are
+passed on first and looked at after (`on_bytes`, the assembler). A refused, hung or garbled
+upstream is the agent's to see exactly as it would without swedeck: a connection that fails
+is a 502 with the reason, said in the record too.
+"""
+
+from __future__ import annotations
+
+import http.client
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+                        "transfer-encoding", "upgrade", "host", "content-length"})
+UPSTREAM_TIMEOUT_S = 600.0
+"""How long a read from the upstream may wait (a model thinking before its first byte)."""
+READ_BYTES = 65536
+
+
+@dataclass
+class Exchange:
+    """One request and its answer, as the endpoint saw them pass."""
+
+    number: int
+    method: str
+    path: str
+    """Without the token."""
+    upstream: str
+    body: bytes
+    headers: dict[str, str]
+    """The request's headers without the credentials (for the record)."""
+    started: float = field(default_factory=time.time)
+    status: int | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    first_byte_s: float | None = None
+    last_byte_s: float | None = None
+    error: str | None = None
+    chunks: int = 0
+
+
+CREDENTIALS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie", "x-goog-api-key",
+                         "openai-organization", "openai-project", "anthropic-admin-key"})
+"""Headers that are never written anywhere."""
+
+
+class Handlers:
+    """What the endpoint asks of its owner (`recorder.Recorder`)."""
+
+    def started(self, exchange: Exchange) -> Any:
+        """An exchange began; what it returns is handed to `bytes_passed` and `ended`."""
+
+    def bytes_passed(self, state: Any, data: bytes) -> None:
+        """A read of the answer, after it was passed on to the agent."""
+
+    def ended(self, state: Any, exchange: Exchange) -> None:
+        """The answer ended (or failed)."""
+
+
+class RecordingEndpoint:
+    def __init__(self, upstream: Callable[[str], str], handlers: Handlers) -> None:
+        """`upstream(path)`: the URL a request for `path` goes to."""
+        self.token = secrets.token_urlsafe(18)
+        self.upstream = upstream
+        self.handlers = handlers
+        self._count = 0
+        self._lock = threading.Lock()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                endpoint._serve(self)
+
+            def do_GET(self) -> None:
+                endpoint._serve(self)
+
+            def do_PUT(self) -> None:
+                endpoint._serve(self)
+
+            def do_DELETE(self) -> None:
+                endpoint._serve(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # never on the person's terminal
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self._thread = threading.Thread(target=self.server.serve_forever, name="swedeck-record-endpoint", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """What the child is given: the endpoint with its token (the SDKs add `/v1/messages` or their paths)."""
+        port = self.server.server_address[1]
+        return f"http://127.0.0.1:{port}/t/{self.token}"
+
+    def start(self) -> RecordingEndpoint:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def __enter__(self) -> RecordingEndpoint:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- one request ---------------------------------------------------------------------
+
+    def _serve(self, request: BaseHTTPRequestHandler) -> None:
+        prefix = f"/t/{self.token}"
+        if not (request.path == prefix or request.path.startswith(prefix + "/")):
+            _plain(request, 403, "swedeck record: this endpoint serves its own agent only (wrong or missing token)\n")
+            return
+        path = request.path[len(prefix):] or "/"
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else b""
+        with self._lock:
+            self._count += 1
+            number = self._count
+        target = self.upstream(path)
+        exchange = Exchange(number, request.command, path, target, body,
+                            {key: value for key, value in request.headers.items() if key.lower() not in CREDENTIALS})
+        state = self.handlers.started(exchange)
+        try:
+            self._forward(request, exchange, state)
+        finally:
+            exchange.last_byte_s = exchange.last_byte_s or time.time() - exchange.started
+            self.handlers.ended(state, exchange)
+
+    def _forward(self, request: BaseHTTPRequestHandler, exchange: Exchange, state: Any) -> None:
+        url = urlsplit(exchange.upstream)
+        connection_type = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        connection = connection_type(url.netloc, timeout=UPSTREAM_TIMEOUT_S)
+        headers = {key: value for key, value in request.headers.items() if key.lower() not in HOP_BY_HOP}
+        headers["Host"] = url.netloc
+        if exchange.body or request.command in ("POST", "PUT"):
+            headers["Content-Length"] = str(len(exchange.body))
+        target = url.path + (f"?{url.query}" if url.query else "")
+        try:
+            connection.request(request.command, target or "/", body=exchange.body, headers=headers)
+            response = connection.getresponse()
+        except (OSError, http.client.HTTPException) as error:
+            exchange.error = f"the upstream {url.scheme}://{url.netloc} did not answer: {error}"
+            exchange.status = 502
+            _plain(request, 502, f"swedeck record: {exchange.error}\n")
+            return
+        exchange.status = response.status
+        exchange.response_headers = {key: value for key, value in response.getheaders()
+                                     if key.lower() not in CREDENTIALS}
+        request.send_response_only(response.status, response.reason)
+        for key, value in response.getheaders():
+            if key.lower() not in HOP_BY_HOP:
+                request.send_header(key, value)
+        request.send_header("Transfer-Encoding", "chunked")
+        request.send_header("Connection", "close")
+        request.end_headers()
+        request.close_connection = True
+        try:
+            while True:
+                data = response.read1(READ_BYTES) if hasattr(response, "read1") else response.read(READ_BYTES)
+                if not data:
+                    break
+                if exchange.first_byte_s is None:
+                    exchange.first_byte_s = time.time() - exchange.started
+                request.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                request.wfile.flush()
+                exchange.chunks += 1
+                self.handlers.bytes_passed(state, data)
+            request.wfile.write(b"0\r\n\r\n")
+            request.wfile.flush()
+        except (OSError, http.client.HTTPException) as error:  # the upstream cut, or the agent left
+            exchange.error = f"the answer was cut: {error}"
+        finally:
+            exchange.last_byte_s = time.time() - exchange.started
+            connection.close()
+
+
+def _plain(request: BaseHTTPRequestHandler, status: int, text: str) -> None:
+    data = text.encode()
+    request.send_response_only(status)
+    request.send_header("Content-Type", "text/plain; charset=utf-8")
+    request.send_header("Content-Length", str(len(data)))
+    request.send_header("Connection", "close")
+    request.end_headers()
+    request.close_connection = True
+    request.wfile.write(data)
+
+
+def default_upstream(override: str | None, wire: str) -> str:
+    """The provider's own origin for a wire format, or `override` (a local server, a gateway)."""
+    if override:
+        return override.rstrip("/")
+    return "https://api.anthropic.com" if wire == "anthropic" else "https://api.openai.com"

@@ -1,0 +1,92 @@
+"""`swedeck record -- COMMAND`: the one function both the command line and a front end call.
+
+COMMAND runs as a child in the person's terminal (it keeps its own screen and keys), with the
+endpoint's base URL in the variables each client reads, and `{endpoint}` in its arguments
+replaced by that URL (for a client that takes it only from its own config: Codex's
+`model_providers`, docs/recording.md). The record is followed live from another terminal
+with `swedeck replay --follow OUT.traj.jsonl`. When the child ends, the record ends with its
+exit status and the final `.traj.json` is written; an interrupt ends the child first, and
+the record is never lost.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..redact import Redactor
+from ..trajectory.writer import TrajectoryWriter
+from .endpoint import RecordingEndpoint, default_upstream
+from .recorder import Recorder
+from .wire import wire_of
+
+ENDPOINT_PLACEHOLDER = "{endpoint}"
+
+
+def child_environment(base_url: str) -> dict[str, str]:
+    """The variables the clients read for their provider's URL, all pointing at the endpoint."""
+    return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_BASE": base_url,
+            "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_BASE": f"{base_url}/v1",
+            "SWEDECK_RECORD_URL": base_url}
+
+
+CONFIGS: dict[str, str] = {
+    "codex": ("codex exec -c model_provider=swedeck -c 'model_providers.swedeck={name=\"swedeck\", "
+              "base_url=\"{endpoint}/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\"}' TASK"),
+    "claude": "claude -p TASK  (reads ANTHROPIC_BASE_URL: nothing to add)",
+    "mini-swe-agent": "mini -t TASK  (litellm reads OPENAI_API_BASE / ANTHROPIC_API_BASE: nothing to add)",
+}
+"""`swedeck record --print-config AGENT`: what a client needs beyond the variables (docs/recording.md)."""
+
+
+@dataclass
+class RecordResult:
+    exit_code: int
+    path: Path
+    steps: int
+    exchanges: int
+    side: int
+    errors: int
+
+
+def record(command: Sequence[str], *, output: str | None = None, upstream: str | None = None,
+           say: Callable[[str], None] = lambda line: None, environment: Mapping[str, str] | None = None) -> RecordResult:
+    if not command:
+        raise UsageError("swedeck record: give the agent's command after `--` (swedeck record -- claude -p TASK)")
+    session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+    meta: dict[str, Any] = {"id": session_id, "config": {}, "recorder": {
+        "command": list(command), "upstream": upstream or "the provider's own"}}
+    writer = TrajectoryWriter(output, meta, Redactor())
+    recorder = Recorder(writer)
+    endpoint = RecordingEndpoint(lambda path: default_upstream(upstream, wire_of(path)) + path, recorder)
+    code = 1
+    with endpoint:
+        env = {**(environment if environment is not None else os.environ), **child_environment(endpoint.base_url)}
+        args = [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in command]
+        say(f"swedeck record: {writer.path} (follow it: swedeck replay --follow {writer.path})")
+        try:
+            process = subprocess.Popen(args, env=env)
+        except OSError as error:
+            writer.close()
+            raise UsageError(f"swedeck record: cannot start {command[0]}: {error.strerror or error}") from None
+        try:
+            code = process.wait()
+        except KeyboardInterrupt:  # the child got the same Ctrl+C from the terminal; give it a moment
+            try:
+                code = process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGTERM)
+                code = process.wait()
+    state = recorder.state
+    path = writer.finish({"exit_status": "Exited" if code == 0 else f"Exited ({code})", "exit_code": code,
+                          "model_name": state.models[0] if state.models else None})
+    say(f"swedeck record: the agent exited {code}; {state.steps} steps, {state.exchanges} requests "
+        f"({state.side} side calls, {state.errors} with errors): {path}")
+    return RecordResult(code, path, state.steps, state.exchanges, state.side, state.errors)

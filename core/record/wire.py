@@ -1,0 +1,422 @@
+"""The three wire formats an agent speaks to its provider, read for the record (SPEC §18).
+
+A request is recorded as its body (parsed JSON, exactly); what it means to swedeck is
+`prompt_entries` (its messages as swedeck's, in the chat shape the other readers use). An
+answer is assembled by an `Assembler` fed the response's bytes as they pass (an SSE stream
+or one JSON body): its text, thinking, tool calls, usage and stop reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..messages import MessageType
+from ..trajectory.coerce import mapping, optional_str
+from ..trajectory.readers import chat
+
+Wire = Literal["anthropic", "chat", "responses", "raw"]
+
+
+def wire_of(path: str) -> Wire:
+    """Which format a request path speaks (`/v1/messages`, `…/chat/completions`, `…/responses`)."""
+    path = path.split("?", 1)[0].rstrip("/")
+    if path.endswith("/messages") and not path.endswith("/count_tokens"):
+        return "anthropic"
+    if path.endswith("/chat/completions"):
+        return "chat"
+    if path.endswith("/responses"):
+        return "responses"
+    return "raw"
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+def prompt_entries(wire: Wire, body: Mapping[str, Any]) -> list[chat.Entry]:
+    """The request's messages as swedeck's (system, the person's words, answers, tool results)."""
+    if wire == "anthropic":
+        return _anthropic_prompt(body)
+    if wire == "chat":
+        return _chat_prompt(body)
+    if wire == "responses":
+        return _responses_prompt(body)
+    return []
+
+
+def tools_of(wire: Wire, body: Mapping[str, Any]) -> list[str]:
+    """The names of the tools the request offers the model."""
+    names = []
+    for tool in body.get("tools") or []:
+        tool = mapping(tool)
+        name = tool.get("name") or mapping(tool.get("function")).get("name") or tool.get("type")
+        if name:
+            names.append(str(name))
+    return names
+
+
+def _anthropic_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    system = body.get("system")
+    if system:
+        entries.append(chat.Entry("system", chat.text_of(system), MessageType.SYSTEM))
+    for message in body.get("messages") or []:
+        message = mapping(message)
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            entries.append(_anthropic_answer_entry(content if isinstance(content, list) else [content]))
+            continue
+        blocks = content if isinstance(content, list) else [content]
+        texts = []
+        for block in blocks:
+            block = {"type": "text", "text": block} if isinstance(block, str) else mapping(block)
+            if block.get("type") == "tool_result":
+                text = chat.text_of(block.get("content"))
+                extra: dict[str, Any] = {"raw_output": text}
+                if block.get("is_error"):
+                    extra["tool_error"] = {"type": None, "message": text}
+                entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, extra,
+                                          tool_call_id=optional_str(block.get("tool_use_id"))))
+            elif block.get("type") == "text":
+                texts.append(str(block.get("text") or ""))
+            else:
+                texts.append(f"[{block.get('type')}]")
+        if texts:
+            entries.append(_person("\n".join(texts), entries))
+    return entries
+
+
+def _anthropic_answer_entry(blocks: list[Any], **extra: Any) -> chat.Entry:
+    texts, thinking, calls = [], [], []
+    for block in blocks:
+        block = {"type": "text", "text": block} if isinstance(block, str) else mapping(block)
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking.append(str(block.get("thinking") or "[redacted thinking]"))
+        elif kind in ("tool_use", "server_tool_use"):
+            calls.append(chat.call(str(block.get("id") or ""), str(block.get("name") or ""), block.get("input") or {}))
+    return chat.assistant("\n".join(texts), calls, reasoning="\n".join(thinking) or None, **extra)
+
+
+def _chat_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    for message in body.get("messages") or []:
+        message = mapping(message)
+        role = str(message.get("role") or "user")
+        content = message.get("content")
+        if role in ("system", "developer"):
+            entries.append(chat.Entry("system", chat.text_of(content), MessageType.SYSTEM))
+        elif role == "assistant":
+            calls = [chat.call(str(call.get("id") or ""), str(mapping(call.get("function")).get("name") or ""),
+                               mapping(call.get("function")).get("arguments") or "")
+                     for call in map(mapping, message.get("tool_calls") or [])]
+            entries.append(chat.assistant(chat.text_of(content), calls,
+                                          reasoning=optional_str(message.get("reasoning_content"))))
+        elif role == "tool":
+            text = chat.text_of(content)
+            entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text},
+                                      tool_call_id=optional_str(message.get("tool_call_id"))))
+        else:
+            entries.append(_person(chat.text_of(content), entries))
+    return entries
+
+
+def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    if body.get("instructions"):
+        entries.append(chat.Entry("system", chat.text_of(body.get("instructions")), MessageType.SYSTEM))
+    items = body.get("input")
+    if isinstance(items, str):
+        return [*entries, _person(items, entries)]
+    pending: list[Any] = []  # function calls, until the answer they belong to is closed
+
+    def close_answer() -> None:
+        if pending:
+            entries.append(chat.assistant("", list(pending)))
+            pending.clear()
+    for item in items if isinstance(items, list) else []:
+        item = mapping(item)
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind == "message":
+            role = str(item.get("role") or "user")
+            text = chat.text_of(item.get("content"))
+            if role == "assistant":
+                close_answer()
+                entries.append(chat.assistant(text))
+            elif role in ("system", "developer"):
+                close_answer()
+                entries.append(chat.Entry("system", text, MessageType.SYSTEM))
+            else:
+                close_answer()
+                entries.append(_person(text, entries))
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            arguments = item.get("arguments", item.get("input", item.get("action")))
+            pending.append(chat.call(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
+                                     arguments if arguments is not None else ""))
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            close_answer()
+            text = chat.text_of(item.get("output"))
+            entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text},
+                                      tool_call_id=optional_str(item.get("call_id"))))
+        elif kind == "reasoning":
+            continue  # the model's own reasoning, carried back: part of the answer before it
+    close_answer()
+    return entries
+
+
+def _person(text: str, entries: list[chat.Entry]) -> chat.Entry:
+    """The person's (or the agent's harness's) words: the first is the task."""
+    first = not any(entry.kind == MessageType.TASK for entry in entries)
+    return chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE)
+
+
+# --- answers -------------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """What the model answered, as assembled from the response the agent received."""
+
+    text: str = ""
+    thinking: str = ""
+    calls: list[tuple[str, str, str]] = field(default_factory=list)
+    """(id, name, arguments as sent)."""
+    usage: dict[str, int] = field(default_factory=dict)
+    """The provider's own figures: `prompt` (all input), `cached`, `cache_creation`, `output`."""
+    stop: str | None = None
+    model: str | None = None
+    error: str | None = None
+
+    def entry(self) -> chat.Entry:
+        calls = [chat.call(call_id, name, arguments) for call_id, name, arguments in self.calls]
+        usage = chat.usage(self.usage.get("prompt"), self.usage.get("output"), self.usage.get("cached", 0))
+        return chat.assistant(self.text, calls, reasoning=self.thinking or None, usage=usage, finish_reason=self.stop,
+                              model=self.model)
+
+
+class Assembler:
+    """Fed a response's bytes as they pass; `answer()` once it ended. Knows SSE (`data:` lines)
+    and whole JSON bodies; what it cannot read leaves the answer empty, never the agent's bytes."""
+
+    def __init__(self, wire: Wire, streaming: bool) -> None:
+        self.wire = wire
+        self.streaming = streaming
+        self._buffer = b""
+        self._body = bytearray()
+        self._events: list[Mapping[str, Any]] = []
+
+    def feed(self, data: bytes) -> None:
+        if not self.streaming:
+            self._body += data
+            return
+        self._buffer += data
+        while b"\n" in self._buffer:
+            line, self._buffer = self._buffer.split(b"\n", 1)
+            line = line.rstrip(b"\r")
+            if line.startswith(b"data:"):
+                payload = line[5:].strip()
+                if payload and payload != b"[DONE]":
+                    try:
+                        event = json.loads(payload)
+                    except ValueError:
+                        continue
+                    if isinstance(event, Mapping):
+                        self._events.append(event)
+
+    def answer(self) -> Answer:
+        if not self.streaming:
+            try:
+                body = json.loads(bytes(self._body) or b"null")
+            except ValueError:
+                return Answer(error="the answer is not JSON")
+            return _whole(self.wire, mapping(body))
+        return _streamed(self.wire, self._events)
+
+
+def _whole(wire: Wire, body: Mapping[str, Any]) -> Answer:
+    if body.get("error"):
+        return Answer(error=chat.text_of(body.get("error")))
+    if wire == "anthropic":
+        entry_blocks = body.get("content") or []
+        answer = Answer(stop=optional_str(body.get("stop_reason")), model=optional_str(body.get("model")),
+                        usage=_anthropic_usage(mapping(body.get("usage"))))
+        for block in map(mapping, entry_blocks if isinstance(entry_blocks, list) else []):
+            _anthropic_block(answer, block)
+        return answer
+    if wire == "chat":
+        choice = mapping((body.get("choices") or [{}])[0])
+        message = mapping(choice.get("message"))
+        answer = Answer(text=chat.text_of(message.get("content")), thinking=str(message.get("reasoning_content") or ""),
+                        stop=optional_str(choice.get("finish_reason")), model=optional_str(body.get("model")),
+                        usage=_chat_usage(mapping(body.get("usage"))))
+        for call in map(mapping, message.get("tool_calls") or []):
+            function = mapping(call.get("function"))
+            answer.calls.append((str(call.get("id") or ""), str(function.get("name") or ""),
+                                 str(function.get("arguments") or "")))
+        return answer
+    if wire == "responses":
+        return _responses_answer(body)
+    return Answer()
+
+
+def _anthropic_usage(usage: Mapping[str, Any]) -> dict[str, int]:
+    numbers = {key: value for key, value in usage.items() if isinstance(value, int) and not isinstance(value, bool)}
+    if not numbers:
+        return {}
+    read, created = numbers.get("cache_read_input_tokens", 0), numbers.get("cache_creation_input_tokens", 0)
+    return {"prompt": numbers.get("input_tokens", 0) + read + created, "cached": read, "cache_creation": created,
+            "output": numbers.get("output_tokens", 0)}
+
+
+def _chat_usage(usage: Mapping[str, Any]) -> dict[str, int]:
+    if not usage:
+        return {}
+    cached = mapping(usage.get("prompt_tokens_details")).get("cached_tokens") or 0
+    return {"prompt": int(usage.get("prompt_tokens") or 0), "cached": int(cached),
+            "output": int(usage.get("completion_tokens") or 0)}
+
+
+def _responses_usage(usage: Mapping[str, Any]) -> dict[str, int]:
+    if not usage:
+        return {}
+    cached = mapping(usage.get("input_tokens_details")).get("cached_tokens") or 0
+    return {"prompt": int(usage.get("input_tokens") or 0), "cached": int(cached),
+            "output": int(usage.get("output_tokens") or 0)}
+
+
+def _anthropic_block(answer: Answer, block: Mapping[str, Any]) -> None:
+    kind = block.get("type")
+    if kind == "text":
+        answer.text += str(block.get("text") or "")
+    elif kind in ("thinking", "redacted_thinking"):
+        answer.thinking += str(block.get("thinking") or "")
+    elif kind in ("tool_use", "server_tool_use"):
+        answer.calls.append((str(block.get("id") or ""), str(block.get("name") or ""),
+                             json.dumps(block.get("input") or {}, ensure_ascii=False)))
+
+
+def _responses_answer(response: Mapping[str, Any]) -> Answer:
+    answer = Answer(model=optional_str(response.get("model")), usage=_responses_usage(mapping(response.get("usage"))),
+                    stop=optional_str(response.get("status")))
+    for item in map(mapping, response.get("output") or []):
+        kind = item.get("type")
+        if kind == "message":
+            answer.text += chat.text_of(item.get("content"))
+        elif kind == "reasoning":
+            answer.thinking += chat.text_of(item.get("summary") or item.get("content") or "")
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            arguments = item.get("arguments", item.get("input", item.get("action")))
+            answer.calls.append((str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
+                                 arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)))
+    if response.get("error"):
+        answer.error = chat.text_of(response.get("error"))
+    return answer
+
+
+def _streamed(wire: Wire, events: list[Mapping[str, Any]]) -> Answer:
+    if wire == "anthropic":
+        return _anthropic_stream(events)
+    if wire == "chat":
+        return _chat_stream(events)
+    if wire == "responses":
+        done = next((mapping(event.get("response")) for event in reversed(events)
+                     if event.get("type") in ("response.completed", "response.incomplete", "response.failed")), None)
+        if done is not None:
+            return _responses_answer(done)
+        answer = Answer(error="the stream ended before `response.completed`")
+        for event in events:
+            if event.get("type") == "response.output_text.delta":
+                answer.text += str(event.get("delta") or "")
+        return answer
+    return Answer()
+
+
+def _anthropic_stream(events: list[Mapping[str, Any]]) -> Answer:
+    answer = Answer()
+    blocks: dict[int, dict[str, Any]] = {}
+    usage: dict[str, Any] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "message_start":
+            message = mapping(event.get("message"))
+            answer.model = optional_str(message.get("model"))
+            usage.update(mapping(message.get("usage")))
+        elif kind == "content_block_start":
+            blocks[int(event.get("index") or 0)] = {**mapping(event.get("content_block")), "_json": ""}
+        elif kind == "content_block_delta":
+            block = blocks.setdefault(int(event.get("index") or 0), {"type": "text", "_json": ""})
+            delta = mapping(event.get("delta"))
+            if delta.get("type") == "text_delta":
+                block["text"] = str(block.get("text") or "") + str(delta.get("text") or "")
+            elif delta.get("type") == "thinking_delta":
+                block["thinking"] = str(block.get("thinking") or "") + str(delta.get("thinking") or "")
+            elif delta.get("type") == "input_json_delta":
+                block["_json"] += str(delta.get("partial_json") or "")
+        elif kind == "message_delta":
+            answer.stop = optional_str(mapping(event.get("delta")).get("stop_reason")) or answer.stop
+            usage.update(mapping(event.get("usage")))
+        elif kind == "error":
+            answer.error = chat.text_of(event.get("error"))
+    for index in sorted(blocks):
+        block = blocks[index]
+        if block.get("type") in ("tool_use", "server_tool_use") and block["_json"]:
+            try:
+                block["input"] = json.loads(block["_json"])
+            except ValueError:
+                block["input"] = block["_json"]
+        _anthropic_block(answer, block)
+    answer.usage = _anthropic_usage(usage)
+    if answer.stop is None and answer.error is None:
+        answer.error = "the stream ended before `message_delta` said why"
+    return answer
+
+
+def _chat_stream(events: list[Mapping[str, Any]]) -> Answer:
+    answer = Answer()
+    calls: dict[int, list[str]] = {}
+    for event in events:
+        answer.model = optional_str(event.get("model")) or answer.model
+        if event.get("usage"):
+            answer.usage = _chat_usage(mapping(event.get("usage")))
+        for choice in map(mapping, event.get("choices") or []):
+            delta = mapping(choice.get("delta"))
+            answer.text += str(delta.get("content") or "")
+            answer.thinking += str(delta.get("reasoning_content") or "")
+            for call in map(mapping, delta.get("tool_calls") or []):
+                slot = calls.setdefault(int(call.get("index") or 0), ["", "", ""])
+                function = mapping(call.get("function"))
+                slot[0] = str(call.get("id") or slot[0])
+                slot[1] += str(function.get("name") or "")
+                slot[2] += str(function.get("arguments") or "")
+            if choice.get("finish_reason"):
+                answer.stop = str(choice.get("finish_reason"))
+    answer.calls = [(call_id, name, arguments) for call_id, name, arguments in (calls[i] for i in sorted(calls))]
+    if answer.stop is None:
+        answer.error = "the stream ended without a finish_reason"
+    return answer
+
+
+def streamed_text(wire: Wire, data: bytes) -> Iterator[str]:
+    """The answer's words in a chunk of a stream (for the live view); nothing for other events."""
+    for line in data.split(b"\n"):
+        if not line.startswith(b"data:"):
+            continue
+        try:
+            event = mapping(json.loads(line[5:].strip() or b"null"))
+        except ValueError:
+            continue
+        if wire == "anthropic" and event.get("type") == "content_block_delta":
+            text = mapping(event.get("delta")).get("text")
+        elif wire == "chat":
+            text = "".join(str(mapping(choice.get("delta")).get("content") or "")
+                           for choice in map(mapping, event.get("choices") or []))
+        elif wire == "responses" and event.get("type") == "response.output_text.delta":
+            text = event.get("delta")
+        else:
+            text = None
+        if isinstance(text, str) and text:
+            yield text

@@ -1,0 +1,33 @@
+"""The real agents' command-line programs (npm, pinned), installed by `.ci/run` into a folder
+outside the repository (`SWEDECK_AGENTS_DIR`). There `SWEDECK_REQUIRE_AGENTS` is set and a
+missing one fails; elsewhere a test that needs one skips and says how to install it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+VERSIONS = {"claude": "@anthropic-ai/claude-code@2.1.332", "codex": "@openai/codex@0.171.0"}
+
+
+def agent_cli(name: str) -> str:
+    folder = os.environ.get("SWEDECK_AGENTS_DIR")
+    candidate = Path(folder) / "node_modules" / ".bin" / name if folder else None
+    found = str(candidate) if candidate is not None and candidate.exists() else shutil.which(name)
+    if found is None:
+        how = f"npm install --prefix DIR {VERSIONS[name]} and set SWEDECK_AGENTS_DIR=DIR (.ci/run does)"
+        if os.environ.get("SWEDECK_REQUIRE_AGENTS"):
+            pytest.fail(f"{name} is not installed: {how}")
+        pytest.skip(f"{name} is not installed: {how}")
+    return found
+
+
+def claude_environment(home: Path) -> dict[str, str]:
+    """What Claude Code needs to run offline against a local server: a dummy key, its own home,
+    and (as root) the sandbox flag; no updater."""
+    home.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0000", "IS_SANDBOX": "1", "HOME": str(home),
+            "DISABLE_AUTOUPDATER": "1"}

@@ -1,0 +1,192 @@
+"""A scripted Anthropic Messages server for tests: real HTTP on 127.0.0.1, SSE as the API
+streams it (`message_start`, content blocks with `text_delta` / `input_json_delta`,
+`message_delta` with the stop reason and usage, `message_stop`), or one JSON body.
+
+Each `POST /v1/messages` takes the next scripted `Reply` (once they are used up: a short
+text answer, so an agent's side calls, a title or a summary, never starve it); every request
+body is kept in `requests`, with its path and headers. `count_tokens` is answered from the
+body's length. A reply can be a status (429, 500) instead of an answer.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    tool: tuple[str, dict[str, Any]] | None = None
+    """(name, input) of one tool call."""
+    input_tokens: int = 1200
+    output_tokens: int = 40
+    cache_read: int = 0
+    cache_creation: int = 0
+    status: int = 200
+    cut: bool = False
+    """The stream ends before `message_delta` (the connection closes)."""
+    chunk_delay_s: float = 0.0
+
+    @classmethod
+    def bash(cls, command: str, text: str = "", **kwargs: Any) -> Reply:
+        return cls(text=text, tool=("Bash", {"command": command, "description": "run it"}), **kwargs)
+
+
+@dataclass
+class AnthropicServer:
+    replies: deque[Reply] = field(default_factory=deque)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    """Every body received on `/v1/messages`, in order."""
+    paths: list[str] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    answered: list[bytes] = field(default_factory=list)
+    """The bytes of every answer body sent, in order."""
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = 0
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                owner._serve(self)
+
+            def do_GET(self) -> None:
+                owner._serve(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def script(self, *replies: Reply) -> AnthropicServer:
+        with self._lock:
+            self.replies.extend(replies)
+        return self
+
+    def __enter__(self) -> AnthropicServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def messages_requests(self) -> list[dict[str, Any]]:
+        return [body for path, body in zip(self.paths, self.requests, strict=True)
+                if path.split("?")[0].rstrip("/").endswith("/v1/messages")]
+
+    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        path = handler.path
+        with self._lock:
+            self.paths.append(path)
+            self.requests.append(body)
+            self.headers.append(dict(handler.headers.items()))
+        if path.split("?")[0].endswith("/count_tokens"):
+            self._json(handler, 200, {"input_tokens": max(1, len(raw) // 4)})
+            return
+        if not path.split("?")[0].rstrip("/").endswith("/v1/messages"):
+            self._json(handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+            return
+        with self._lock:
+            reply = self.replies.popleft() if self.replies else Reply(text="Done.")
+            self._ids += 1
+            number = self._ids
+        if reply.status != 200:
+            self._json(handler, reply.status, {"type": "error", "error": {
+                "type": "rate_limit_error" if reply.status == 429 else "api_error", "message": f"scripted {reply.status}"}},
+                retry_after=reply.status == 429)
+            return
+        model = str(body.get("model") or "claude-test")
+        message_id = f"msg_{number:04d}"
+        blocks: list[dict[str, Any]] = []
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        if reply.tool is not None:
+            blocks.append({"type": "tool_use", "id": f"toolu_{number:04d}", "name": reply.tool[0], "input": reply.tool[1]})
+        usage = {"input_tokens": reply.input_tokens, "cache_creation_input_tokens": reply.cache_creation,
+                 "cache_read_input_tokens": reply.cache_read, "output_tokens": reply.output_tokens}
+        stop = "tool_use" if reply.tool is not None else "end_turn"
+        if not body.get("stream"):
+            self._json(handler, 200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                                      "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            return
+        self._stream(handler, reply, message_id, model, blocks, usage, stop)
+
+    def _stream(self, handler: BaseHTTPRequestHandler, reply: Reply, message_id: str, model: str,
+                blocks: list[dict[str, Any]], usage: dict[str, int], stop: str) -> None:
+        events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+            "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}})]
+        for index, block in enumerate(blocks):
+            if block["type"] == "text":
+                events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                       "content_block": {"type": "text", "text": ""}}))
+                text = block["text"]
+                for start in range(0, len(text), 7):
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                        "type": "text_delta", "text": text[start:start + 7]}}))
+            else:
+                events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+                arguments = json.dumps(block["input"])
+                for start in range(0, len(arguments), 11):
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                        "type": "input_json_delta", "partial_json": arguments[start:start + 11]}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        if not reply.cut:
+            events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                             "usage": {"output_tokens": usage["output_tokens"]}}))
+            events.append(("message_stop", {"type": "message_stop"}))
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("request-id", f"req_{message_id}")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        sent = bytearray()
+        for name, data in events:
+            chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            sent += chunk
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            handler.wfile.flush()
+            if reply.chunk_delay_s:
+                time.sleep(reply.chunk_delay_s)
+        if reply.cut:
+            handler.close_connection = True
+        else:
+            handler.wfile.write(b"0\r\n\r\n")
+        with self._lock:
+            self.answered.append(bytes(sent))
+
+    def _json(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any], retry_after: bool = False) -> None:
+        data = json.dumps(body).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        if retry_after:
+            handler.send_header("retry-after", "0")
+        handler.end_headers()
+        handler.wfile.write(data)
+        with self._lock:
+            self.answered.append(data)

@@ -1,0 +1,151 @@
+"""SPEC §18: `swedeck record` between an agent and its provider, with real agents offline.
+
+The oracle is the scripted server's own log: the record holds every request the server
+received, equal after JSON parsing and as many; the agent receives what the server sent."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import swedeck_command
+from support.agent_clis import agent_cli, claude_environment
+from support.anthropic_server import AnthropicServer, Reply
+from support.openai_server import OpenAIServer, Turn
+from support.reliability import SUBMIT
+from swedeck.core.record.endpoint import RecordingEndpoint
+from swedeck.core.record.recorder import Recorder
+from swedeck.core.trajectory.loader import load_trajectory
+from swedeck.core.trajectory.writer import TrajectoryWriter
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def exchanges(path: Path) -> list[dict]:
+    return [event for event in json.loads(path.read_text())["meta_events"] if event.get("event") == "exchange"]
+
+
+def test_claude_code_is_recorded_request_for_request(tmp_path):
+    claude = agent_cli("claude")
+    work = tmp_path / "work"
+    work.mkdir()
+    with AnthropicServer() as server:
+        server.script(Reply.bash("echo hello > out.txt", text="I will write the file."),
+                      Reply(text="Done: out.txt holds hello.", input_tokens=900, cache_read=800, output_tokens=12))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "run"), "--upstream", server.url,
+                               "--headless", "--", claude, "-p", "write hello to out.txt", "--allowedTools", "Bash"],
+                              env=claude_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100,
+                              cwd=work)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stderr
+    assert "Done: out.txt holds hello." in done.stdout  # the answer reached the agent whole
+    assert (work / "out.txt").read_text() == "hello\n"
+    final = tmp_path / "run.traj.json"
+    recorded = exchanges(final)
+    assert [event["request"] for event in recorded] == received and len(received) >= 2
+    assert [event.get("step") for event in recorded if event["line"] == "main"] == [1, 2]
+    assert recorded[-1]["usage"] == {"prompt": 1700, "cached": 800, "cache_creation": 0, "output": 12}
+    assert recorded[0]["answer"]["calls"][0]["name"] == "Bash" and recorded[0]["first_byte_s"] is not None
+    text = final.read_text()
+    assert "sk-ant-test-0000" not in text and "x-api-key" not in text.lower()  # never a credential
+    trajectory = load_trajectory(final)
+    assert len(trajectory.steps) == 2 and trajectory.steps[0].actions[0].command == "echo hello > out.txt"
+    prompt = subprocess.run([*swedeck_command(), "prompt", str(final), "--step", "2", "--json"], capture_output=True,
+                            text=True, timeout=60)
+    shown = json.loads(prompt.stdout)
+    assert shown["provenance"] == "recorded"
+    assert [message["role"] for message in shown["messages"]][-2:] == ["assistant", "tool"]
+    result = next(block for block in received[1]["messages"][-1]["content"] if block.get("type") == "tool_result")
+    assert shown["messages"][-1]["content"] == result["content"] and shown["messages"][0]["role"] == "system"
+
+
+def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):
+    with OpenAIServer() as server:
+        server.script(Turn.bash_tool("echo hi > hi.txt"), Turn.bash_tool(SUBMIT))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "rec"), "--upstream",
+                               server.url.removesuffix("/v1"), "--headless", "--", *swedeck_command(), "run",
+                               "--headless", "-m", "openai/test-model", "-c", "model.cost_tracking=ignore_errors", "-t", "write hi",
+                               "--mode", "yolo",
+                               "-o", str(tmp_path / "own"), "--cwd", str(tmp_path)],
+                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000"}, capture_output=True,
+                              text=True, timeout=100, cwd=tmp_path)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stdout + done.stderr
+    recorded = exchanges(tmp_path / "rec.traj.json")
+    assert [event["request"] for event in recorded] == received and len(received) == 2
+    assert [event["line"] for event in recorded] == ["main", "main"]
+    # the record's steps are the agent's own: the same commands, in the same order
+    own = load_trajectory(tmp_path / "own.traj.json")
+    rec = load_trajectory(tmp_path / "rec.traj.json")
+    assert [step.actions[0].command for step in rec.steps] == [step.actions[0].command for step in own.steps]
+
+
+def _endpoint(tmp_path: Path, upstream: str) -> tuple[RecordingEndpoint, TrajectoryWriter]:
+    writer = TrajectoryWriter(tmp_path / "faults", {"id": "faults", "config": {}})
+    return RecordingEndpoint(lambda path: upstream + path, Recorder(writer)), writer
+
+
+def _post(url: str, body: dict) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
+        "content-type": "application/json", "x-api-key": "sk-ant-test-0000"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            try:
+                return response.status, response.read()
+            except http.client.IncompleteRead as cut:  # a stream cut upstream reaches the agent cut
+                return response.status, cut.partial
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_faults_pass_through_as_they_came_and_are_recorded(tmp_path):
+    body = {"model": "claude-test", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with AnthropicServer() as server:
+        server.script(Reply(status=429), Reply(text="half an answer", cut=True), Reply(text="whole"))
+        endpoint, writer = _endpoint(tmp_path, server.url)
+        with endpoint:
+            answers = [_post(endpoint.base_url + "/v1/messages", body) for _ in range(3)]
+        sent = list(server.answered)
+    assert [status for status, _ in answers] == [429, 200, 200]
+    assert [data for _, data in answers] == sent  # byte for byte, the cut stream as cut
+    path = writer.finish({"exit_status": "Exited"})
+    recorded = exchanges(path)
+    assert [event["status"] for event in recorded] == [429, 200, 200]
+    assert "429" in recorded[0]["error"] and "message_delta" in recorded[1]["error"] and recorded[2]["error"] is None
+    assert [event.get("step") for event in recorded] == [None, None, 1]
+    assert "sk-ant-test-0000" not in path.read_text()
+
+
+def test_the_endpoint_serves_its_own_agent_only(tmp_path):
+    with AnthropicServer() as server:
+        endpoint, writer = _endpoint(tmp_path, server.url)
+        with endpoint:
+            port = endpoint.server.server_address[1]
+            for path in ("/v1/messages", "/t/not-the-token/v1/messages", f"/t/{endpoint.token}x/v1/messages"):
+                status, data = _post(f"http://127.0.0.1:{port}{path}", {"model": "m", "messages": []})
+                assert status == 403 and b"wrong or missing token" in data
+            assert endpoint.server.server_address[0] == "127.0.0.1"
+        assert server.requests == []  # nothing reached the provider
+    writer.close()
+
+
+def test_an_upstream_that_does_not_answer_is_a_502_that_says_why(tmp_path):
+    endpoint, writer = _endpoint(tmp_path, "http://127.0.0.1:9")  # nothing listens on the discard port
+    with endpoint:
+        status, data = _post(endpoint.base_url + "/v1/chat/completions", {"model": "m", "messages": []})
+    assert status == 502 and b"did not answer" in data
+    recorded = exchanges(writer.finish({"exit_status": "Exited"}))
+    assert recorded[0]["status"] == 502 and "did not answer" in recorded[0]["error"] and recorded[0]["wire"] == "chat"
+
+
+def test_print_config_names_what_codex_needs():
+    done = subprocess.run([*swedeck_command(), "record", "--print-config", "codex"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and 'wire_api="responses"' in done.stdout and "{endpoint}/v1" in done.stdout
