@@ -20,6 +20,7 @@ from support.agent_clis import agent_cli, claude_environment
 from support.anthropic_server import AnthropicServer, Reply
 from support.openai_server import OpenAIServer, Turn
 from support.reliability import SUBMIT
+from support.responses_server import ResponsesServer, Step
 from swedeck.core.record.endpoint import RecordingEndpoint
 from swedeck.core.record.recorder import Recorder
 from swedeck.core.trajectory.loader import load_trajectory
@@ -64,6 +65,34 @@ def test_claude_code_is_recorded_request_for_request(tmp_path):
     assert [message["role"] for message in shown["messages"]][-2:] == ["assistant", "tool"]
     result = next(block for block in received[1]["messages"][-1]["content"] if block.get("type") == "tool_result")
     assert shown["messages"][-1]["content"] == result["content"] and shown["messages"][0]["role"] == "system"
+
+
+def test_codex_is_recorded_over_responses(tmp_path):
+    """Codex takes its provider's URL only from its config: `{endpoint}` in the command."""
+    codex = agent_cli("codex")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    provider = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
+                'wire_api="responses"}')
+    with ResponsesServer() as server:
+        server.script(Step(text="Let me look.", call=("exec_command", {"cmd": "echo hello-from-codex"})),
+                      Step(text="It printed hello-from-codex.", input_tokens=1500, cached_tokens=1200))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "rec"), "--upstream", server.url,
+                               "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
+                               "-c", provider, "-m", "gpt-test", "run echo"],
+                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
+                                   "CODEX_HOME": str(home / ".codex")},
+                              capture_output=True, text=True, timeout=100, cwd=tmp_path)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "It printed hello-from-codex." in done.stdout
+    recorded = exchanges(tmp_path / "rec.traj.json")
+    assert [event["request"] for event in recorded] == received and len(received) == 2
+    assert [(event["line"], event.get("step")) for event in recorded] == [("main", 1), ("main", 2)]
+    assert recorded[1]["usage"] == {"prompt": 1500, "cached": 1200, "output": 30}
+    trajectory = load_trajectory(tmp_path / "rec.traj.json")
+    assert trajectory.steps[0].actions[0].command == "echo hello-from-codex"
+    assert "hello-from-codex" in trajectory.messages[trajectory.steps[1].message_index - 1].text  # what it ran printed
 
 
 def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):

@@ -122,7 +122,7 @@ class Recorder(Handlers):
         if line == "main" and exchange.status == 200 and not answer.error:
             book.steps += 1
             record["step"] = book.steps
-            self.writer.add_meta(EXCHANGE, **record)
+            self.writer.add_exchange(EXCHANGE, record)
             for entry in entries[book.written:]:
                 self.writer.add_message(entry.build())
             reply = answer.entry()
@@ -133,7 +133,7 @@ class Recorder(Handlers):
         else:
             if line != "main":
                 book.side += 1
-            self.writer.add_meta(EXCHANGE, **record)
+            self.writer.add_exchange(EXCHANGE, record)
         return record
 
 

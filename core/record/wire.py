@@ -132,12 +132,14 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
     items = body.get("input")
     if isinstance(items, str):
         return [*entries, _person(items, entries)]
-    pending: list[Any] = []  # function calls, until the answer they belong to is closed
+    said: list[str] = []  # an answer's words and calls, until what follows it closes it
+    calls: list[Any] = []
 
     def close_answer() -> None:
-        if pending:
-            entries.append(chat.assistant("", list(pending)))
-            pending.clear()
+        if said or calls:
+            entries.append(chat.assistant("\n".join(said), list(calls)))
+            said.clear()
+            calls.clear()
     for item in items if isinstance(items, list) else []:
         item = mapping(item)
         kind = item.get("type") or ("message" if "role" in item else None)
@@ -145,25 +147,24 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
             role = str(item.get("role") or "user")
             text = chat.text_of(item.get("content"))
             if role == "assistant":
-                close_answer()
-                entries.append(chat.assistant(text))
-            elif role in ("system", "developer"):
-                close_answer()
+                if calls:  # words after calls: a new answer
+                    close_answer()
+                said.append(text)
+                continue
+            close_answer()
+            if role in ("system", "developer"):
                 entries.append(chat.Entry("system", text, MessageType.SYSTEM))
             else:
-                close_answer()
                 entries.append(_person(text, entries))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             arguments = item.get("arguments", item.get("input", item.get("action")))
-            pending.append(chat.call(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
-                                     arguments if arguments is not None else ""))
+            calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
+                                   arguments if arguments is not None else ""))
         elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             close_answer()
             text = chat.text_of(item.get("output"))
             entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text},
                                       tool_call_id=optional_str(item.get("call_id"))))
-        elif kind == "reasoning":
-            continue  # the model's own reasoning, carried back: part of the answer before it
     close_answer()
     return entries
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import SwedeckError
 from ..messages import Message, MessageType, ModelStats
-from ..redact import Redactor
+from ..redact import Redactor, each_text
 from . import files
 from .coerce import mapping
 from .errors import TrajectoryError
@@ -114,6 +114,16 @@ class TrajectoryWriter:
     def add_meta(self, event: str, **data: Any) -> None:
         """A mode switch, processor toggle (with `hash` and `processors`), limit change, ..."""
         record = self._kept(self._redactor.record({"role": "meta", "event": event, "time": time.time(), **data}), data)
+        with self._lock:
+            self._meta.append({**record, "message_count": len(self._records)})
+            self._write(record)
+
+    def add_exchange(self, event: str, data: Mapping[str, Any]) -> None:
+        """What passed between an agent and its provider (`swedeck record`): kept as it was, but
+        for secret values and token shapes in its text. Not masked by key name: a request's
+        `prompt_cache_key` or a tool's `max_tokens` schema is the request's own content, and the
+        credential headers were never taken (`record.endpoint.CREDENTIALS`)."""
+        record = each_text({"role": "meta", "event": event, "time": time.time(), **data}, self._redactor.text)
         with self._lock:
             self._meta.append({**record, "message_count": len(self._records)})
             self._write(record)

@@ -49,7 +49,7 @@ def started_environment(kind: str, tmp_path: Path, name: str) -> Iterator[Enviro
     from swedeck.core.environments import get_environment
 
     config = docker_config() if kind == "docker" else EnvironmentConfig(cwd=str(tmp_path))
-    env = get_environment(config, f"{name}-{kind}")
+    env = get_environment(config, unique_session(f"{name}-{kind}"))  # a parallel test has its own container
     env.start()
     try:
         yield env
