@@ -33,7 +33,7 @@ def exchanges(path: Path) -> list[dict]:
     return [event for event in json.loads(path.read_text())["meta_events"] if event.get("event") == "exchange"]
 
 
-def test_claude_code_is_recorded_request_for_request(tmp_path):
+def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     claude = agent_cli("claude")
     work = tmp_path / "work"
     work.mkdir()
@@ -66,6 +66,37 @@ def test_claude_code_is_recorded_request_for_request(tmp_path):
     result = next(block for block in received[1]["messages"][-1]["content"] if block.get("type") == "tool_result")
     assert shown["messages"][-1]["content"] == result["content"] and shown["messages"][0]["role"] == "system"
 
+    # Claude Code's own session file: its api-request records give each step's request, checked
+    # here against what the server received (docs/trajectory-format.md says what they leave out)
+    from swedeck.core.record.wire import prompt_entries
+
+    session = next((tmp_path / "home" / ".claude" / "projects").glob("*/*.jsonl"))
+    own = load_trajectory(session, lazy=False)
+    assert own.format == "claude-code" and len(own.steps) == 2
+    for number, body in enumerate(received, start=1):
+        wire = [entry.build() for entry in prompt_entries("anthropic", body)]
+        rebuilt = own.recorded_prompts[number]
+        assert [(m.role, m.text) for m in rebuilt] == [(m.role, m.text) for m in wire]  # the join: the record's
+    data = os.environ["SWEDECK_DATA_DIR"]
+    monkeypatch.setenv("SWEDECK_DATA_DIR", str(tmp_path / "elsewhere"))  # no record to join: the file's own records
+    alone = load_trajectory(session, lazy=False)
+    for number, body in enumerate(received, start=1):
+        wire = [(m.role, m.text) for m in (entry.build() for entry in prompt_entries("anthropic", body))]
+        rebuilt = [(m.role, m.text) for m in alone.recorded_prompts[number]]
+        assert rebuilt[1:] == wire[1:]  # every message, as sent
+        assert wire[0][1].endswith(rebuilt[0][1]) and rebuilt[0][0] == "system"  # the system prompt but its billing line
+    monkeypatch.setenv("SWEDECK_DATA_DIR", data)
+    own_only = subprocess.run([*swedeck_command(), "replay", str(session), "--print", "--json"], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, "SWEDECK_DATA_DIR": str(tmp_path / "elsewhere")})
+    fidelity = json.loads(own_only.stdout.splitlines()[0])["fidelity"]
+    assert fidelity["parts"]["system prompt"] == "recorded" and fidelity["steps_by_provenance"] == {"recorded": 2}
+    assert set(fidelity["reconstruction_error_tokens"]) == {"1", "2"}  # the transcript lacks the system turns
+    assert any("api-request records" in note for note in fidelity["notes"])
+    joined = subprocess.run([*swedeck_command(), "replay", str(session), "--print", "--json"], capture_output=True,
+                            text=True, timeout=60)
+    notes = json.loads(joined.stdout.splitlines()[0])["fidelity"]["notes"]
+    assert any("joined with the record" in note and "2 of 2" in note for note in notes), notes
+
 
 def test_codex_is_recorded_over_responses(tmp_path):
     """Codex takes its provider's URL only from its config: `{endpoint}` in the command."""
@@ -93,6 +124,12 @@ def test_codex_is_recorded_over_responses(tmp_path):
     trajectory = load_trajectory(tmp_path / "rec.traj.json")
     assert trajectory.steps[0].actions[0].command == "echo hello-from-codex"
     assert "hello-from-codex" in trajectory.messages[trajectory.steps[1].message_index - 1].text  # what it ran printed
+
+    rollout = next((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    shown = json.loads(subprocess.run([*swedeck_command(), "prompt", str(rollout), "--step", "2", "--json"],
+                                      capture_output=True, text=True, timeout=60).stdout)
+    assert shown["provenance"] == "recorded"  # Codex's rollout, joined with the record of the same run
+    assert shown["messages"][-1]["content"] == received[1]["input"][-1]["output"]
 
 
 def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):

@@ -27,6 +27,8 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
 UPSTREAM_TIMEOUT_S = 600.0
 """How long a read from the upstream may wait (a model thinking before its first byte)."""
 READ_BYTES = 65536
+STOP_WAIT_S = 15.0
+"""How long the end of a run waits for the exchanges still under way to be recorded."""
 
 
 @dataclass
@@ -76,6 +78,8 @@ class RecordingEndpoint:
         self.handlers = handlers
         self._count = 0
         self._lock = threading.Lock()
+        self._active = 0
+        self._idle = threading.Condition(self._lock)
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -110,8 +114,12 @@ class RecordingEndpoint:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """No new requests; the exchanges under way end and are recorded first (at most `wait_s`):
+        an agent that exits once it has its answer must not leave its last exchange unwritten."""
         self.server.shutdown()
+        with self._idle:
+            self._idle.wait_for(lambda: self._active == 0, timeout=wait_s)
         self.server.server_close()
 
     def __enter__(self) -> RecordingEndpoint:
@@ -132,16 +140,22 @@ class RecordingEndpoint:
         body = request.rfile.read(length) if length else b""
         with self._lock:
             self._count += 1
+            self._active += 1
             number = self._count
         target = self.upstream(path)
         exchange = Exchange(number, request.command, path, target, body,
                             {key: value for key, value in request.headers.items() if key.lower() not in CREDENTIALS})
-        state = self.handlers.started(exchange)
         try:
-            self._forward(request, exchange, state)
+            state = self.handlers.started(exchange)
+            try:
+                self._forward(request, exchange, state)
+            finally:
+                exchange.last_byte_s = exchange.last_byte_s or time.time() - exchange.started
+                self.handlers.ended(state, exchange)
         finally:
-            exchange.last_byte_s = exchange.last_byte_s or time.time() - exchange.started
-            self.handlers.ended(state, exchange)
+            with self._idle:
+                self._active -= 1
+                self._idle.notify_all()
 
     def _forward(self, request: BaseHTTPRequestHandler, exchange: Exchange, state: Any) -> None:
         url = urlsplit(exchange.upstream)

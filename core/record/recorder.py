@@ -28,6 +28,7 @@ from ..trajectory.model import MetaEvent
 from ..trajectory.readers import chat
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import Exchange, Handlers
+from .join import agent_sessions
 from .wire import Answer, Assembler, Wire, prompt_entries, tools_of, wire_of
 
 EXCHANGE = "exchange"
@@ -55,6 +56,8 @@ class RecordState:
     side: int = 0
     errors: int = 0
     models: list[str] = field(default_factory=list)
+    sessions: set[str] = field(default_factory=set)
+    """The agent's own session ids its main requests named (`join.agent_sessions`)."""
 
 
 class Recorder(Handlers):
@@ -119,6 +122,8 @@ class Recorder(Handlers):
         }
         if record["error"]:
             book.errors += 1
+        if line == "main":
+            book.sessions |= agent_sessions(exchange.headers, body)
         if line == "main" and exchange.status == 200 and not answer.error:
             book.steps += 1
             record["step"] = book.steps

@@ -24,6 +24,7 @@ from ..errors import UsageError
 from ..redact import Redactor
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import RecordingEndpoint, default_upstream
+from .join import note_record
 from .recorder import Recorder
 from .wire import wire_of
 
@@ -87,6 +88,7 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
     state = recorder.state
     path = writer.finish({"exit_status": "Exited" if code == 0 else f"Exited ({code})", "exit_code": code,
                           "model_name": state.models[0] if state.models else None})
+    note_record(path, state.sessions)  # `swedeck replay` of the agent's own file finds it (record.join)
     say(f"swedeck record: the agent exited {code}; {state.steps} steps, {state.exchanges} requests "
         f"({state.side} side calls, {state.errors} with errors): {path}")
     return RecordResult(code, path, state.steps, state.exchanges, state.side, state.errors)

@@ -68,6 +68,9 @@ def _anthropic_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
         if message.get("role") == "assistant":
             entries.append(_anthropic_answer_entry(content if isinstance(content, list) else [content]))
             continue
+        if message.get("role") == "system":  # a system turn in the conversation (Claude Code's environment)
+            entries.append(chat.Entry("system", chat.text_of(content), MessageType.SYSTEM))
+            continue
         blocks = content if isinstance(content, list) else [content]
         texts = []
         for block in blocks:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..messages import MessageType
 from . import readers
+from .compaction import sendable
 from .model import Fidelity, Provenance, Trajectory
 
 
@@ -74,11 +75,30 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
                                           or not step.usage.prompt_tokens)
+    errors = reconstruction_errors(trajectory)
+    if errors:
+        record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}
     unanswered = _before_any_step(trajectory)
     if unanswered:
         record["skipped"] = {**record["skipped"], "tool results before any model response (no step shows them)":
                              unanswered}
     return record
+
+
+def reconstruction_errors(trajectory: Trajectory) -> dict[int, int]:
+    """For each step whose request was recorded: the tokens of the prompt rebuilt from the file's
+    messages minus the recorded request's (0: the rebuild is the request, by count)."""
+    if not trajectory.recorded_prompts:
+        return {}
+    from ..tokens import count_messages
+
+    errors = {}
+    for number, recorded in sorted(trajectory.recorded_prompts.items()):
+        if number > len(trajectory.steps):
+            continue
+        rebuilt = sendable(trajectory.messages[: trajectory.steps[number - 1].prompt_end])
+        errors[number] = count_messages(rebuilt) - count_messages(list(recorded))
+    return errors
 
 
 def _before_any_step(trajectory: Trajectory) -> int:
@@ -111,5 +131,10 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     if record["skipped"]:
         lines.append("records not shown as messages: "
                      + ", ".join(f"{kind} x{count}" for kind, count in record["skipped"].items()))
+    errors = record.get("reconstruction_error_tokens")
+    if errors:
+        values = sorted(errors.values())
+        lines.append(f"reconstruction error (tokens rebuilt from the messages minus the recorded request): "
+                     f"median {values[len(values) // 2]:+,}, largest {max(values, key=abs):+,} over {len(values)} steps")
     lines.extend(f"note: {note}" for note in record["notes"])
     return lines

@@ -22,6 +22,10 @@ from .readers import Reader, Source, opens_branches, sniffs
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
 
+JOINED = ("claude-code", "codex")
+"""Formats whose files are joined with the record of the same run (`record.join`)."""
+
+
 def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | None = None) -> Trajectory:
     """The trajectory in any supported file. Readers build messages when they are read;
     unless `lazy`, every message is built here, so a damaged one is reported now. The
@@ -43,6 +47,10 @@ def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | 
         if source.branch is not None and not opens_branches(reader):
             raise ValueError(f"#{source.branch}: a {reader.FORMAT} file has no branches to open")
         trajectory = reader.read(source)
+        if reader.FORMAT in JOINED:
+            from ..record.join import join  # the record `swedeck record` made of the same run, if any
+
+            join(trajectory)
         if not lazy:
             for _ in trajectory.messages:
                 pass

@@ -164,10 +164,10 @@ class AnthropicServer:
         handler.send_header("request-id", f"req_{message_id}")
         handler.send_header("Transfer-Encoding", "chunked")
         handler.end_headers()
-        sent = bytearray()
-        for name, data in events:
-            chunk = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
-            sent += chunk
+        chunks = [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events]
+        with self._lock:  # noted before it is sent: a client may be done before this thread returns
+            self.answered.append(b"".join(chunks))
+        for chunk in chunks:
             handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             handler.wfile.flush()
             if reply.chunk_delay_s:
@@ -176,8 +176,6 @@ class AnthropicServer:
             handler.close_connection = True
         else:
             handler.wfile.write(b"0\r\n\r\n")
-        with self._lock:
-            self.answered.append(bytes(sent))
 
     def _json(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any], retry_after: bool = False) -> None:
         data = json.dumps(body).encode()
@@ -187,6 +185,6 @@ class AnthropicServer:
         if retry_after:
             handler.send_header("retry-after", "0")
         handler.end_headers()
-        handler.wfile.write(data)
         with self._lock:
             self.answered.append(data)
+        handler.wfile.write(data)

@@ -20,6 +20,8 @@ tool list: both are `unknown`; the messages are `reconstructed`.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +56,7 @@ def read(source: Source) -> Trajectory:
     tally = chat.Tally()
     info = TrajectoryInfo()
     records: list[Mapping[str, Any]] = []
+    requests = _Requests()
     titles = []
     for number, record in source.json_lines():
         if isinstance(record, ValueError):
@@ -69,6 +72,8 @@ def read(source: Source) -> Trajectory:
         elif kind == "summary":
             titles.append(str(record.get("summary") or ""))
             tally.skip("summary")
+        elif requests.add(record):
+            continue
         else:
             tally.skip(kind)
     tree = _Tree(records)
@@ -102,7 +107,9 @@ def read(source: Source) -> Trajectory:
     info.model_name = next((optional_str(mapping(records[i].get("message")).get("model")) for i in chain
                             if records[i].get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
-    return chat.trajectory(source, FORMAT, entries, info, fidelity)
+    prompts = requests.prompts(entries, [records[i] for i in chain], fidelity)
+    return chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
+                           provenance=lambda number: "recorded" if number in prompts else None)
 
 
 def _parent(record: Mapping[str, Any]) -> str | None:
@@ -239,7 +246,8 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
     return chat.assistant("\n".join(texts), calls, reasoning="\n".join(reasoning) or None,
                           usage=chat.usage(prompt, usage.get("output_tokens"), read) if usage else None,
                           finish_reason=optional_str(last.get("stop_reason")), model=optional_str(last.get("model")),
-                          uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")))
+                          uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")),
+                          request_ref=optional_str(group[0].get("requestRef")))
 
 
 def _user(record: Mapping[str, Any], message: Mapping[str, Any], entries: list[chat.Entry]) -> list[chat.Entry]:
@@ -268,3 +276,101 @@ def _user(record: Mapping[str, Any], message: Mapping[str, Any], entries: list[c
     if texts:
         out.append(chat.Entry("user", "\n".join(texts), MessageType.TASK if first else MessageType.USER_MESSAGE, extra))
     return out
+
+
+def message_hash(message: Mapping[str, Any]) -> str:
+    """Claude Code's name for a message in its `api-request` records: the SHA-256 of its JSON,
+    keys sorted, no spaces, characters as they are."""
+    return hashlib.sha256(json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                          .encode()).hexdigest()
+
+
+class _Requests:
+    """Claude Code's own record of its requests (2.1.x): `api-request-shape` (the system prompt
+    and tools, by `shapeHash`), `api-request-blob` (a message, by its hash), and `api-request`
+    (the parameters, the request it continues (`base`), how many of that one's messages it
+    keeps (`keep`) and the hashes of the messages after them (`tail`)). A message the file
+    holds as a transcript record (an answer, a tool result) has no blob: its hash is computed
+    here. What they give, and what not, is in docs/trajectory-format.md."""
+
+    def __init__(self) -> None:
+        self.shapes: dict[str, Mapping[str, Any]] = {}
+        self.blobs: dict[str, Mapping[str, Any]] = {}
+        self.requests: dict[str, Mapping[str, Any]] = {}
+
+    def add(self, record: Mapping[str, Any]) -> bool:
+        kind = record.get("type")
+        if kind == "api-request-shape" and isinstance(record.get("shapeHash"), str):
+            self.shapes[record["shapeHash"]] = mapping(record.get("shape"))
+        elif kind == "api-request-blob" and isinstance(record.get("hash"), str):
+            self.blobs[record["hash"]] = mapping(record.get("message"))
+        elif kind == "api-request" and isinstance(record.get("id"), str):
+            self.requests[record["id"]] = record
+        else:
+            return False
+        return True
+
+    def prompts(self, entries: list[chat.Entry], chain: list[Mapping[str, Any]], fidelity: Fidelity) -> dict[int, list[Any]]:
+        """Each step's prompt, rebuilt from the request records where they name every message."""
+        if not self.requests:
+            return {}
+        from ...record.wire import prompt_entries  # the Messages wire format's reading, shared with `swedeck record`
+
+        known = dict(self.blobs)
+        answers: dict[str, list[Any]] = {}
+        for record in chain:
+            message = mapping(record.get("message"))
+            if record.get("type") == "assistant" and isinstance(message.get("id"), str):
+                answers.setdefault(message["id"], []).extend(message.get("content") or [])
+            elif record.get("type") == "user":
+                known[message_hash({"role": "user", "content": message.get("content")})] = {
+                    "role": "user", "content": message.get("content")}
+        for content in answers.values():
+            known[message_hash({"role": "assistant", "content": content})] = {"role": "assistant", "content": content}
+        prompts: dict[int, list[Any]] = {}
+        steps = [entry for entry in entries if entry.is_step]
+        missing = 0
+        for number, entry in enumerate(steps, start=1):
+            request = self.requests.get(str(entry.extra.get("request_ref") or ""))
+            if request is None:
+                continue
+            messages = self._messages(request, known, set())
+            shape = self.shapes.get(str(request.get("shapeHash") or ""))
+            if messages is None or shape is None:
+                missing += 1
+                continue
+            body = {"system": shape.get("system"), "tools": shape.get("tools"), "messages": messages}
+            prompts[number] = [entry.build() for entry in prompt_entries("anthropic", body)]
+        if prompts:
+            fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
+            if len(prompts) == len(steps):
+                fidelity.prompt = "recorded"
+            fidelity.notes.append(f"{len(prompts)} of {len(steps)} steps' requests rebuilt from Claude Code's own "
+                                  "api-request records (system prompt without its billing line, tools, messages)")
+        if missing:
+            fidelity.notes.append(f"{missing} api-request records name a message this file does not hold: "
+                                  "those steps are rebuilt from the transcript")
+        return prompts
+
+    def _messages(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
+                  seen: set[str]) -> list[Mapping[str, Any]] | None:
+        """The request's messages: its base's first `keep`, then its `tail`; None where one is missing."""
+        seen.add(str(request.get("id")))
+        head: list[Mapping[str, Any]] = []
+        base = request.get("base")
+        keep = request.get("keep") if isinstance(request.get("keep"), int) else 0
+        if base:
+            earlier = self.requests.get(str(base))
+            if earlier is None or str(base) in seen:
+                return None
+            found = self._messages(earlier, known, seen)
+            if found is None:
+                return None
+            head = found[:keep]
+        tail = []
+        for name in request.get("tail") or []:
+            message = known.get(str(name))
+            if message is None:
+                return None
+            tail.append(message)
+        return [*head, *tail]

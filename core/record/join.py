@@ -1,0 +1,114 @@
+"""An agent's own session file joined with the record of the same run (SPEC §18).
+
+`swedeck record` notes, for each agent session id it saw in the requests (Claude Code's
+`X-Claude-Code-Session-Id` and `metadata.user_id`, Codex's `session_id` header and
+`prompt_cache_key`), where the record is: one line per record in `records.jsonl` in swedeck's
+data folder. Reading a Claude Code or Codex file, `join` looks its session id up there and,
+where the record is found, gives each of the file's steps whose answer is one of the record's
+main steps (the same tool call ids, else the same words) the recorded request as its prompt.
+The fidelity panel says which record, and how many steps matched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..messages import Message
+from ..trajectory.model import Trajectory
+
+SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "session-id", "conversation_id", "x-session-id")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def index_path() -> Path:
+    return paths.user_data_dir() / "records.jsonl"
+
+
+def agent_sessions(headers: Mapping[str, str], body: Any) -> set[str]:
+    """The agent's session ids a request names."""
+    found = {value for key, value in headers.items() if key.lower() in SESSION_HEADERS and _UUID.fullmatch(value)}
+    if isinstance(body, Mapping):
+        key = body.get("prompt_cache_key")
+        if isinstance(key, str) and _UUID.fullmatch(key):
+            found.add(key)
+        metadata = body.get("metadata")
+        user = metadata.get("user_id") if isinstance(metadata, Mapping) else None
+        if isinstance(user, str) and "session_id" in user:  # Claude Code: a JSON text naming the session
+            found.update(_UUID.findall(user.split("session_id", 1)[1])[:1])
+    return found
+
+
+def note_record(path: Path, sessions: Iterable[str]) -> None:
+    """Add the record to the index (a line per record; a later line wins for a session)."""
+    sessions = sorted(set(sessions))
+    if not sessions:
+        return
+    index = index_path()
+    index.parent.mkdir(parents=True, exist_ok=True)
+    with index.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"record": str(path), "sessions": sessions}) + "\n")
+
+
+def find_record(session: str) -> Path | None:
+    """The last record that saw this agent session, if it is still there."""
+    index = index_path()
+    try:
+        lines = index.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and session in (entry.get("sessions") or []):
+            path = Path(str(entry.get("record")))
+            return path if path.exists() else None
+    return None
+
+
+def join(trajectory: Trajectory) -> None:
+    """Give a Claude Code or Codex file's steps the recorded requests of the same run, where
+    `swedeck record` recorded it (in place: `recorded_prompts`, the steps' provenance, a note)."""
+    session = trajectory.info.session.get("sessionId") or trajectory.info.session.get("id")
+    if not isinstance(session, str) or not session:
+        return
+    path = find_record(session)
+    if path is None:
+        return
+    from ..trajectory.loader import load_trajectory
+
+    try:
+        record = load_trajectory(path)
+    except Exception:  # noqa: BLE001 - a record that no longer reads joins nothing; the file still opens
+        return
+    by_answer: dict[str, int] = {}
+    for step in record.steps:
+        by_answer.setdefault(_answer_key(record.messages[step.message_index]), step.index)
+    prompts = dict(trajectory.recorded_prompts)
+    matched = 0
+    for step in trajectory.steps:
+        number = by_answer.get(_answer_key(trajectory.messages[step.message_index]))
+        if number is not None and number in record.recorded_prompts:
+            prompts[step.index] = record.recorded_prompts[number]
+            matched += 1
+    if not matched:
+        return
+    trajectory.recorded_prompts = prompts
+    if trajectory.fidelity is not None:
+        trajectory.fidelity.notes.append(f"joined with the record {path}: {matched} of {len(trajectory.steps)} "
+                                         "steps' requests recorded by swedeck record")
+        if matched == len(trajectory.steps):
+            trajectory.fidelity.prompt = "recorded"
+            trajectory.fidelity.parts.update({"system prompt": "recorded", "tools": "recorded",
+                                              "messages": "recorded"})
+
+
+def _answer_key(message: Message) -> str:
+    calls = [call.id for call in message.tool_calls or ()]
+    return "calls:" + ",".join(calls) if calls else "text:" + message.text.strip()
