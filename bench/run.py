@@ -31,6 +31,7 @@ BENCHMARKS = {
     "B7": ("b7_batch", "batch throughput"),
     "B8": ("b8_export_page", "export page"),
     "B9": ("b9_diff", "diff"),
+    "B10": ("b10_record", "record endpoint"),
 }
 
 

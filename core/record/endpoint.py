@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import http.client
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -84,6 +85,11 @@ class RecordingEndpoint:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # each read is passed on at once: Nagle's wait for the previous write's ACK cost up to 40 ms
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:
                 endpoint._serve(self)

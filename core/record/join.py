@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,19 +72,18 @@ def find_record(session: str) -> Path | None:
     return None
 
 
-def join(trajectory: Trajectory) -> None:
+def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
     """Give a Claude Code or Codex file's steps the recorded requests of the same run, where
-    `swedeck record` recorded it (in place: `recorded_prompts`, the steps' provenance, a note)."""
+    `swedeck record` recorded it (in place: `recorded_prompts`, the steps' provenance, a note).
+    `load` reads the record (the loader passes itself)."""
     session = trajectory.info.session.get("sessionId") or trajectory.info.session.get("id")
     if not isinstance(session, str) or not session:
         return
     path = find_record(session)
     if path is None:
         return
-    from ..trajectory.loader import load_trajectory
-
     try:
-        record = load_trajectory(path)
+        record = load(path)
     except Exception:  # noqa: BLE001 - a record that no longer reads joins nothing; the file still opens
         return
     by_answer: dict[str, int] = {}

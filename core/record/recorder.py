@@ -19,20 +19,16 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import Message
-from ..trajectory.model import MetaEvent
 from ..trajectory.readers import chat
+from ..trajectory.readers.api_requests import EXCHANGE
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import Exchange, Handlers
 from .join import agent_sessions
-from .wire import Answer, Assembler, Wire, prompt_entries, tools_of, wire_of
-
-EXCHANGE = "exchange"
-"""The meta event of one request and its answer."""
+from .wire import Answer, Assembler, Wire, prompt_entries, streamed_text, tools_of, wire_of
 
 
 @dataclass
@@ -67,6 +63,7 @@ class Recorder(Handlers):
         self._lock = threading.Lock()
         self._on_event = on_event or (lambda kind, data: None)
         """For the live view: ("started", Exchange), ("text", str), ("ended", record)."""
+        self._listening = on_event is not None
 
     # --- the endpoint's calls ------------------------------------------------------------
 
@@ -82,9 +79,7 @@ class Recorder(Handlers):
 
     def bytes_passed(self, state: _Open, data: bytes) -> None:
         state.assembler.feed(data)
-        if state.assembler.streaming:
-            from .wire import streamed_text
-
+        if self._listening and state.assembler.streaming:
             for text in streamed_text(state.wire, data):
                 self._on_event("text", text)
 
@@ -150,16 +145,3 @@ def _key(entry: chat.Entry) -> tuple[str, str]:
 
 def _status_words(exchange: Exchange) -> str:
     return f"HTTP {exchange.status}" if exchange.status else "no answer"
-
-
-def recorded_prompts(events: Sequence[MetaEvent]) -> dict[int, list[Message]]:
-    """Each main step's prompt, the request itself, from a record's `exchange` events."""
-    prompts: dict[int, list[Message]] = {}
-    for event in events:
-        if event.event != EXCHANGE or not isinstance(event.data.get("step"), int):
-            continue
-        request = event.data.get("request")
-        wire = event.data.get("wire")
-        if isinstance(request, Mapping) and wire in ("anthropic", "chat", "responses"):
-            prompts[event.data["step"]] = [entry.build() for entry in prompt_entries(wire, request)]
-    return prompts

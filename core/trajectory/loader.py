@@ -50,7 +50,7 @@ def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | 
         if reader.FORMAT in JOINED:
             from ..record.join import join  # the record `swedeck record` made of the same run, if any
 
-            join(trajectory)
+            join(trajectory, load_trajectory)
         if not lazy:
             for _ in trajectory.messages:
                 pass

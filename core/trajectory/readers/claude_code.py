@@ -314,7 +314,7 @@ class _Requests:
         """Each step's prompt, rebuilt from the request records where they name every message."""
         if not self.requests:
             return {}
-        from ...record.wire import prompt_entries  # the Messages wire format's reading, shared with `swedeck record`
+        from .api_requests import prompt_entries  # the Messages wire format's reading, shared with `swedeck record`
 
         known = dict(self.blobs)
         answers: dict[str, list[Any]] = {}

@@ -75,13 +75,11 @@ def meta_event(record: Mapping[str, Any], message_count: int) -> MetaEvent:
 
 
 def recorded_requests(events: list[MetaEvent]) -> dict[int, list[Message]]:
-    """A `swedeck record`'s steps' prompts: the requests themselves (`record.recorder`); none
+    """A `swedeck record`'s steps' prompts: the requests themselves (`api_requests`); none
     for swedeck's own runs, whose messages are what was sent."""
     if not any(event.event == "exchange" for event in events):
         return {}
-    from ...record.recorder import (
-        recorded_prompts,  # only for a record: the endpoint's modules stay off the replay's start
-    )
+    from .api_requests import recorded_prompts  # only for a record: kept off the replay's start
 
     return recorded_prompts(events)
 

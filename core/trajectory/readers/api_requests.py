@@ -1,0 +1,179 @@
+"""The requests an agent sends its provider, read as swedeck's messages: Anthropic Messages,
+OpenAI Chat Completions and OpenAI Responses bodies (`prompt_entries`). Shared by the readers of
+`swedeck record`'s records (a step's prompt is its request) and of Claude Code's own
+`api-request` records, and by the recorder (`record/`), which imports it from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from ...messages import Message, MessageType
+from ..coerce import mapping, optional_str
+from ..model import MetaEvent
+from . import chat
+
+Wire = Literal["anthropic", "chat", "responses", "raw"]
+EXCHANGE = "exchange"
+"""The meta event of one request and its answer in a record (`record.recorder`)."""
+
+
+# --- requests ----------------------------------------------------------------------------
+
+
+def prompt_entries(wire: Wire, body: Mapping[str, Any]) -> list[chat.Entry]:
+    """The request's messages as swedeck's (system, the person's words, answers, tool results)."""
+    if wire == "anthropic":
+        return _anthropic_prompt(body)
+    if wire == "chat":
+        return _chat_prompt(body)
+    if wire == "responses":
+        return _responses_prompt(body)
+    return []
+
+
+def tools_of(wire: Wire, body: Mapping[str, Any]) -> list[str]:
+    """The names of the tools the request offers the model."""
+    names = []
+    for tool in body.get("tools") or []:
+        tool = mapping(tool)
+        name = tool.get("name") or mapping(tool.get("function")).get("name") or tool.get("type")
+        if name:
+            names.append(str(name))
+    return names
+
+
+def _anthropic_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    system = body.get("system")
+    if system:
+        entries.append(chat.Entry("system", chat.text_of(system), MessageType.SYSTEM))
+    for message in body.get("messages") or []:
+        message = mapping(message)
+        content = message.get("content")
+        if message.get("role") == "assistant":
+            entries.append(_anthropic_answer_entry(content if isinstance(content, list) else [content]))
+            continue
+        if message.get("role") == "system":  # a system turn in the conversation (Claude Code's environment)
+            entries.append(chat.Entry("system", chat.text_of(content), MessageType.SYSTEM))
+            continue
+        blocks = content if isinstance(content, list) else [content]
+        texts = []
+        for block in blocks:
+            block = {"type": "text", "text": block} if isinstance(block, str) else mapping(block)
+            if block.get("type") == "tool_result":
+                text = chat.text_of(block.get("content"))
+                extra: dict[str, Any] = {"raw_output": text}
+                if block.get("is_error"):
+                    extra["tool_error"] = {"type": None, "message": text}
+                entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, extra,
+                                          tool_call_id=optional_str(block.get("tool_use_id"))))
+            elif block.get("type") == "text":
+                texts.append(str(block.get("text") or ""))
+            else:
+                texts.append(f"[{block.get('type')}]")
+        if texts:
+            entries.append(_person("\n".join(texts), entries))
+    return entries
+
+
+def _anthropic_answer_entry(blocks: list[Any], **extra: Any) -> chat.Entry:
+    texts, thinking, calls = [], [], []
+    for block in blocks:
+        block = {"type": "text", "text": block} if isinstance(block, str) else mapping(block)
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind in ("thinking", "redacted_thinking"):
+            thinking.append(str(block.get("thinking") or "[redacted thinking]"))
+        elif kind in ("tool_use", "server_tool_use"):
+            calls.append(chat.call(str(block.get("id") or ""), str(block.get("name") or ""), block.get("input") or {}))
+    return chat.assistant("\n".join(texts), calls, reasoning="\n".join(thinking) or None, **extra)
+
+
+def _chat_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    for message in body.get("messages") or []:
+        message = mapping(message)
+        role = str(message.get("role") or "user")
+        content = message.get("content")
+        if role in ("system", "developer"):
+            entries.append(chat.Entry("system", chat.text_of(content), MessageType.SYSTEM))
+        elif role == "assistant":
+            calls = [chat.call(str(call.get("id") or ""), str(mapping(call.get("function")).get("name") or ""),
+                               mapping(call.get("function")).get("arguments") or "")
+                     for call in map(mapping, message.get("tool_calls") or [])]
+            entries.append(chat.assistant(chat.text_of(content), calls,
+                                          reasoning=optional_str(message.get("reasoning_content"))))
+        elif role == "tool":
+            text = chat.text_of(content)
+            entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text},
+                                      tool_call_id=optional_str(message.get("tool_call_id"))))
+        else:
+            entries.append(_person(chat.text_of(content), entries))
+    return entries
+
+
+def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
+    entries = []
+    if body.get("instructions"):
+        entries.append(chat.Entry("system", chat.text_of(body.get("instructions")), MessageType.SYSTEM))
+    items = body.get("input")
+    if isinstance(items, str):
+        return [*entries, _person(items, entries)]
+    said: list[str] = []  # an answer's words and calls, until what follows it closes it
+    calls: list[Any] = []
+
+    def close_answer() -> None:
+        if said or calls:
+            entries.append(chat.assistant("\n".join(said), list(calls)))
+            said.clear()
+            calls.clear()
+    for item in items if isinstance(items, list) else []:
+        item = mapping(item)
+        kind = item.get("type") or ("message" if "role" in item else None)
+        if kind == "message":
+            role = str(item.get("role") or "user")
+            text = chat.text_of(item.get("content"))
+            if role == "assistant":
+                if calls:  # words after calls: a new answer
+                    close_answer()
+                said.append(text)
+                continue
+            close_answer()
+            if role in ("system", "developer"):
+                entries.append(chat.Entry("system", text, MessageType.SYSTEM))
+            else:
+                entries.append(_person(text, entries))
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            arguments = item.get("arguments", item.get("input", item.get("action")))
+            calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
+                                   arguments if arguments is not None else ""))
+        elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
+            close_answer()
+            text = chat.text_of(item.get("output"))
+            entries.append(chat.Entry("tool", text, MessageType.OBSERVATION, {"raw_output": text},
+                                      tool_call_id=optional_str(item.get("call_id"))))
+    close_answer()
+    return entries
+
+
+def _person(text: str, entries: list[chat.Entry]) -> chat.Entry:
+    """The person's (or the agent's harness's) words: the first is the task."""
+    first = not any(entry.kind == MessageType.TASK for entry in entries)
+    return chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE)
+
+
+
+def recorded_prompts(events: Sequence[MetaEvent]) -> dict[int, list[Message]]:
+    """Each main step's prompt in a record: the request itself, from its `exchange` events."""
+    prompts: dict[int, list[Message]] = {}
+    for event in events:
+        if event.event != EXCHANGE or not isinstance(event.data.get("step"), int):
+            continue
+        request = event.data.get("request")
+        wire = event.data.get("wire")
+        if isinstance(request, Mapping) and wire in ("anthropic", "chat", "responses"):
+            prompts[event.data["step"]] = [entry.build() for entry in prompt_entries(wire, request)]
+    return prompts
