@@ -186,6 +186,10 @@ def _add_record(sub: argparse._SubParsersAction[_Parser]) -> None:
                         help="no live view (the agent keeps the terminal; follow the record with replay --follow)")
     record.add_argument("--print-config", metavar="AGENT", choices=("codex", "claude", "mini-swe-agent"),
                         help="what an agent needs to reach the endpoint beyond the variables swedeck sets")
+    record.add_argument("--attach", metavar="OUT",
+                        help="from a second terminal: follow the record OUT (a running one live) in swedeck's layout")
+    _config_options(record)
+    record.add_argument("--theme", metavar="NAME")
     record.add_argument("agent", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                         help="the agent's command; {endpoint} in it becomes the endpoint's URL")
 
@@ -246,7 +250,8 @@ def _shows_ui(args: argparse.Namespace) -> bool:
     the parser's, above)."""
     return {"demo": True, "watch": True, "run": not getattr(args, "headless", False),
             "replay": not getattr(args, "print_steps", False),
-            "diff": not (getattr(args, "print", False) or getattr(args, "json", False))}.get(args.command, False)
+            "diff": not (getattr(args, "print", False) or getattr(args, "json", False)),
+            "record": bool(getattr(args, "attach", None))}.get(args.command, False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

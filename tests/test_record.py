@@ -9,6 +9,7 @@ import http.client
 import json
 import os
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -96,6 +97,9 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
                             text=True, timeout=60)
     notes = json.loads(joined.stdout.splitlines()[0])["fidelity"]["notes"]
     assert any("joined with the record" in note and "2 of 2" in note for note in notes), notes
+    diffed = subprocess.run([*swedeck_command(), "diff", str(final), str(session), "--print", "--json"],
+                            capture_output=True, text=True, timeout=60)
+    assert json.loads(diffed.stdout)["first_divergence"] is None  # the record and the agent's own file agree
 
 
 def test_codex_is_recorded_over_responses(tmp_path):
@@ -130,6 +134,9 @@ def test_codex_is_recorded_over_responses(tmp_path):
                                       capture_output=True, text=True, timeout=60).stdout)
     assert shown["provenance"] == "recorded"  # Codex's rollout, joined with the record of the same run
     assert shown["messages"][-1]["content"] == received[1]["input"][-1]["output"]
+    diffed = subprocess.run([*swedeck_command(), "diff", str(tmp_path / "rec.traj.json"), str(rollout), "--print",
+                             "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(diffed.stdout)["first_divergence"] is None
 
 
 def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):
@@ -215,3 +222,67 @@ def test_print_config_names_what_codex_needs():
     done = subprocess.run([*swedeck_command(), "record", "--print-config", "codex"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0 and 'wire_api="responses"' in done.stdout and "{endpoint}/v1" in done.stdout
+
+
+AGENT = """
+import json, os, sys, time, urllib.request
+from pathlib import Path
+
+def ask(words):
+    body = json.dumps({"model": "test-model", "messages": words}).encode()
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                     headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())["choices"][0]["message"]
+
+words = [{"role": "user", "content": "list the files"}]
+answer = ask(words)
+call = answer["tool_calls"][0]
+words += [answer, {"role": "tool", "tool_call_id": call["id"], "content": "a.txt"}]
+while not Path(sys.argv[1]).exists():  # the test lets the second request go
+    time.sleep(0.05)
+ask(words)
+"""
+
+
+def test_attach_follows_a_running_record_in_a_real_terminal(tmp_path):
+    import shutil
+    import uuid
+
+    from support.terminal import TMUX, send_keys, wait_for_text
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    agent, go_on = tmp_path / "agent.py", tmp_path / "go-on"
+    agent.write_text(AGENT)
+    with OpenAIServer() as server:
+        server.script(Turn.bash_tool("ls", text="Listing."), Turn.bash_tool("cat a.txt", text="Reading it."))
+        recording = subprocess.Popen([*swedeck_command(), "record", "-o", str(tmp_path / "live"), "--upstream",
+                                      server.url.removesuffix("/v1"), "--headless", "--", sys.executable, str(agent),
+                                      str(go_on)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        from support.waiting import wait_until
+
+        wait_until(lambda: len(server.requests) >= 1 and (tmp_path / "live.traj.jsonl").exists(), timeout=30,
+                   what="the first request")
+        session = f"swedeck-attach-{uuid.uuid4().hex[:6]}"
+        command = " ".join([*swedeck_command(), "record", "--attach", str(tmp_path / "live")])
+        subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "120", "-y", "36", command], check=True)
+        try:
+            screen = wait_for_text(session, "step 1/1", timeout=30)
+            assert "following" in screen and "$ ls" in screen
+            go_on.touch()
+            wait_for_text(session, "$ cat a.txt", timeout=30)  # the second step, as it was recorded
+            assert recording.wait(timeout=30) == 0
+            wait_for_text(session, "the session ended", timeout=30)  # on in the final file
+            send_keys(session, "q")
+        finally:
+            subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+            if recording.poll() is None:
+                recording.kill()
+    assert (tmp_path / "live.traj.json").exists()
+
+
+def test_attach_to_nothing_says_so(tmp_path):
+    done = subprocess.run([*swedeck_command(), "record", "--attach", str(tmp_path / "none")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "no record at" in done.stderr
