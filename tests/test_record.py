@@ -286,3 +286,34 @@ def test_attach_to_nothing_says_so(tmp_path):
     done = subprocess.run([*swedeck_command(), "record", "--attach", str(tmp_path / "none")], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 2 and "no record at" in done.stderr
+
+
+def test_a_side_call_is_a_branch_not_a_step(tmp_path):
+    """A call that does not continue the main conversation (a title by another model) is kept
+    beside it: a branch that opens as a run of its own, never mixed into the main steps."""
+    task = {"role": "user", "content": "list the files"}
+    main = {"model": "claude-main", "max_tokens": 100, "stream": True, "tools": [{"name": "Bash", "input_schema": {}}],
+            "messages": [task]}
+    with AnthropicServer() as server:
+        server.script(Reply.bash("ls", text="Listing."), Reply(text="A title: listing files"), Reply(text="Two files."))
+        endpoint, writer = _endpoint(tmp_path, server.url)
+        with endpoint:
+            _post(endpoint.base_url + "/v1/messages", main)
+            _post(endpoint.base_url + "/v1/messages", {"model": "claude-small", "max_tokens": 20, "messages": [
+                {"role": "user", "content": "Give this conversation a title: list the files"}]})
+            answer = [{"type": "text", "text": "Listing."},
+                      {"type": "tool_use", "id": "toolu_0001", "name": "Bash", "input": {"command": "ls", "description": "run it"}}]
+            _post(endpoint.base_url + "/v1/messages", {**main, "messages": [task, {"role": "assistant", "content": answer}, {
+                "role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0001", "content": "a.txt b.txt"}]}]})
+    path = writer.finish({"exit_status": "Exited"})
+    assert [(event["line"], event.get("step")) for event in exchanges(path)] == [
+        ("main", 1), ("claude-small side", None), ("main", 2)]
+    trajectory = load_trajectory(path)
+    assert len(trajectory.steps) == 2 and trajectory.messages[-1].text == "Two files."
+    from swedeck.core.trajectory.fidelity import fidelity_of
+
+    branches = fidelity_of(trajectory).openable
+    assert [branch.label for branch in branches] == ["side call 2: claude-small"]
+    side = load_trajectory(branches[0].target)
+    assert len(side.steps) == 1 and side.messages[-1].text == "A title: listing files"
+    assert [m.text for m in side.recorded_prompts[1]] == ["Give this conversation a title: list the files"]

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from ...messages import Message, MessageType
 from ..coerce import mapping, optional_str
-from ..model import MetaEvent
+from ..model import Branch, Fidelity, MetaEvent
 from . import chat
 
 Wire = Literal["anthropic", "chat", "responses", "raw"]
@@ -177,3 +177,46 @@ def recorded_prompts(events: Sequence[MetaEvent]) -> dict[int, list[Message]]:
         if isinstance(request, Mapping) and wire in ("anthropic", "chat", "responses"):
             prompts[event.data["step"]] = [entry.build() for entry in prompt_entries(wire, request)]
     return prompts
+
+
+def answer_entry(answer: Mapping[str, Any], usage: Mapping[str, Any] | None) -> chat.Entry:
+    """A recorded answer (`exchange.answer`, `exchange.usage`) as the step's message."""
+    calls = [chat.call(str(call.get("id") or ""), str(call.get("name") or ""), call.get("arguments") or "")
+             for call in map(mapping, answer.get("calls") or [])]
+    usage = usage or {}
+    return chat.assistant(str(answer.get("text") or ""), calls, reasoning=optional_str(answer.get("thinking")) or None,
+                          usage=chat.usage(usage.get("prompt"), usage.get("output"), usage.get("cached", 0)),
+                          finish_reason=optional_str(answer.get("stop")), model=optional_str(answer.get("model")))
+
+
+def side_calls(events: Sequence[MetaEvent]) -> list[MetaEvent]:
+    """A record's calls beside its main conversation (a title, a summary, a subagent, another
+    model) that had an answer: each opens as a branch (`PATH#side-N`, N its exchange number)."""
+    return [event for event in events if event.event == EXCHANGE and str(event.data.get("line", "")).endswith(" side")
+            and event.data.get("status") == 200 and isinstance(event.data.get("request"), Mapping)]
+
+
+def record_fidelity(events: Sequence[MetaEvent], path: str) -> Fidelity | None:
+    """A record's fidelity: every step's request recorded; its side calls as branches."""
+    if not any(event.event == EXCHANGE for event in events):
+        return None
+    sides = side_calls(events)
+    fidelity = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded",
+                                                  "messages": "recorded"}, branches=len(sides))
+    fidelity.openable = [Branch(f"side call {event.data.get('number')}: {event.data.get('model') or 'a model'}",
+                                f"{path}#side-{event.data.get('number')}") for event in sides]
+    fidelity.notes.append("recorded by swedeck record: each step's prompt is the request the agent sent")
+    if sides:
+        fidelity.notes.append(f"{len(sides)} calls beside the main conversation (b opens them)")
+    return fidelity
+
+
+def side_call_entries(events: Sequence[MetaEvent], branch: str) -> list[chat.Entry]:
+    """The side call `branch` (`side-N`) as a run of one step: its request, then its answer."""
+    for event in side_calls(events):
+        if branch == f"side-{event.data.get('number')}":
+            wire = event.data.get("wire")
+            request = event.data["request"]
+            entries = prompt_entries(wire, request) if wire in ("anthropic", "chat", "responses") else []
+            return [*entries, answer_entry(mapping(event.data.get("answer")), mapping(event.data.get("usage")))]
+    raise ValueError(f"#{branch}: no side call of that number in this record")

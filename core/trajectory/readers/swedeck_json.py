@@ -15,12 +15,14 @@ from ..outline import heads, records_at
 from . import swedeck_jsonl
 from .common import info_of
 from .source import Source
-from .swedeck_jsonl import meta_event, processors_of, recorded_requests
+from .swedeck_jsonl import as_record, meta_event, processors_of, recorded_requests
 
 FORMAT: TrajectoryFormat = "swedeck-json"
 FIDELITY = swedeck_jsonl.FIDELITY
 """The same as the live file's: swedeck writes every message it sends."""
 FINAL_FORMAT = "swedeck-1"
+BRANCHES = True
+"""A record of `swedeck record` opens its side calls (`PATH#side-N`)."""
 
 
 def accepts(source: Source) -> bool:
@@ -44,8 +46,9 @@ def read(source: Source) -> Trajectory:
     starts = [number for number, head in enumerate(heads(records)) if head.get("role") == "assistant" and _is_step(head)]
     messages = MessageList(len(records), starts, build, source.path)
     events = _meta_events(document.get("meta_events"), info.warnings)
-    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts), info=info,
-                      meta_events=events, processors=processors_of(events), recorded_prompts=recorded_requests(events))
+    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages,
+                                        steps=StepList(messages, starts), info=info, meta_events=events,
+                                        processors=processors_of(events), recorded_prompts=recorded_requests(events)))
 
 
 def _meta_events(raw: Any, warnings: list[str]) -> list[MetaEvent]:

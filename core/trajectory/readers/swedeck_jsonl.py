@@ -23,6 +23,8 @@ FIDELITY = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tool
                     notes=["swedeck writes every message it sends"])
 """What a file of this format records, where the reader does not say it per file (`fidelity.fidelity_of`)."""
 HEADER_FORMAT = "swedeck-traj/1"
+BRANCHES = True
+"""A record of `swedeck record` opens its side calls (`PATH#side-N`)."""
 
 
 def accepts(source: Source) -> bool:
@@ -58,8 +60,9 @@ def read(source: Source) -> Trajectory:
                 info.warnings.append(f"line {number} is damaged ({_short(error)}); skipped")
             continue
     apply_end(info, events)
-    return Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages), info=info,
-                      meta_events=events, processors=processors_of(events), recorded_prompts=recorded_requests(events))
+    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages),
+                                        info=info, meta_events=events, processors=processors_of(events),
+                                        recorded_prompts=recorded_requests(events)))
 
 
 def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
@@ -72,6 +75,29 @@ def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
 def meta_event(record: Mapping[str, Any], message_count: int) -> MetaEvent:
     data = {key: value for key, value in record.items() if key not in ("role", "event", "message_count")}
     return MetaEvent(event=str(record.get("event", "")), data=data, message_count=message_count)
+
+
+def as_record(source: Source, trajectory: Trajectory) -> Trajectory:
+    """A `swedeck record`'s record (it has `exchange` events): every step recorded, and its side
+    calls as branches; `PATH#side-N` opens side call N. Any other swedeck file as it is."""
+    events = trajectory.meta_events
+    if not any(event.event == "exchange" for event in events):
+        if source.branch is not None:
+            raise ValueError(f"#{source.branch}: only a record of swedeck record has branches (its side calls)")
+        return trajectory
+    from . import chat
+    from .api_requests import record_fidelity, side_call_entries
+
+    fidelity = record_fidelity(events, str(source.path))
+    if source.branch is None:
+        trajectory.fidelity = fidelity
+        return trajectory
+    entries = side_call_entries(events, source.branch)
+    side = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded", "messages": "recorded"},
+                    notes=[f"a call beside the main conversation of the record {source.path}"])
+    info = TrajectoryInfo(model_name=entries[-1].extra.get("model"), session=dict(trajectory.info.session))
+    return chat.trajectory(source, trajectory.format, entries, info, side,
+                           recorded_prompts={1: [entry.build() for entry in entries[:-1]]})
 
 
 def recorded_requests(events: list[MetaEvent]) -> dict[int, list[Message]]:
