@@ -228,12 +228,13 @@ AGENT = """
 import json, os, sys, time, urllib.request
 from pathlib import Path
 
-def ask(words):
-    body = json.dumps({"model": "test-model", "messages": words}).encode()
+def ask(words, stream=False):
+    body = json.dumps({"model": "test-model", "messages": words, "stream": stream}).encode()
     request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
                                      headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())["choices"][0]["message"]
+        data = response.read()
+    return None if stream else json.loads(data)["choices"][0]["message"]
 
 words = [{"role": "user", "content": "list the files"}]
 answer = ask(words)
@@ -241,7 +242,7 @@ call = answer["tool_calls"][0]
 words += [answer, {"role": "tool", "tool_call_id": call["id"], "content": "a.txt"}]
 while not Path(sys.argv[1]).exists():  # the test lets the second request go
     time.sleep(0.05)
-ask(words)
+ask(words, stream=True)
 """
 
 
@@ -256,7 +257,9 @@ def test_attach_follows_a_running_record_in_a_real_terminal(tmp_path):
     agent, go_on = tmp_path / "agent.py", tmp_path / "go-on"
     agent.write_text(AGENT)
     with OpenAIServer() as server:
-        server.script(Turn.bash_tool("ls", text="Listing."), Turn.bash_tool("cat a.txt", text="Reading it."))
+        slow = " ".join(f"word{number}" for number in range(60))
+        server.script(Turn.bash_tool("ls", text="Listing."),
+                      Turn.bash_tool("cat a.txt", text=f"Reading it. {slow}", chunks=30, chunk_delay_s=0.1))
         recording = subprocess.Popen([*swedeck_command(), "record", "-o", str(tmp_path / "live"), "--upstream",
                                       server.url.removesuffix("/v1"), "--headless", "--", sys.executable, str(agent),
                                       str(go_on)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -271,6 +274,8 @@ def test_attach_follows_a_running_record_in_a_real_terminal(tmp_path):
             screen = wait_for_text(session, "step 1/1", timeout=30)
             assert "following" in screen and "$ ls" in screen
             go_on.touch()
+            screen = wait_for_text(session, "answering…", timeout=30)  # the next answer, as it streams
+            assert "(step 2, as it streams)" in screen and "Reading it." in screen
             wait_for_text(session, "$ cat a.txt", timeout=30)  # the second step, as it was recorded
             assert recording.wait(timeout=30) == 0
             wait_for_text(session, "the session ended", timeout=30)  # on in the final file
@@ -317,3 +322,19 @@ def test_a_side_call_is_a_branch_not_a_step(tmp_path):
     side = load_trajectory(branches[0].target)
     assert len(side.steps) == 1 and side.messages[-1].text == "A title: listing files"
     assert [m.text for m in side.recorded_prompts[1]] == ["Give this conversation a title: list the files"]
+
+
+def test_the_answer_as_it_streams_is_beside_the_record_until_it_ends(tmp_path):
+    from support.waiting import wait_until
+    from swedeck.core.record.live import LiveAnswers, stream_path, streaming_answer
+
+    record = tmp_path / "run.traj.jsonl"
+    live = LiveAnswers(record)
+    event = b'data: {"choices": [{"delta": {"content": "Hello, "}}]}\n\ndata: {"choices": [{"delta": {"content": "world"}}]}\n'
+    live.passed(1, "chat", event[:30])  # a line cut between two reads waits for its end
+    live.passed(1, "chat", event[30:])
+    wait_until(lambda: streaming_answer(record) == "Hello, world", timeout=10, what="the streamed words")
+    assert streaming_answer(tmp_path / "run.traj.json") == "Hello, world"  # the final file's name finds it too
+    live.ended(1)
+    wait_until(lambda: not stream_path(record).exists(), timeout=10, what="the file gone with the answer's end")
+    live.close()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,8 @@ from ..trajectory.readers.api_requests import EXCHANGE
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import Exchange, Handlers
 from .join import agent_sessions
-from .wire import Answer, Assembler, Wire, prompt_entries, streamed_text, tools_of, wire_of
+from .live import LiveAnswers
+from .wire import Answer, Assembler, Wire, prompt_entries, tools_of, wire_of
 
 
 @dataclass
@@ -57,13 +58,12 @@ class RecordState:
 
 
 class Recorder(Handlers):
-    def __init__(self, writer: TrajectoryWriter, on_event: Callable[[str, Any], None] | None = None) -> None:
+    def __init__(self, writer: TrajectoryWriter, live: LiveAnswers | None = None) -> None:
         self.writer = writer
         self.state = RecordState()
         self._lock = threading.Lock()
-        self._on_event = on_event or (lambda kind, data: None)
-        """For the live view: ("started", Exchange), ("text", str), ("ended", record)."""
-        self._listening = on_event is not None
+        self.live = live
+        """The answers as they stream, for a viewer in another process (`record --attach`)."""
 
     # --- the endpoint's calls ------------------------------------------------------------
 
@@ -74,20 +74,19 @@ class Recorder(Handlers):
         except ValueError:
             body = exchange.body.decode("utf-8", "replace")
         streaming = isinstance(body, Mapping) and bool(body.get("stream"))
-        self._on_event("started", exchange)
         return _Open(exchange, wire, body, Assembler(wire, streaming))
 
     def bytes_passed(self, state: _Open, data: bytes) -> None:
         state.assembler.feed(data)
-        if self._listening and state.assembler.streaming:
-            for text in streamed_text(state.wire, data):
-                self._on_event("text", text)
+        if self.live is not None and state.assembler.streaming:
+            self.live.passed(state.exchange.number, state.wire, data)
 
     def ended(self, state: _Open, exchange: Exchange) -> None:
         answer = state.assembler.answer() if exchange.status == 200 else Answer(error=exchange.error or _status_words(exchange))
         with self._lock:
-            record = self._record(state, exchange, answer)
-        self._on_event("ended", record)
+            self._record(state, exchange, answer)
+        if self.live is not None:
+            self.live.ended(exchange.number)
 
     # --- writing ---------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from ..redact import Redactor
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import RecordingEndpoint, default_upstream
 from .join import note_record
+from .live import LiveAnswers
 from .recorder import Recorder
 from .wire import wire_of
 
@@ -65,7 +66,8 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
     meta: dict[str, Any] = {"id": session_id, "config": {}, "recorder": {
         "command": list(command), "upstream": upstream or "the provider's own"}}
     writer = TrajectoryWriter(output, meta, Redactor())
-    recorder = Recorder(writer)
+    live = LiveAnswers(writer.path)
+    recorder = Recorder(writer, live)
     endpoint = RecordingEndpoint(lambda path: default_upstream(upstream, wire_of(path)) + path, recorder)
     code = 1
     with endpoint:
@@ -75,6 +77,7 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
         try:
             process = subprocess.Popen(args, env=env)
         except OSError as error:
+            live.close()
             writer.close()
             raise UsageError(f"swedeck record: cannot start {command[0]}: {error.strerror or error}") from None
         try:
@@ -85,6 +88,7 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
             except subprocess.TimeoutExpired:
                 process.send_signal(signal.SIGTERM)
                 code = process.wait()
+    live.close()
     state = recorder.state
     path = writer.finish({"exit_status": "Exited" if code == 0 else f"Exited ({code})", "exit_code": code,
                           "model_name": state.models[0] if state.models else None})

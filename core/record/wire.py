@@ -9,6 +9,7 @@ or one JSON body): its text, thinking, tool calls, usage and stop reason.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -259,23 +260,25 @@ def _chat_stream(events: list[Mapping[str, Any]]) -> Answer:
     return answer
 
 
+_STRING = rb'"((?:[^"\\]|\\.)*)"'
+_WORDS = {
+    "anthropic": re.compile(rb'"type":\s*"text_delta",\s*"text":\s*' + _STRING),
+    "chat": re.compile(rb'"delta":\s*\{[^{}]*?"content":\s*' + _STRING),
+    "responses": re.compile(rb'"type":\s*"response\.output_text\.delta"[^\n]*?"delta":\s*' + _STRING),
+}
+"""Where a stream's words are in its events, found without parsing each event (bench B10)."""
+
+
 def streamed_text(wire: Wire, data: bytes) -> Iterator[str]:
-    """The answer's words in a chunk of a stream (for the live view); nothing for other events."""
-    for line in data.split(b"\n"):
-        if not line.startswith(b"data:"):
-            continue
+    """The answer's words in whole lines of a stream, for the live view (the record's own answer
+    is parsed whole once the stream has ended); nothing for other events or formats."""
+    pattern = _WORDS.get(wire)
+    if pattern is None:
+        return
+    for match in pattern.finditer(data):
         try:
-            event = mapping(json.loads(line[5:].strip() or b"null"))
+            text = json.loads(b'"' + match.group(1) + b'"')
         except ValueError:
             continue
-        if wire == "anthropic" and event.get("type") == "content_block_delta":
-            text = mapping(event.get("delta")).get("text")
-        elif wire == "chat":
-            text = "".join(str(mapping(choice.get("delta")).get("content") or "")
-                           for choice in map(mapping, event.get("choices") or []))
-        elif wire == "responses" and event.get("type") == "response.output_text.delta":
-            text = event.get("delta")
-        else:
-            text = None
         if isinstance(text, str) and text:
             yield text

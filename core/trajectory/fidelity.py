@@ -88,8 +88,8 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
 def reconstruction_errors(trajectory: Trajectory) -> dict[int, int]:
     """For each step whose request was recorded: the tokens of the prompt rebuilt from the file's
     messages minus the recorded request's (0: the rebuild is the request, by count)."""
-    if not trajectory.recorded_prompts:
-        return {}
+    if not trajectory.recorded_prompts or not isinstance(trajectory.recorded_prompts, dict):
+        return {}  # a reader that builds its recorded prompts on demand (Inspect's) is not made to build them all
     from ..tokens import count_messages
 
     errors = {}

@@ -29,6 +29,8 @@ class ReplayHeader(msgspec.Struct, frozen=True):
     playing: bool = False
     branch: str | None = None
     """The branch shown (a subagent's run, a sidechain), opened from its main line."""
+    answering: bool = False
+    """A followed record's agent is being streamed its next answer."""
 
     def but(self, **changes: Any) -> ReplayHeader:
         return msgspec.structs.replace(self, **changes)
@@ -46,7 +48,7 @@ class ReplayHeader(msgspec.Struct, frozen=True):
         if self.query:
             parts.append(f"/{self.query}: {self.matches} steps" + (" (searching…)" if self.searching else ""))
         if self.following:
-            parts.append("following")
+            parts.append("following" + (" · answering…" if self.answering else ""))
         if self.playing:
             parts.append("playing (any key stops)")
         return " · ".join(parts)

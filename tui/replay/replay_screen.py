@@ -342,6 +342,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     def poll(self) -> None:
         if self.document is None:
             return
+        self._answering()
         at_end = self.step == self.step_count
         try:
             new = self.document.refresh()
@@ -359,6 +360,22 @@ class ReplayScreen(ReplayState, StepBrowser):
         if self.step == 0 or at_end:
             self.go(self.step_count)
         self.read_curve(self.path)
+
+    def _answering(self) -> None:
+        """A record's answer as it streams (`swedeck record` writes it beside the record)."""
+        from swedeck.core.record.live import streaming_answer  # a followed file's, after the first frame
+
+        self.answering = streaming_answer(self.path)
+
+    def watch_answering(self, answering: str | None) -> None:
+        if self.document is None or self.error or self.step != self.step_count:
+            return
+        if answering is None:
+            self.show_step()
+            return
+        self.query_one("#model-text", Static).update(highlighted(
+            f"(step {self.step_count + 1}, as it streams)\n{answering}", self.search_text))
+        self.query_one("#model-command", Static).update("")
 
     def _go_on_in(self, final: Path, at_end: bool) -> None:
         """The session ended and its live file became `final`: show that, from the same step."""

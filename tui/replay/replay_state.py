@@ -42,6 +42,9 @@ class ReplayState(BrowseState):
     """`--follow`: new steps of a live file are shown as they are written."""
     playing: var[bool] = var(False)
     """`--play`: the model's words are typed out, step after step, until a key is pressed."""
+    answering: var[str | None] = var(None)
+    """Following a record (`swedeck record --attach`): the words of the answer its agent is being
+    streamed now, before its step is in the file; None when none is."""
     branch: var[str | None] = var(None)
     """The branch shown (a subagent's run, a sidechain), opened with `b` from its main line."""
     curve: var[dict[int, int]] = var(dict)
@@ -60,7 +63,8 @@ class ReplayState(BrowseState):
         return ReplayHeader(name=opened.name, file_number=self.file_index + 1, files=self.files,
                             format=opened.format, step=self.step, steps=opened.steps, model=opened.model,
                             query=self.search_text, matches=len(self.matches), searching=self.searching,
-                            following=self.following, playing=self.playing, branch=self.branch)
+                            following=self.following, playing=self.playing, branch=self.branch,
+                            answering=self.answering is not None)
 
     def add_curve(self, points: dict[int, int]) -> None:
         """Steps of the token curve, from its worker: the curve and what the chart draws, in one place."""
