@@ -160,6 +160,28 @@ def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):
     assert [step.actions[0].command for step in rec.steps] == [step.actions[0].command for step in own.steps]
 
 
+def test_mini_swe_agent_is_recorded_over_chat_completions(tmp_path):
+    """mini-swe-agent (pip) through litellm, which reads OPENAI_API_BASE: nothing to add."""
+    mini = Path(sys.executable).parent / "mini"
+    with OpenAIServer() as server:
+        server.script(Turn.bash_tool("echo hi > hi.txt"), Turn.bash_tool(SUBMIT))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "rec"), "--upstream",
+                               server.url.removesuffix("/v1"), "--headless", "--", str(mini), "-y", "-t", "write hi",
+                               "-m", "openai/test-model", "-o", str(tmp_path / "mini.traj.json"), "--exit-immediately",
+                               "-c", "mini.yaml", "-c", "model.cost_tracking=ignore_errors"],
+                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "MSWEA_CONFIGURED": "true",
+                                   "HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+                              capture_output=True, text=True, timeout=100, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (tmp_path / "hi.txt").read_text() == "hi\n"
+    recorded = exchanges(tmp_path / "rec.traj.json")
+    assert [event["request"] for event in recorded] == received and len(received) == 2
+    diffed = subprocess.run([*swedeck_command(), "diff", str(tmp_path / "rec.traj.json"), str(tmp_path / "mini.traj.json"),
+                             "--print", "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(diffed.stdout)["first_divergence"] is None  # the record and mini-swe-agent's own file agree
+
+
 def _endpoint(tmp_path: Path, upstream: str) -> tuple[RecordingEndpoint, TrajectoryWriter]:
     writer = TrajectoryWriter(tmp_path / "faults", {"id": "faults", "config": {}})
     return RecordingEndpoint(lambda path: upstream + path, Recorder(writer)), writer
