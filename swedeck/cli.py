@@ -80,6 +80,9 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("--json", action="store_true", help="with --headless: JSON events, one per line")
     run.add_argument("--exit-immediately", action="store_true", help="do not ask for a follow-up task")
     run.add_argument("--replay-actions", action="store_true", help=argparse.SUPPRESS)
+    run.add_argument("--acp", metavar="AGENT", help="drive an ACP agent: claude-code, codex, or its command "
+                     "(docs/acp.md; with --headless for now)")
+    run.add_argument("--upstream", metavar="URL", help="with --acp: where its model requests go (default: the provider's)")
 
 
 def _add_batch(sub: argparse._SubParsersAction[_Parser]) -> None:

@@ -360,3 +360,38 @@ def test_the_answer_as_it_streams_is_beside_the_record_until_it_ends(tmp_path):
     live.ended(1)
     wait_until(lambda: not stream_path(record).exists(), timeout=10, what="the file gone with the answer's end")
     live.close()
+
+
+def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
+    """SPEC §19, headless: the real Claude Code ACP adapter over stdio; its model traffic through
+    the record's endpoint, its permission answered by yolo (allow once) and written down."""
+    adapter = agent_cli("claude-code-acp")
+    work = tmp_path / "work"
+    work.mkdir()
+    with AnthropicServer() as server:
+        server.script(Reply.bash("echo hello > out.txt", text="I will write the file."))
+        done = subprocess.run([*swedeck_command(), "run", "--acp", adapter, "--headless", "-t", "write hello to out.txt",
+                               "--upstream", server.url, "-o", str(tmp_path / "acp"), "--cwd", str(work)],
+                              env=claude_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert (work / "out.txt").read_text() == "hello\n"
+    assert "$ `echo hello > out.txt`" in done.stdout and "permission: `echo hello > out.txt` -> Allow" in done.stdout
+    record = json.loads((tmp_path / "acp.traj.json").read_text())
+    events = record["meta_events"]
+    assert [event["request"] for event in events if event.get("event") == "exchange"] == received
+    session = next(event for event in events if event["event"] == "acp_session")
+    assert session["protocol_version"] == 1 and session["session_id"]
+    permission = next(event for event in events if event["event"] == "acp_permission")
+    assert permission["answer"] == "allow" and {option["kind"] for option in permission["options"]} >= {
+        "allow_once", "allow_always", "reject_once"}
+    assert [m.role for m in load_trajectory(tmp_path / "acp.traj.json").recorded_prompts[2]][-1] == "tool"
+
+
+def test_acp_says_what_it_needs(tmp_path):
+    live = subprocess.run([*swedeck_command(), "run", "--acp", "claude-code", "-t", "x"], capture_output=True,
+                          text=True, timeout=60)
+    assert live.returncode == 2 and "--headless" in live.stderr
+    missing = subprocess.run([*swedeck_command(), "run", "--acp", "no-such-agent-program", "--headless", "-t", "x"],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "not a program here" in missing.stderr

@@ -26,6 +26,8 @@ def read_task(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.acp:
+        return run_acp_agent(args)
     flags = config_flags(args)
     if args.exit_immediately:
         flags["agent.confirm_exit"] = False
@@ -48,3 +50,17 @@ def run(args: argparse.Namespace) -> int:
     from swedeck.tui.live.launch import run_ui  # a broken install says what is missing, as any import error
 
     return run_ui(config, task, resume=args.resume)
+
+
+def run_acp_agent(args: argparse.Namespace) -> int:
+    """`swedeck run --acp AGENT --headless -t TASK` (`core/acp/`)."""
+    from swedeck.core.acp.run import run_acp
+
+    if not args.headless:
+        raise UsageError("--acp runs headless for now (--headless): swedeck's live panes for an ACP agent are not "
+                         "built yet; swedeck record --attach follows its record live (docs/acp.md)")
+    task = read_task(args)
+    cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    result = run_acp(args.acp, task or "", cwd=cwd, output=args.output, upstream=args.upstream,
+                     say=lambda line: print(strip_control(line), flush=True))
+    return result.exit_code

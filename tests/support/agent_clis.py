@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-VERSIONS = {"claude": "@anthropic-ai/claude-code@2.1.332", "codex": "@openai/codex@0.171.0"}
+VERSIONS = {"claude": "@anthropic-ai/claude-code@2.1.332", "codex": "@openai/codex@0.171.0",
+            "claude-code-acp": "@zed-industries/claude-code-acp@0.16.2", "codex-acp": "@zed-industries/codex-acp@0.16.0"}
 
 
 def agent_cli(name: str) -> str:

@@ -1,0 +1,32 @@
+"""The ACP agents swedeck names, and how an `--acp` value becomes a command."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from ..errors import UsageError
+
+PRESETS: dict[str, str] = {"claude-code": "claude-code-acp", "codex": "codex-acp"}
+"""Preset -> the adapter's program (npm: @zed-industries/claude-code-acp, @zed-industries/codex-acp)."""
+PACKAGES = {"claude-code": "@zed-industries/claude-code-acp", "codex": "@zed-industries/codex-acp"}
+
+
+def agent_command(spec: str) -> list[str]:
+    """A preset's adapter (on PATH, or under `SWEDECK_AGENTS_DIR`'s node_modules/.bin), or a command line."""
+    if spec in PRESETS:
+        program = PRESETS[spec]
+        folder = os.environ.get("SWEDECK_AGENTS_DIR")
+        local = Path(folder) / "node_modules" / ".bin" / program if folder else None
+        found = str(local) if local is not None and local.exists() else shutil.which(program)
+        if found is None:
+            raise UsageError(f"--acp {spec}: {program} is not installed (npm install -g {PACKAGES[spec]})")
+        return [found]
+    command = shlex.split(spec)
+    if not command:
+        raise UsageError("--acp: give a preset (claude-code, codex) or the agent's command")
+    if shutil.which(command[0]) is None and not Path(command[0]).exists():
+        raise UsageError(f"--acp: {command[0]} is not a program here")
+    return command
