@@ -202,7 +202,7 @@ def _post(url: str, body: dict) -> tuple[int, bytes]:
 
 def test_faults_pass_through_as_they_came_and_are_recorded(tmp_path):
     body = {"model": "claude-test", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-    with AnthropicServer() as server:
+    with AnthropicServer(side_calls_apart=False) as server:
         server.script(Reply(status=429), Reply(text="half an answer", cut=True), Reply(text="whole"))
         endpoint, writer = _endpoint(tmp_path, server.url)
         with endpoint:
@@ -322,7 +322,7 @@ def test_a_side_call_is_a_branch_not_a_step(tmp_path):
     main = {"model": "claude-main", "max_tokens": 100, "stream": True, "tools": [{"name": "Bash", "input_schema": {}}],
             "messages": [task]}
     with AnthropicServer() as server:
-        server.script(Reply.bash("ls", text="Listing."), Reply(text="A title: listing files"), Reply(text="Two files."))
+        server.script(Reply.bash("ls", text="Listing."), Reply(text="Two files."))  # the title is the server's own
         endpoint, writer = _endpoint(tmp_path, server.url)
         with endpoint:
             _post(endpoint.base_url + "/v1/messages", main)
@@ -342,7 +342,7 @@ def test_a_side_call_is_a_branch_not_a_step(tmp_path):
     branches = fidelity_of(trajectory).openable
     assert [branch.label for branch in branches] == ["side call 2: claude-small"]
     side = load_trajectory(branches[0].target)
-    assert len(side.steps) == 1 and side.messages[-1].text == "A title: listing files"
+    assert len(side.steps) == 1 and side.messages[-1].text == "A short title"
     assert [m.text for m in side.recorded_prompts[1]] == ["Give this conversation a title: list the files"]
 
 

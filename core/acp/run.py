@@ -1,15 +1,18 @@
-"""One ACP session, headless (SPEC §19): `swedeck run --acp PRESET|COMMAND --headless -t TASK`.
+"""One ACP session (SPEC §19): `swedeck run --acp PRESET|COMMAND [--headless] -t TASK`.
 
 The agent runs as a child over stdio and speaks ACP version 1 (JSON-RPC 2.0), with the types
 of the `agent-client-protocol` package: `initialize` with the capabilities swedeck implements
 (`fs/read_text_file`, `fs/write_text_file` in the session's folder; no terminal yet),
-`session/new`, then `session/prompt` with the task. Its model traffic goes through `swedeck
-record`'s endpoint (the child gets the endpoint in the variables the adapters' SDKs read), so
-the session's record is exact: every request, answer, usage and timing (SPEC §18). What the
-agent streams (`session/update`) is said as progress lines; `session/request_permission` is
-answered by swedeck's mode, headless yolo: the agent's allow-once option, never "always";
-each request and its answer is written to the record (`acp_permission`), with the session
-(`acp_session`) and the person's words (`acp_prompt`).
+`session/new`, then `session/prompt` with the task, and with each follow-up the person gives.
+Its model traffic goes through `swedeck record`'s endpoint (the child gets the endpoint in the
+variables the adapters' SDKs read), so the session's record is exact: every request, answer,
+usage and timing (SPEC §18). The record also holds the session (`acp_session`), the person's
+words (`acp_prompt`), each permission asked and its answer (`acp_permission`) and the files
+the agent wrote through swedeck (`acp_write`).
+
+What the agent does reaches a `Driver`: headless, `Printer` says it as progress lines and
+answers permissions by yolo (the agent's allow-once option, never "always"); live,
+`core/acp/session.py` turns it into swedeck's events for the live panes and asks the person.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 from ..errors import SwedeckError, UsageError
 from ..record.endpoint import RecordingEndpoint, default_upstream
@@ -39,6 +42,75 @@ START_TIMEOUT_S = 120.0
 """How long the agent may take to answer `initialize` and `session/new`."""
 
 
+@dataclass(frozen=True)
+class Option:
+    """A way to answer a permission request, as the agent offers it."""
+
+    option_id: str
+    name: str
+    kind: str
+    """`allow_once`, `allow_always`, `reject_once`, `reject_always`."""
+
+
+class Driver(Protocol):
+    """What swedeck does with what the agent does (headless: `Printer`; live: `AcpSession`)."""
+
+    async def words(self, text: str, thought: bool) -> None: ...
+    async def tool_call(self, call_id: str, title: str) -> None: ...
+    async def tool_done(self, call_id: str, status: str, output: str) -> None: ...
+    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None: ...
+    async def plan(self, entries: list[str]) -> None: ...
+    async def usage(self, used: int | None, size: int | None) -> None: ...
+    async def prompt_ended(self, stop: str) -> str | None:
+        """The next words for the agent (a follow-up), or None: the session ends."""
+
+
+@dataclass
+class AcpRun:
+    """One session's parts: the record's writer and endpoint, the agent's command."""
+
+    spec: str
+    command: list[str]
+    writer: TrajectoryWriter
+    recorder: Recorder
+    live: LiveAnswers
+    upstream: str | None
+
+    @classmethod
+    def open(cls, spec: str, output: str | None, upstream: str | None) -> AcpRun:
+        command = agent_command(spec)
+        session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+        writer = TrajectoryWriter(output, {"id": session_id, "config": {}, "acp": {"agent": spec, "command": command}},
+                                  Redactor())
+        live = LiveAnswers(writer.path)
+        return cls(spec, command, writer, Recorder(writer, live), live, upstream)
+
+    def run(self, task: str, cwd: Path, driver: Driver, cancel: Callable[[Callable[[], None]], None] | None = None,
+            say: Callable[[str], None] = lambda line: None) -> str:
+        """The session until the agent's last prompt ends; its stop reason (`error` when it failed)."""
+        endpoint = RecordingEndpoint(lambda path: default_upstream(self.upstream, wire_of(path)) + path, self.recorder)
+        with endpoint, tempfile.TemporaryFile() as errors:
+            env = {**os.environ, **child_environment(endpoint.base_url)}
+            try:
+                return asyncio.run(_session(self, env, cwd, task, driver, errors, cancel))
+            except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
+                errors.seek(0)
+                said = errors.read()[-2000:].decode("utf-8", "replace").strip()
+                self.writer.add_meta("acp_error", error=f"{type(error).__name__}: {error}", agent_stderr=said)
+                say(visible(f"swedeck: the ACP agent failed: {type(error).__name__}: {error}"
+                            + (f"\n{said}" if said else "")))
+                return "error"
+
+    def finish(self, stop: str) -> tuple[Path, int]:
+        self.live.close()
+        state = self.recorder.state
+        code = 0 if stop == "end_turn" else 1
+        path = self.writer.finish({"exit_status": f"ACP: {stop}", "exit_code": code,
+                                   "model_name": state.models[0] if state.models else None})
+        note_record(path, state.sessions)
+        return path, code
+
+
 @dataclass
 class AcpResult:
     exit_code: int
@@ -50,47 +122,28 @@ class AcpResult:
 
 def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstream: str | None = None,
             say: Callable[[str], None] = lambda line: None) -> AcpResult:
+    """Headless: progress lines, permissions answered by yolo."""
     if not task:
         raise UsageError("swedeck run --acp: give the task (-t TEXT)")
-    command = agent_command(spec)
-    session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
-    writer = TrajectoryWriter(output, {"id": session_id, "config": {}, "acp": {"agent": spec, "command": command}},
-                              Redactor())
-    live = LiveAnswers(writer.path)
-    recorder = Recorder(writer, live)
-    client = _Client(cwd, writer, say)
-    endpoint = RecordingEndpoint(lambda path: default_upstream(upstream, wire_of(path)) + path, recorder)
-    with endpoint, tempfile.TemporaryFile() as errors:
-        env = {**os.environ, **child_environment(endpoint.base_url)}
-        say(f"swedeck: ACP agent {spec} ({command[0]}); record: {writer.path}")
-        try:
-            stop = asyncio.run(_session(command, env, cwd, task, client, writer, errors))
-        except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
-            errors.seek(0)
-            said = errors.read()[-2000:].decode("utf-8", "replace").strip()
-            writer.add_meta("acp_error", error=f"{type(error).__name__}: {error}", agent_stderr=said)
-            stop = "error"
-            say(visible(f"swedeck: the ACP agent failed: {type(error).__name__}: {error}"
-                        + (f"\n{said}" if said else "")))
-    live.close()
-    state = recorder.state
-    code = 0 if stop == "end_turn" else 1
-    path = writer.finish({"exit_status": f"ACP: {stop}", "exit_code": code,
-                          "model_name": state.models[0] if state.models else None})
-    note_record(path, state.sessions)
-    say(f"swedeck: {stop}; {state.steps} model calls, {client.permissions} permissions asked: {path}")
-    return AcpResult(code, path, stop, state.steps, client.permissions)
+    run = AcpRun.open(spec, output, upstream)
+    printer = Printer(say)
+    say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}")
+    stop = run.run(task, cwd, printer, say=say)
+    path, code = run.finish(stop)
+    say(f"swedeck: {stop}; {run.recorder.state.steps} model calls, {printer.permissions} permissions asked: {path}")
+    return AcpResult(code, path, stop, run.recorder.state.steps, printer.permissions)
 
 
-async def _session(command: list[str], env: dict[str, str], cwd: Path, task: str, client: _Client,
-                   writer: TrajectoryWriter, errors: Any) -> str:
+async def _session(run: AcpRun, env: dict[str, str], cwd: Path, task: str, driver: Driver, errors: IO[bytes],
+                   cancel: Callable[[Callable[[], None]], None] | None) -> str:
     import acp
     from acp import schema
 
-    process = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE,
+    process = await asyncio.create_subprocess_exec(*run.command, stdin=asyncio.subprocess.PIPE,
                                                    stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
     try:
         assert process.stdin is not None and process.stdout is not None
+        client = _Client(cwd, run.writer, driver)
         # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
         connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
         capabilities = schema.ClientCapabilities(
@@ -102,13 +155,23 @@ async def _session(command: list[str], env: dict[str, str], cwd: Path, task: str
             raise SwedeckError(f"the agent speaks ACP version {init.protocol_version}, swedeck {acp.PROTOCOL_VERSION}")
         session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
         info = init.agent_info
-        writer.add_meta("acp_session", session_id=session.session_id, protocol_version=init.protocol_version,
-                        agent=getattr(info, "name", None), agent_version=getattr(info, "version", None),
-                        load_session=bool(init.agent_capabilities and init.agent_capabilities.load_session))
-        writer.add_meta("acp_prompt", text=task)
-        response = await connection.prompt(session_id=session.session_id, prompt=[acp.text_block(task)])
-        client.flush()
-        return str(response.stop_reason)
+        run.writer.add_meta("acp_session", session_id=session.session_id, protocol_version=init.protocol_version,
+                            agent=getattr(info, "name", None), agent_version=getattr(info, "version", None),
+                            load_session=bool(init.agent_capabilities and init.agent_capabilities.load_session))
+        if cancel is not None:  # the person's interrupt, from another thread: session/cancel
+            loop = asyncio.get_running_loop()
+
+            def cancel_prompt() -> None:
+                loop.call_soon_threadsafe(lambda: loop.create_task(connection.cancel(session_id=session.session_id)))
+            cancel(cancel_prompt)
+        words: str | None = task
+        stop = "end_turn"
+        while words:
+            run.writer.add_meta("acp_prompt", text=words)
+            response = await connection.prompt(session_id=session.session_id, prompt=[acp.text_block(words)])
+            stop = str(response.stop_reason)
+            words = await driver.prompt_ended(stop)
+        return stop
     finally:
         if process.returncode is None:
             process.terminate()
@@ -128,56 +191,86 @@ def _version() -> str:
         return "0"
 
 
-class _Client:
-    """What swedeck answers an ACP agent (its `Client` side)."""
+class Printer:
+    """Headless: what the agent does as progress lines; permissions answered by yolo."""
 
-    def __init__(self, cwd: Path, writer: TrajectoryWriter, say: Callable[[str], None]) -> None:
-        self.cwd = cwd.resolve()
-        self.writer = writer
+    def __init__(self, say: Callable[[str], None]) -> None:
         self.say = say
         self.permissions = 0
         self._words: list[str] = []
 
-    def flush(self) -> None:
-        """Say what the agent wrote since its last tool call."""
+    def _flush(self) -> None:
         text = "".join(self._words).strip()
         self._words.clear()
         if text:
             self.say(visible(f"agent: {text}"))
 
+    async def words(self, text: str, thought: bool) -> None:
+        if not thought:
+            self._words.append(text)
+
+    async def tool_call(self, call_id: str, title: str) -> None:
+        self._flush()
+        self.say(visible(f"$ {title}"))
+
+    async def tool_done(self, call_id: str, status: str, output: str) -> None:
+        self.say(visible(f"  {status}" + (f": {output.strip()[:200]}" if output.strip() else "")))
+
+    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
+        self.permissions += 1
+        allow = next((option for option in options if option.kind == "allow_once"),
+                     next((option for option in options if option.kind.startswith("allow")), None))
+        self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
+        return allow
+
+    async def plan(self, entries: list[str]) -> None:
+        self.say(visible("plan: " + "; ".join(entries)))
+
+    async def usage(self, used: int | None, size: int | None) -> None:
+        self.say(f"context: {used if used is not None else '?'} / {size if size is not None else '?'} tokens")
+
+    async def prompt_ended(self, stop: str) -> str | None:
+        self._flush()
+        return None
+
+
+class _Client:
+    """What swedeck answers an ACP agent (its `Client` side), handing what it does to the driver."""
+
+    def __init__(self, cwd: Path, writer: TrajectoryWriter, driver: Driver) -> None:
+        self.cwd = cwd.resolve()
+        self.writer = writer
+        self.driver = driver
+
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
         from acp import schema
 
-        self.permissions += 1
-        allow = next((option for option in options if option.kind == "allow_once"),
-                     next((option for option in options if str(option.kind).startswith("allow")), None))
+        offered = [Option(str(option.option_id), str(option.name), str(option.kind)) for option in options]
         title = str(getattr(tool_call, "title", None) or getattr(tool_call, "tool_call_id", ""))
-        answer = allow.option_id if allow is not None else None
-        self.writer.add_meta("acp_permission", tool_call_id=getattr(tool_call, "tool_call_id", None), title=title,
-                             options=[{"id": option.option_id, "name": option.name, "kind": option.kind}
-                                      for option in options], answer=answer, how="auto: yolo (headless)")
-        self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'rejected (no allow option)'}"))
-        if allow is None:
+        call_id = str(getattr(tool_call, "tool_call_id", ""))
+        chosen = await self.driver.permission(call_id, title, offered)
+        self.writer.add_meta("acp_permission", tool_call_id=call_id, title=title,
+                             options=[{"id": o.option_id, "name": o.name, "kind": o.kind} for o in offered],
+                             answer=chosen.option_id if chosen is not None else None,
+                             kind=chosen.kind if chosen is not None else "cancelled")
+        if chosen is None:
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
-        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=allow.option_id,
+        return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=chosen.option_id,
                                                                               outcome="selected"))
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         kind = getattr(update, "session_update", "")
-        if kind == "agent_message_chunk":
-            self._words.append(_text(update.content))
-        elif kind == "agent_thought_chunk":
-            return
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
+            await self.driver.words(_text(update.content), kind == "agent_thought_chunk")
         elif kind == "tool_call":
-            self.flush()
-            self.say(visible(f"$ {update.title}"))
+            await self.driver.tool_call(str(update.tool_call_id), str(update.title))
         elif kind == "tool_call_update" and getattr(update, "status", None) in ("completed", "failed"):
-            shown = " ".join(_text(getattr(item, "content", item)) for item in update.content or []).strip()
-            self.say(visible(f"  {update.status}" + (f": {shown[:200]}" if shown else "")))
+            output = "\n".join(_text(getattr(item, "content", item)) for item in update.content or [])
+            await self.driver.tool_done(str(update.tool_call_id), str(update.status), output)
         elif kind == "plan":
-            self.say(visible("plan: " + "; ".join(f"[{entry.status}] {entry.content}" for entry in update.entries)))
+            await self.driver.plan([f"[{entry.status}] {entry.content}" for entry in update.entries])
         elif kind == "usage_update":
-            self.say(f"context: {getattr(update, 'used', '?')} / {getattr(update, 'size', '?')} tokens")
+            await self.driver.usage(getattr(update, "used", None), getattr(update, "size", None))
 
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
                              **kwargs: Any) -> Any:

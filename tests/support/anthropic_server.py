@@ -2,8 +2,9 @@
 streams it (`message_start`, content blocks with `text_delta` / `input_json_delta`,
 `message_delta` with the stop reason and usage, `message_stop`), or one JSON body.
 
-Each `POST /v1/messages` takes the next scripted `Reply` (once they are used up: a short
-text answer, so an agent's side calls, a title or a summary, never starve it); every request
+Each `POST /v1/messages` that offers tools takes the next scripted `Reply` (once they are
+used up: a short text answer); one without tools (an agent's side call: a title, a summary)
+gets a short text of its own, whenever it comes, so side calls never take a scripted turn; every request
 body is kept in `requests`, with its path and headers. `count_tokens` is answered from the
 body's length. A reply can be a status (429, 500) instead of an answer.
 """
@@ -47,6 +48,8 @@ class AnthropicServer:
     headers: list[dict[str, str]] = field(default_factory=list)
     answered: list[bytes] = field(default_factory=list)
     """The bytes of every answer body sent, in order."""
+    side_calls_apart: bool = True
+    """A request that offers no tools (an agent's side call) gets a short text, not the next scripted reply."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -109,7 +112,10 @@ class AnthropicServer:
             self._json(handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
             return
         with self._lock:
-            reply = self.replies.popleft() if self.replies else Reply(text="Done.")
+            if not body.get("tools") and self.side_calls_apart:  # a title, a summary: never a scripted turn
+                reply = Reply(text="A short title", input_tokens=200, output_tokens=5)
+            else:
+                reply = self.replies.popleft() if self.replies else Reply(text="Done.")
             self._ids += 1
             number = self._ids
         if reply.status != 200:
