@@ -56,11 +56,16 @@ def run_acp_agent(args: argparse.Namespace) -> int:
     """`swedeck run --acp AGENT --headless -t TASK` (`core/acp/`)."""
     from swedeck.core.acp.run import run_acp
 
-    if not args.headless:
-        raise UsageError("--acp runs headless for now (--headless): swedeck's live panes for an ACP agent are not "
-                         "built yet; swedeck record --attach follows its record live (docs/acp.md)")
     task = read_task(args)
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    if not args.headless:  # the live panes (core/acp/session.py)
+        from swedeck.core.acp.presets import agent_command
+        from swedeck.core.acp.session import AcpSession
+        from swedeck.tui.live.launch import run_session_ui
+
+        agent_command(args.acp)  # a missing adapter is a usage error now, not a session that fails in the UI
+        config = load_config(args.config, flags=config_flags(args))
+        return run_session_ui(AcpSession(config, args.acp, task, cwd=cwd, output=args.output, upstream=args.upstream))
     result = run_acp(args.acp, task or "", cwd=cwd, output=args.output, upstream=args.upstream,
                      say=lambda line: print(strip_control(line), flush=True))
     return result.exit_code

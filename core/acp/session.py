@@ -1,0 +1,268 @@
+"""An ACP agent in swedeck's live panes (SPEC §19): a `SessionControl`, like swedeck's own
+`Session`, whose `run` drives the agent (`acp.run.AcpRun`) and turns what it does into
+swedeck's events, so the live screen shows it as it shows its own agent:
+
+- its words stream into the model pane (`QueryStarted`, `StreamDelta`, `QueryFinished`), its
+  thoughts as reasoning; a tool call closes the answer before it and is the step's command
+  block (`ActionProposed`), running (`CommandStarted`) until the agent says how it ended
+  (`CommandFinished`, with what the tool printed);
+- `session/request_permission` is swedeck's confirmation: in confirm mode the person answers
+  (y: the agent's allow-once option, a: its allow-always one, n: reject; an edit cannot be
+  sent over ACP, so it is a reject that says so); in yolo mode allow-once, as headless;
+- the end of a prompt asks for a follow-up (empty ends the session); the agent's
+  `usage_update` is the meter;
+- the person's interrupt is `session/cancel`.
+
+Processors and compaction are the agent's own here: swedeck says so instead of pretending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from .. import events as ev
+from ..agent.exits import ExitStatus
+from ..config import SwedeckConfig
+from ..context_status import ContextStatus
+from ..environments.base import ExecutionResult
+from ..messages import Message, MessageType, make_message
+from ..session import PromptPreview, SessionResult
+from .run import AcpRun, Option
+
+CONFIRM_ANSWERS = {"approve": "allow_once", "always_allow": "allow_always", "reject": "reject_once"}
+
+
+class AcpSession:
+    def __init__(self, config: SwedeckConfig, spec: str, task: str | None, *, cwd: Path, output: str | None = None,
+                 upstream: str | None = None) -> None:
+        self.config = config
+        self.spec = spec
+        self.task = task
+        self.cwd = cwd
+        self.output = output
+        self.upstream = upstream
+        self.trajectory_path: str | None = None
+        self.finished = threading.Event()
+        self._mode: ev.Mode = "yolo" if config.agent.mode == "yolo" else "confirm"
+        self._history: list[Message] = []
+        self._emit: ev.EventSink = lambda event: None
+        self._cancel: Any = None
+        self._quit = threading.Event()
+        self._step = 0
+        self._open = False
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._calls: dict[str, tuple[str, str, float]] = {}
+        """tool call id -> (action id, its title, when it started)."""
+        self._status = ContextStatus(window=None, prompt_tokens=None)
+        self._waiting: Future[Any] | None = None
+
+    # --- what the front end holds ------------------------------------------------------------
+
+    @property
+    def mode(self) -> ev.Mode:
+        return self._mode
+
+    @property
+    def processors(self) -> list[Any]:
+        return []
+
+    @property
+    def history(self) -> list[Message]:
+        return self._history
+
+    def set_mode(self, mode: ev.Mode) -> None:
+        if mode == "human":
+            self._emit(ev.Notice(text="an ACP agent runs its own commands: human mode is not offered", level="warning"))
+            mode = "confirm"
+        previous, self._mode = self._mode, mode
+        self._emit(ev.ModeChanged(mode=mode, previous=previous))
+
+    def set_processors(self, processors: list[Any]) -> None:
+        self._emit(ev.Notice(text="an ACP agent keeps its own context: swedeck's processors do not apply to it",
+                             level="warning"))
+
+    def compact(self, undo: bool = False) -> None:
+        self._emit(ev.Notice(text="an ACP agent compacts its own context: ask it (its /compact command)",
+                             level="warning"))
+
+    def interrupt(self) -> None:
+        waiting = self._waiting
+        if waiting is not None and not waiting.done():
+            waiting.set_result(None)
+        if self._cancel is not None:
+            self._cancel()
+
+    def quit(self, status: ExitStatus = ExitStatus.USER_QUIT, message: str = "") -> None:
+        self._quit.set()
+        self.interrupt()
+
+    def context_status(self) -> ContextStatus:
+        return self._status
+
+    def prompt_preview(self) -> PromptPreview:
+        from ..prompt_view import prompt_lines
+        from ..tokens import count_messages
+
+        messages = list(self._history)
+        return PromptPreview(messages, prompt_lines(messages, messages), count_messages(messages) if messages else 0,
+                             self._status.window, None, [], self._status)
+
+    # --- the session ---------------------------------------------------------------------------
+
+    def run(self, emit: ev.EventSink) -> SessionResult:
+        self._emit = emit
+        try:
+            run = AcpRun.open(self.spec, self.output, self.upstream)
+        except Exception as error:  # noqa: BLE001 - a missing adapter is said in the UI, then the session ends
+            emit(ev.Notice(text=str(error), level="error"))
+            emit(ev.SessionEnded(exit_status=ExitStatus.ENVIRONMENT_ERROR, message=str(error)))
+            self.finished.set()
+            return SessionResult(exit_status=ExitStatus.ENVIRONMENT_ERROR, exit_code=1, message=str(error))
+        self.trajectory_path = str(run.writer.path)
+        emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {self.spec}",
+                               environment=f"local (the agent's own tools, in {self.cwd})", mode=self._mode,
+                               trajectory_path=self.trajectory_path, task=self.task or ""))
+        task = self.task or self._ask_text("task", "The task for the agent:")
+        stop = "cancelled"
+        if task:
+            self._said(task, MessageType.TASK)
+            stop = run.run(task, self.cwd, self, cancel=self._set_cancel,
+                           say=lambda line: emit(ev.Notice(text=line, level="error")))
+        path, code = run.finish(stop)
+        self.trajectory_path = str(path)
+        status = ExitStatus.USER_QUIT if self._quit.is_set() else ExitStatus.SUBMITTED if code == 0 else ExitStatus.ENVIRONMENT_ERROR
+        emit(ev.SessionEnded(exit_status=status, trajectory_path=str(path), message=f"ACP: {stop}"))
+        self.finished.set()
+        return SessionResult(exit_status=status, trajectory_path=str(path), exit_code=code, message=f"ACP: {stop}")
+
+    def _set_cancel(self, cancel: Any) -> None:
+        self._cancel = cancel
+
+    def _ask_text(self, kind: str, prompt: str) -> str | None:
+        future: Future[str | None] = Future()
+        self._waiting = future
+        self._emit(ev.StateChanged(ev.AgentState.AWAITING_INPUT))
+        self._emit(ev.InputRequested(future=future, kind=kind, prompt=prompt))  # type: ignore[arg-type]
+        while not self._quit.is_set():
+            try:
+                return future.result(timeout=0.1)
+            except TimeoutError:
+                continue
+        return None
+
+    def _said(self, text: str, kind: MessageType) -> None:
+        message = make_message("user", text, kind, task=text if kind == MessageType.TASK else None)
+        self._history.append(message)
+        self._emit(ev.MessageAdded(message=message, index=len(self._history) - 1))
+
+    # --- the driver's calls (on the session's event loop) -------------------------------------
+
+    def _open_step(self) -> None:
+        if not self._open:
+            self._step += 1
+            self._open = True
+            self._emit(ev.StateChanged(ev.AgentState.THINKING))
+            self._emit(ev.QueryStarted(step=self._step))
+
+    def _close_step(self, action: bool) -> None:
+        if not self._open:
+            return
+        self._open = False
+        text, thinking = "".join(self._text), "".join(self._thinking)
+        self._text.clear()
+        self._thinking.clear()
+        message = make_message("assistant", text, MessageType.ACTION if action else MessageType.ASSISTANT_MESSAGE,
+                               step=self._step, reasoning=thinking or None)
+        self._history.append(message)
+        self._emit(ev.QueryFinished(step=self._step, message=message, usage=None, cost=0.0))
+        self._emit(ev.ProgressUpdated(step=self._step, step_limit=0, cost=0.0, cost_limit=0.0))
+
+    async def words(self, text: str, thought: bool) -> None:
+        if not text:
+            return
+        self._open_step()
+        (self._thinking if thought else self._text).append(text)
+        self._emit(ev.StreamDelta(step=self._step, kind="reasoning" if thought else "text", text=text))
+
+    async def tool_call(self, call_id: str, title: str) -> None:
+        self._open_step()
+        self._close_step(action=True)
+        action_id = f"{self._step}.{sum(1 for value in self._calls.values() if value[0].startswith(f'{self._step}.'))}"
+        self._calls[call_id] = (action_id, title, time.monotonic())
+        self._emit(ev.ActionProposed(action_id=action_id, step=self._step, command=title,
+                                     needs_confirmation=self._mode == "confirm"))
+
+    def _action(self, call_id: str, title: str) -> tuple[str, str, float]:
+        if call_id not in self._calls:  # a permission or a result for a call never announced
+            self._open_step()
+            self._close_step(action=True)
+            self._calls[call_id] = (f"{self._step}.0", title, time.monotonic())
+        return self._calls[call_id]
+
+    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
+        action_id, command, _ = self._action(call_id, title)
+        by_kind = {option.kind: option for option in options}
+        if self._mode == "yolo":
+            chosen = by_kind.get("allow_once") or next((o for o in options if o.kind.startswith("allow")), None)
+            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason="yolo"))
+        else:
+            future: Future[Any] = Future()  # the person's Decision; None when they interrupt
+            self._waiting = future
+            self._emit(ev.StateChanged(ev.AgentState.AWAITING_CONFIRMATION))
+            self._emit(ev.ConfirmationRequested(future=future, action_id=action_id, command=command))
+            decision = await asyncio.wrap_future(future)
+            self._waiting = None
+            kind = decision.kind if decision is not None else "reject"
+            if kind == "edit":
+                self._emit(ev.Notice(text="an ACP agent's command cannot be edited: rejected; say what to do instead",
+                                     level="warning"))
+                kind = "reject"
+            chosen = by_kind.get(CONFIRM_ANSWERS[kind]) or (
+                by_kind.get("reject_always") if kind == "reject" else None)
+            self._emit(ev.ActionDecided(action_id=action_id, decision="rejected" if kind == "reject" else "approved",
+                                        command=command, reason=decision.comment if decision is not None else ""))
+            if kind == "reject" and decision is not None and decision.comment:
+                self._pending_comment = decision.comment
+        if chosen is not None and chosen.kind.startswith("allow"):
+            self._calls[call_id] = (action_id, command, time.monotonic())
+            self._emit(ev.StateChanged(ev.AgentState.RUNNING, command))
+            self._emit(ev.CommandStarted(action_id=action_id, command=command))
+        return chosen
+
+    _pending_comment = ""
+
+    async def tool_done(self, call_id: str, status: str, output: str) -> None:
+        action_id, command, started = self._action(call_id, call_id)
+        result = ExecutionResult(output=output, returncode=0 if status == "completed" else 1,
+                                 duration_s=time.monotonic() - started)
+        observation = make_message("tool", output, MessageType.OBSERVATION, raw_output=output, command=command)
+        self._history.append(observation)
+        self._emit(ev.CommandFinished(action_id=action_id, command=command, result=result))
+
+    async def plan(self, entries: list[str]) -> None:
+        self._emit(ev.Notice(text="plan: " + "; ".join(entries)))
+
+    async def usage(self, used: int | None, size: int | None) -> None:
+        self._status = ContextStatus(window=size, prompt_tokens=used, window_source="the agent's usage_update")
+        self._emit(ev.ContextUpdated(self._status))
+
+    async def prompt_ended(self, stop: str) -> str | None:
+        self._close_step(action=False)
+        if self._quit.is_set():
+            return None
+        if self._pending_comment:  # a rejection's comment goes on as the person's message
+            comment, self._pending_comment = self._pending_comment, ""
+            self._said(comment, MessageType.USER_MESSAGE)
+            return comment
+        loop = asyncio.get_running_loop()
+        text = await loop.run_in_executor(None, self._ask_text, "follow_up",
+                                          f"The agent ended its turn ({stop}). A follow-up, or empty to end.")
+        if text:
+            self._said(text, MessageType.USER_MESSAGE)
+        return text or None
