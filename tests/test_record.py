@@ -389,12 +389,14 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
 
 
 def test_acp_says_what_it_needs(tmp_path):
-    live = subprocess.run([*swedeck_command(), "run", "--acp", "claude-code", "-t", "x"], capture_output=True,
-                          text=True, timeout=60)
-    assert live.returncode == 2 and "--headless" in live.stderr
-    missing = subprocess.run([*swedeck_command(), "run", "--acp", "no-such-agent-program", "--headless", "-t", "x"],
-                             capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "not a program here" in missing.stderr
+    for headless in (["--headless"], []):  # before any UI opens
+        missing = subprocess.run([*swedeck_command(), "run", "--acp", "no-such-agent-program", *headless, "-t", "x"],
+                                 capture_output=True, text=True, timeout=60)
+        assert missing.returncode == 2 and "not a program here" in missing.stderr
+    absent = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "x"], capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "SWEDECK_AGENTS_DIR": str(tmp_path),
+                                                        "PATH": os.path.dirname(sys.executable)})
+    assert absent.returncode == 2 and "npm install -g @zed-industries/codex-acp" in absent.stderr
 
 
 @pytest.mark.anyio

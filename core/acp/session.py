@@ -34,6 +34,16 @@ from ..messages import Message, MessageType, make_message
 from ..session import PromptPreview, SessionResult
 from .run import AcpRun, Option
 
+
+class _Call:
+    """A tool call of the agent, as swedeck shows it: proposed (a command block) once it is
+    asked about or runs, under the title the agent last gave it."""
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self.action_id: str | None = None
+        self.started: float | None = None
+
 CONFIRM_ANSWERS = {"approve": "allow_once", "always_allow": "allow_always", "reject": "reject_once"}
 
 
@@ -57,8 +67,10 @@ class AcpSession:
         self._open = False
         self._text: list[str] = []
         self._thinking: list[str] = []
-        self._calls: dict[str, tuple[str, str, float]] = {}
-        """tool call id -> (action id, its title, when it started)."""
+        self._calls: dict[str, _Call] = {}
+        self._actions = 0
+        """Command blocks proposed in the current step."""
+        self._run: AcpRun | None = None
         self._status = ContextStatus(window=None, prompt_tokens=None)
         self._waiting: Future[Any] | None = None
 
@@ -125,6 +137,7 @@ class AcpSession:
             self.finished.set()
             return SessionResult(exit_status=ExitStatus.ENVIRONMENT_ERROR, exit_code=1, message=str(error))
         self.trajectory_path = str(run.writer.path)
+        self._run = run
         emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {self.spec}",
                                environment=f"local (the agent's own tools, in {self.cwd})", mode=self._mode,
                                trajectory_path=self.trajectory_path, task=self.task or ""))
@@ -166,6 +179,7 @@ class AcpSession:
     def _open_step(self) -> None:
         if not self._open:
             self._step += 1
+            self._actions = 0
             self._open = True
             self._emit(ev.StateChanged(ev.AgentState.THINKING))
             self._emit(ev.QueryStarted(step=self._step))
@@ -182,6 +196,21 @@ class AcpSession:
         self._history.append(message)
         self._emit(ev.QueryFinished(step=self._step, message=message, usage=None, cost=0.0))
         self._emit(ev.ProgressUpdated(step=self._step, step_limit=0, cost=0.0, cost_limit=0.0))
+        self._meter()
+
+    def _meter(self) -> None:
+        """The provider's own count of the last call, from the record (an agent that sends
+        `usage_update` corrects it)."""
+        state = self._run.recorder.state if self._run is not None else None
+        if state is None or not state.last_usage.get("prompt"):
+            return
+        from ..meter import model_window
+
+        window = self._status.window or model_window(state.last_model)
+        self._status = ContextStatus(window=window, prompt_tokens=state.last_usage["prompt"],
+                                     cached_tokens=state.last_usage.get("cached", 0),
+                                     window_source="map" if window else "unknown")
+        self._emit(ev.ContextUpdated(self._status))
 
     async def words(self, text: str, thought: bool) -> None:
         if not text:
@@ -191,22 +220,40 @@ class AcpSession:
         self._emit(ev.StreamDelta(step=self._step, kind="reasoning" if thought else "text", text=text))
 
     async def tool_call(self, call_id: str, title: str) -> None:
+        known = self._calls.get(call_id)
+        if known is not None:  # the agent names it better (a second `tool_call`, a title update)
+            known.title = title
+            return
         self._open_step()
         self._close_step(action=True)
-        action_id = f"{self._step}.{sum(1 for value in self._calls.values() if value[0].startswith(f'{self._step}.'))}"
-        self._calls[call_id] = (action_id, title, time.monotonic())
-        self._emit(ev.ActionProposed(action_id=action_id, step=self._step, command=title,
-                                     needs_confirmation=self._mode == "confirm"))
+        self._calls[call_id] = _Call(title)
 
-    def _action(self, call_id: str, title: str) -> tuple[str, str, float]:
-        if call_id not in self._calls:  # a permission or a result for a call never announced
+    def _proposed(self, call_id: str, title: str | None = None) -> _Call:
+        """The call's command block, shown now if it was not yet."""
+        call = self._calls.get(call_id)
+        if call is None:  # asked about, or ended, without a `tool_call` first
             self._open_step()
             self._close_step(action=True)
-            self._calls[call_id] = (f"{self._step}.0", title, time.monotonic())
-        return self._calls[call_id]
+            call = self._calls[call_id] = _Call(title or call_id)
+        if title:
+            call.title = title
+        if call.action_id is None:
+            call.action_id = f"{self._step}.{self._actions}"
+            self._actions += 1
+            self._emit(ev.ActionProposed(action_id=call.action_id, step=self._step, command=call.title,
+                                         needs_confirmation=self._mode == "confirm"))
+        return call
+
+    def _started(self, call: _Call) -> None:
+        if call.started is None:
+            call.started = time.monotonic()
+            assert call.action_id is not None
+            self._emit(ev.StateChanged(ev.AgentState.RUNNING, call.title))
+            self._emit(ev.CommandStarted(action_id=call.action_id, command=call.title))
 
     async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
-        action_id, command, _ = self._action(call_id, title)
+        call = self._proposed(call_id, title)
+        action_id, command = str(call.action_id), call.title
         by_kind = {option.kind: option for option in options}
         if self._mode == "yolo":
             chosen = by_kind.get("allow_once") or next((o for o in options if o.kind.startswith("allow")), None)
@@ -230,20 +277,20 @@ class AcpSession:
             if kind == "reject" and decision is not None and decision.comment:
                 self._pending_comment = decision.comment
         if chosen is not None and chosen.kind.startswith("allow"):
-            self._calls[call_id] = (action_id, command, time.monotonic())
-            self._emit(ev.StateChanged(ev.AgentState.RUNNING, command))
-            self._emit(ev.CommandStarted(action_id=action_id, command=command))
+            self._started(call)
         return chosen
 
     _pending_comment = ""
 
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
-        action_id, command, started = self._action(call_id, call_id)
+        call = self._proposed(call_id)
+        self._started(call)
+        assert call.action_id is not None and call.started is not None
         result = ExecutionResult(output=output, returncode=0 if status == "completed" else 1,
-                                 duration_s=time.monotonic() - started)
-        observation = make_message("tool", output, MessageType.OBSERVATION, raw_output=output, command=command)
-        self._history.append(observation)
-        self._emit(ev.CommandFinished(action_id=action_id, command=command, result=result))
+                                 duration_s=time.monotonic() - call.started)
+        self._history.append(make_message("tool", output, MessageType.OBSERVATION, raw_output=output,
+                                          command=call.title))
+        self._emit(ev.CommandFinished(action_id=call.action_id, command=call.title, result=result))
 
     async def plan(self, entries: list[str]) -> None:
         self._emit(ev.Notice(text="plan: " + "; ".join(entries)))

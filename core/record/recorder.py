@@ -53,6 +53,9 @@ class RecordState:
     side: int = 0
     errors: int = 0
     models: list[str] = field(default_factory=list)
+    last_usage: dict[str, int] = field(default_factory=dict)
+    """The provider's figures of the last main call (the live meter of an ACP session)."""
+    last_model: str = ""
     sessions: set[str] = field(default_factory=set)
     """The agent's own session ids its main requests named (`join.agent_sessions`)."""
 
@@ -119,6 +122,7 @@ class Recorder(Handlers):
         if line == "main":
             book.sessions |= agent_sessions(exchange.headers, body)
         if line == "main" and exchange.status == 200 and not answer.error:
+            book.last_usage, book.last_model = dict(answer.usage), model
             book.steps += 1
             record["step"] = book.steps
             self.writer.add_exchange(EXCHANGE, record)
