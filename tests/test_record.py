@@ -441,3 +441,24 @@ async def test_an_acp_agent_in_the_live_panes_asks_through_swedecks_confirm(tmp_
     events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
     permission = next(event for event in events if event["event"] == "acp_permission")
     assert permission["kind"] == "allow_once"
+
+
+def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
+    """The codex preset hands Codex's adapter the record's endpoint as a provider of its own
+    (`-c model_providers.swedeck=…`), and signs in with the key the environment holds."""
+    agent_cli("codex-acp")
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    with ResponsesServer() as server:
+        server.script(Step(text="Let me look.", call=("exec_command", {"cmd": "echo hello-from-codex"})),
+                      Step(text="It printed hello-from-codex."))
+        done = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "run echo", "--upstream",
+                               server.url, "-o", str(tmp_path / "acp"), "--cwd", str(tmp_path)],
+                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
+                                   "CODEX_HOME": str(home / ".codex")}, capture_output=True, text=True, timeout=100)
+        received = list(server.requests)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "It printed hello-from-codex." in done.stdout and "Exception ignored" not in done.stderr
+    events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
+    assert [event["request"] for event in events if event.get("event") == "exchange"] == received
+    assert len(received) == 2 and any(event["event"] == "acp_session" for event in events)

@@ -12,6 +12,12 @@ from ..errors import UsageError
 PRESETS: dict[str, str] = {"claude-code": "claude-code-acp", "codex": "codex-acp"}
 """Preset -> the adapter's program (npm: @zed-industries/claude-code-acp, @zed-industries/codex-acp)."""
 PACKAGES = {"claude-code": "@zed-industries/claude-code-acp", "codex": "@zed-industries/codex-acp"}
+ARGUMENTS: dict[str, list[str]] = {
+    # Codex takes its provider's URL only from its config: the record's endpoint as a provider
+    # of its own (`{endpoint}` is the endpoint's base URL once it listens; docs/recording.md)
+    "codex": ["-c", "model_provider=swedeck", "-c", 'model_providers.swedeck={name="swedeck", '
+              'base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", wire_api="responses"}'],
+}
 
 
 def agent_command(spec: str) -> list[str]:
@@ -23,7 +29,7 @@ def agent_command(spec: str) -> list[str]:
         found = str(local) if local is not None and local.exists() else shutil.which(program)
         if found is None:
             raise UsageError(f"--acp {spec}: {program} is not installed (npm install -g {PACKAGES[spec]})")
-        return [found]
+        return [found, *ARGUMENTS.get(spec, [])]
     command = shlex.split(spec)
     if not command:
         raise UsageError("--acp: give a preset (claude-code, codex) or the agent's command")

@@ -31,13 +31,15 @@ from ..record.endpoint import RecordingEndpoint, default_upstream
 from ..record.join import note_record
 from ..record.live import LiveAnswers
 from ..record.recorder import Recorder
-from ..record.run import child_environment
+from ..record.run import ENDPOINT_PLACEHOLDER, child_environment
 from ..record.wire import wire_of
 from ..redact import Redactor
 from ..text import visible
 from ..trajectory.writer import TrajectoryWriter
 from .presets import agent_command
 
+LINE_LIMIT = 64 << 20
+"""The longest line (one JSON-RPC message) read from the agent."""
 START_TIMEOUT_S = 120.0
 """How long the agent may take to answer `initialize` and `session/new`."""
 
@@ -91,8 +93,9 @@ class AcpRun:
         endpoint = RecordingEndpoint(lambda path: default_upstream(self.upstream, wire_of(path)) + path, self.recorder)
         with endpoint, tempfile.TemporaryFile() as errors:
             env = {**os.environ, **child_environment(endpoint.base_url)}
+            command = [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in self.command]
             try:
-                return asyncio.run(_session(self, env, cwd, task, driver, errors, cancel))
+                return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel))
             except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
                 errors.seek(0)
                 said = errors.read()[-2000:].decode("utf-8", "replace").strip()
@@ -134,18 +137,23 @@ def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstr
     return AcpResult(code, path, stop, run.recorder.state.steps, printer.permissions)
 
 
-async def _session(run: AcpRun, env: dict[str, str], cwd: Path, task: str, driver: Driver, errors: IO[bytes],
-                   cancel: Callable[[Callable[[], None]], None] | None) -> str:
+async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Path, task: str, driver: Driver,
+                   errors: IO[bytes], cancel: Callable[[Callable[[], None]], None] | None) -> str:
     import acp
     from acp import schema
 
-    process = await asyncio.create_subprocess_exec(*run.command, stdin=asyncio.subprocess.PIPE,
-                                                   stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
+    # as `asyncio.create_subprocess_exec`, with the transport in hand (closed here, while the loop
+    # runs) and lines of any size (a JSON-RPC message is one line; the default limit is 64 KiB)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop), *command,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
+    process = asyncio.subprocess.Process(transport, protocol, loop)
+    assert process.stdin is not None and process.stdout is not None
+    client = _Client(cwd, run.writer, driver)
+    # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
+    connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
     try:
-        assert process.stdin is not None and process.stdout is not None
-        client = _Client(cwd, run.writer, driver)
-        # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
-        connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
         capabilities = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False)
         init = await asyncio.wait_for(connection.initialize(
@@ -153,7 +161,15 @@ async def _session(run: AcpRun, env: dict[str, str], cwd: Path, task: str, drive
             client_info=schema.Implementation(name="swedeck", version=_version())), START_TIMEOUT_S)
         if init.protocol_version != acp.PROTOCOL_VERSION:
             raise SwedeckError(f"the agent speaks ACP version {init.protocol_version}, swedeck {acp.PROTOCOL_VERSION}")
-        session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
+        try:
+            session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
+        except acp.RequestError as error:  # Codex's adapter: sign in first, with a key the environment holds
+            method = _env_auth(init.auth_methods or [], env)
+            if method is None:
+                raise
+            await asyncio.wait_for(connection.authenticate(method_id=method), START_TIMEOUT_S)
+            run.writer.add_meta("acp_auth", method=method, after=str(error))
+            session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
         info = init.agent_info
         run.writer.add_meta("acp_session", session_id=session.session_id, protocol_version=init.protocol_version,
                             agent=getattr(info, "name", None), agent_version=getattr(info, "version", None),
@@ -173,6 +189,8 @@ async def _session(run: AcpRun, env: dict[str, str], cwd: Path, task: str, drive
             words = await driver.prompt_ended(stop)
         return stop
     finally:
+        await connection.close()  # its reader stops; then the pipes are ended here, not by the collector
+        process.stdin.close()
         if process.returncode is None:
             process.terminate()
             try:
@@ -180,6 +198,17 @@ async def _session(run: AcpRun, env: dict[str, str], cwd: Path, task: str, drive
             except TimeoutError:
                 process.kill()
                 await process.wait()
+        transport.close()
+
+
+def _env_auth(methods: list[Any], env: dict[str, str]) -> str | None:
+    """An authentication method of the agent's that a variable of the environment satisfies."""
+    for method in methods:
+        variables = getattr(method, "vars", None)
+        if getattr(method, "type", None) == "env_var" and variables and all(
+                getattr(variable, "optional", False) or env.get(str(getattr(variable, "name", ""))) for variable in variables):
+            return str(method.id)
+    return None
 
 
 def _version() -> str:
