@@ -12,12 +12,13 @@ body's length. A reply can be a status (429, 500) instead of an answer.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from .scripted_http import ScriptedHTTP
 
 
 @dataclass
@@ -39,76 +40,26 @@ class Reply:
         return cls(text=text, tool=("Bash", {"command": command, "description": "run it"}), **kwargs)
 
 
-@dataclass
-class AnthropicServer:
-    replies: deque[Reply] = field(default_factory=deque)
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    """Every body received on `/v1/messages`, in order."""
-    paths: list[str] = field(default_factory=list)
-    headers: list[dict[str, str]] = field(default_factory=list)
-    answered: list[bytes] = field(default_factory=list)
-    """The bytes of every answer body sent, in order."""
-    side_calls_apart: bool = True
-    """A request that offers no tools (an agent's side call) gets a short text, not the next scripted reply."""
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
+class AnthropicServer(ScriptedHTTP):
+    def __init__(self, side_calls_apart: bool = True) -> None:
+        super().__init__()
+        self.replies: deque[Reply] = deque()
+        self.answered: list[bytes] = []
+        """The bytes of every answer body sent, in order."""
+        self.side_calls_apart = side_calls_apart
+        """A request that offers no tools (an agent's side call) gets a short text, not the next scripted reply."""
         self._ids = 0
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                owner._serve(self)
-
-            def do_GET(self) -> None:
-                owner._serve(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
     def script(self, *replies: Reply) -> AnthropicServer:
         with self._lock:
             self.replies.extend(replies)
         return self
 
-    def __enter__(self) -> AnthropicServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def messages_requests(self) -> list[dict[str, Any]]:
-        return [body for path, body in zip(self.paths, self.requests, strict=True)
-                if path.split("?")[0].rstrip("/").endswith("/v1/messages")]
-
-    def _serve(self, handler: BaseHTTPRequestHandler) -> None:
-        length = int(handler.headers.get("Content-Length") or 0)
-        raw = handler.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw or b"{}")
-        except ValueError:
-            body = {"_raw": raw.decode("utf-8", "replace")}
-        path = handler.path
-        with self._lock:
-            self.paths.append(path)
-            self.requests.append(body)
-            self.headers.append(dict(handler.headers.items()))
-        if path.split("?")[0].endswith("/count_tokens"):
+    def answer(self, handler: BaseHTTPRequestHandler, path: str, body: dict[str, Any], raw: bytes) -> None:
+        if path.endswith("/count_tokens"):
             self._json(handler, 200, {"input_tokens": max(1, len(raw) // 4)})
             return
-        if not path.split("?")[0].rstrip("/").endswith("/v1/messages"):
+        if not path.endswith("/v1/messages"):
             self._json(handler, 404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
             return
         with self._lock:
@@ -164,18 +115,12 @@ class AnthropicServer:
             events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                              "usage": {"output_tokens": usage["output_tokens"]}}))
             events.append(("message_stop", {"type": "message_stop"}))
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("request-id", f"req_{message_id}")
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler.end_headers()
+        self.start_stream(handler, {"request-id": f"req_{message_id}"})
         chunks = [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events]
         with self._lock:  # noted before it is sent: a client may be done before this thread returns
             self.answered.append(b"".join(chunks))
         for chunk in chunks:
-            handler.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            handler.wfile.flush()
+            self.send_chunk(handler, chunk)
             if reply.chunk_delay_s:
                 time.sleep(reply.chunk_delay_s)
         if reply.cut:
@@ -185,12 +130,6 @@ class AnthropicServer:
 
     def _json(self, handler: BaseHTTPRequestHandler, status: int, body: dict[str, Any], retry_after: bool = False) -> None:
         data = json.dumps(body).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(data)))
-        if retry_after:
-            handler.send_header("retry-after", "0")
-        handler.end_headers()
         with self._lock:
             self.answered.append(data)
-        handler.wfile.write(data)
+        self.send_json(handler, status, body, {"retry-after": "0"} if retry_after else None)
