@@ -74,6 +74,15 @@ class CompactionConfig(_Section):
     smallest elision is offered or applied (`on_context_exceeded`)."""
 
 
+class AcpConfig(_Section):
+    """An ACP agent instead of swedeck's own (SPEC §19, docs/acp.md)."""
+
+    command: str = ""
+    """A preset (`claude-code`, `codex`) or the agent's command line; empty: swedeck's own agent."""
+    upstream: str = ""
+    """Where the agent's model requests go through the record's endpoint; empty: each provider's own."""
+
+
 class AgentConfig(_Section):
     agent_class: str = "default"
     """`default` | `interactive` (alias of default) | `reasoning_tool_call` | `text` | `package.module:Class`."""
@@ -103,6 +112,7 @@ class AgentConfig(_Section):
     processor change that fits; headless: stop), `fit` (apply that change and retry, headless
     too), `stop` (end with ContextWindowExceeded)."""
     compaction: CompactionConfig = CompactionConfig()
+    acp: AcpConfig = AcpConfig()
 
     @field_validator("agent_class")
     @classmethod

@@ -389,10 +389,11 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
 
 
 def test_acp_says_what_it_needs(tmp_path):
-    for headless in (["--headless"], []):  # before any UI opens
-        missing = subprocess.run([*swedeck_command(), "run", "--acp", "no-such-agent-program", *headless, "-t", "x"],
-                                 capture_output=True, text=True, timeout=60)
-        assert missing.returncode == 2 and "not a program here" in missing.stderr
+    for how in (["--acp", "no-such-agent-program", "--headless"], ["--acp", "no-such-agent-program"],
+                ["-c", "agent.acp.command=no-such-agent-program"]):  # before any UI opens; from the config too
+        missing = subprocess.run([*swedeck_command(), "run", *how, "-t", "x"], capture_output=True, text=True,
+                                 timeout=60)
+        assert missing.returncode == 2 and "not a program here" in missing.stderr, how
     absent = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "x"], capture_output=True,
                             text=True, timeout=60, env={**os.environ, "SWEDECK_AGENTS_DIR": str(tmp_path),
                                                         "PATH": os.path.dirname(sys.executable)})

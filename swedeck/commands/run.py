@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from swedeck.core.config import load_config, require_model
+from swedeck.core.config import SwedeckConfig, load_config, require_model
 from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
 
@@ -26,12 +26,12 @@ def read_task(args: argparse.Namespace) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.acp:
-        return run_acp_agent(args)
     flags = config_flags(args)
     if args.exit_immediately:
         flags["agent.confirm_exit"] = False
     config = load_config(args.config, flags=flags)
+    if args.acp or config.agent.acp.command:
+        return run_acp_agent(args, config)
     task = read_task(args)
     if args.json and not args.headless:
         raise UsageError("--json goes with --headless")
@@ -52,20 +52,22 @@ def run(args: argparse.Namespace) -> int:
     return run_ui(config, task, resume=args.resume)
 
 
-def run_acp_agent(args: argparse.Namespace) -> int:
-    """`swedeck run --acp AGENT --headless -t TASK` (`core/acp/`)."""
-    from swedeck.core.acp.run import run_acp
+def run_acp_agent(args: argparse.Namespace, config: SwedeckConfig) -> int:
+    """`swedeck run --acp AGENT [--headless] -t TASK`, or `agent.acp.command` in config (`core/acp/`)."""
+    from swedeck.core.acp.presets import agent_command
 
+    spec = args.acp or config.agent.acp.command
+    upstream = args.upstream or config.agent.acp.upstream or None
     task = read_task(args)
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    agent_command(spec)  # a missing adapter is a usage error now, not a session that fails later
     if not args.headless:  # the live panes (core/acp/session.py)
-        from swedeck.core.acp.presets import agent_command
         from swedeck.core.acp.session import AcpSession
         from swedeck.tui.live.launch import run_session_ui
 
-        agent_command(args.acp)  # a missing adapter is a usage error now, not a session that fails in the UI
-        config = load_config(args.config, flags=config_flags(args))
-        return run_session_ui(AcpSession(config, args.acp, task, cwd=cwd, output=args.output, upstream=args.upstream))
-    result = run_acp(args.acp, task or "", cwd=cwd, output=args.output, upstream=args.upstream,
+        return run_session_ui(AcpSession(config, spec, task, cwd=cwd, output=args.output, upstream=upstream))
+    from swedeck.core.acp.run import run_acp
+
+    result = run_acp(spec, task or "", cwd=cwd, output=args.output, upstream=upstream,
                      say=lambda line: print(strip_control(line), flush=True))
     return result.exit_code
