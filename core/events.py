@@ -305,6 +305,8 @@ class CompactionReview(Request[str | None]):
     messages: int = 0
     tokens_before: int | None = None
     tokens_after: int | None = None
+    ledger: str = ""
+    """What the replaced part touched, kept after the summary word for word (shown, not editable)."""
 
 
 EventSink = Callable[[Event], None]

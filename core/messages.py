@@ -276,10 +276,13 @@ class MessageExtra(Record, frozen=True, kw_only=True):
     summary_cost: float | None = None
     edited: bool | None = None
     """The person changed the summary before it was used."""
+    ledger: str | None = None
+    """What the replaced part touched, kept word for word after the summary (`agent/ledger.py`)."""
     _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False),
                "summary_usage": (Usage, False)}
     _lenient = frozenset(("task", "requeried", "summary", "replaces", "undoes", "forgotten", "tokens_before",
-                          "tokens_after", "model", "reason", "summary_usage", "summary_cost", "edited"))
+                          "tokens_after", "model", "reason", "summary_usage", "summary_cost", "edited",
+                          "ledger"))
 
 
 _USER_MESSAGE_EXTRA = MessageExtra(message_type=MessageType.USER_MESSAGE)

@@ -84,6 +84,9 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
     assert record["summary"] == SUMMARY and record["reason"] == "threshold" and record["model"]
     assert record["tokens_before"] > record["tokens_after"] and record["summary_usage"]["prompt_tokens"] > 0
     assert SUMMARY in markers[0].text
+    # the ledger: what the replaced part ran, word for word after the summary, and sent so
+    assert record["ledger"].startswith("What the replaced part touched") and "`seq 1 300` (exit 0)" in record["ledger"]
+    assert markers[0].text.index(SUMMARY) < markers[0].text.index(record["ledger"])
     # every request the server received is what the file rebuilds (swedeck prompt's core function)
     sent = step_requests(openai_server)
     assert len(trajectory.steps) == len(sent)
@@ -91,6 +94,7 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
         rebuilt = step_prompt(trajectory, number)
         assert as_litellm_sends_to_openai(rebuilt.request_messages()) == received["messages"], f"step {number}"
     after = next(n for n, body in enumerate(sent, 1) if SUMMARY in json.dumps(body["messages"]))
+    assert any(record["ledger"] in str(message.get("content")) for message in sent[after - 1]["messages"])
     assert steps_in(sent[after - 1]) < steps_in(sent[after - 2])  # earlier steps are gone from it
     # ... and so does the CLI
     cli = subprocess.run([*swedeck_command(), "prompt", str(path), "--step", str(after), "--json"],

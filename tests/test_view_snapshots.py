@@ -89,7 +89,9 @@ def test_compaction_review(snap_compare):
     task = add_message("user", "Fix the failing test", MessageType.TASK, task="Fix the failing test")
     review = ask(ev.CompactionReview, summary="We read calc.py; divide() lacks a zero check; tests fail in "
                                               "test_calc.py::test_divide.", messages=12, tokens_before=9_000,
-                 tokens_after=1_200)
+                 tokens_after=1_200, ledger="What the replaced part touched, kept word for word (swedeck's ledger):\n"
+                 "Files:\n- calc.py\n- test_calc.py\nCommands:\n- `python -m pytest -q` (exit 1)\n"
+                 "Failing tests:\n- test_calc.py::test_divide")
     steps = [task, *assistant_turn(1, "Run the tests.", "python3 test_calc.py", needs_confirmation=False), review]
     app = SwedeckApp(ScriptedSession(tui_config(), steps, task="Fix the failing test"))
 

@@ -28,6 +28,7 @@ from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
 from ..trajectory.compaction import is_compaction, sendable, undone
 from .changes import NO_CHANGE, Change
 from .context import FIT_SHARE
+from .ledger import ledger_of
 from .seams import Compacts
 from .templates import render
 
@@ -134,17 +135,18 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
     summary = answer.text.strip()
     if not summary:
         return _failed(agent, "the model wrote an empty summary; the history is unchanged", retry_later=True)
-    marker = _marker(agent, chosen, summary, answer, model.model_name, reason, before)
+    marker = _marker(agent, chosen, summary, answer, model.model_name, reason, before, processor)
     after = marker.extra.tokens_after
     if agent.interactive and (review or agent.mode == "confirm" and agent.config.agent.compaction.confirm):
         reviewed = agent.person.ask(ev.CompactionReview, "compaction", summary=summary, messages=len(chosen.replaces),
-                                    tokens_before=before, tokens_after=after)
+                                    tokens_before=before, tokens_after=after, ledger=marker.extra.ledger or "")
         if reviewed is None or not reviewed.strip():
             agent.transcript.meta("compaction_declined", messages=len(chosen.replaces), summary=summary)
             _failed(agent, "kept the full history: the summary was not used (ctrl+k compacts when you want)")
             return Change(quiet_until=UNDONE)  # the person said no: the threshold waits for them
         if reviewed.strip() != summary:
-            marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, edited=True)
+            marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, processor,
+                             edited=True)
     agent.transcript.add(marker)
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=marker.extra.tokens_after,
                             messages=len(chosen.replaces), model=model.model_name, cost=answer.cost))
@@ -154,12 +156,16 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
 
 
 def _marker(agent: Compacts, chosen: Plan, summary: str, answer: TextAnswer, model_name: str, reason: str,
-            before: int | None, edited: bool = False) -> Message:
+            before: int | None, processor: Summarize, edited: bool = False) -> Message:
     content = render("summarize", SUMMARY_TEMPLATE, {"summary": summary, "count": len(chosen.replaces)})
+    found = ledger_of(chosen.messages, processor.ledger_max_tokens) if processor.ledger else None
+    ledger = found.text() if found is not None and not found.empty() else None
+    if ledger:
+        content += "\n\n" + ledger  # the model gets it with the summary, word for word
     usage = answer.usage.to_record() if answer.usage is not None else None
     draft = make_message("user", content, MessageType.COMPACTION, summary=summary, replaces=chosen.replaces,
                          model=model_name, reason=reason, tokens_before=before, summary_usage=usage,
-                         summary_cost=answer.cost, edited=edited, step=agent.step)
+                         summary_cost=answer.cost, edited=edited, step=agent.step, ledger=ledger)
     after = agent.context.predict(agent.prompts.build([*agent.history, draft]).messages)[0]
     return draft.with_extra(tokens_after=after)
 

@@ -52,6 +52,11 @@ class Summarize(Processor):
     """The summary request (Jinja: `task`, `conversation`, `count`)."""
     max_tokens: int = Field(default=2000, gt=0)
     """The longest summary asked for."""
+    ledger: bool = True
+    """Keep, after the summary and word for word, what the replaced part touched: files, commands
+    and their exit status, failing tests, errors, the person's words (`agent/ledger.py`)."""
+    ledger_max_tokens: int = Field(default=1000, gt=0)
+    """The longest ledger; past it the oldest entries go (commands and words before paths and tests)."""
 
     def label(self) -> str:
         """`summarize(at=0.8, keep_last=2)`: the prompt is too long to name."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static, TextArea
 
@@ -30,8 +30,10 @@ class CompactionScreen(ModalScreen[str | None]):
     BINDINGS = [Binding("ctrl+s", "use", "Use the summary", id="compaction_use"),
                 Binding("escape", "keep", "Keep the full history", id="compaction_keep")]
 
-    def __init__(self, summary: str, messages: int, before: int | None, after: int | None) -> None:
+    def __init__(self, summary: str, messages: int, before: int | None, after: int | None, ledger: str = "") -> None:
         super().__init__()
+        self.ledger = ledger
+        """Kept after the summary word for word (`agent/ledger.py`): shown, not edited."""
         self.summary = summary
         self.shown = visible(Redactor().text(summary))
         """What the box shows: the model's text with secrets masked and escape codes drawn as marks
@@ -43,6 +45,9 @@ class CompactionScreen(ModalScreen[str | None]):
             yield Label("Compact the history with this summary?", id="compaction-title")
             yield Static(literal(self.detail + " · edit it below if you like"), id="compaction-detail")
             yield TextArea(self.shown, id="compaction-summary", soft_wrap=True)
+            if self.ledger:
+                with VerticalScroll(id="compaction-ledger"):
+                    yield Static(literal(visible(Redactor().text(self.ledger))), markup=False)
             with Horizontal():
                 yield Button("Use it (ctrl+s)", variant="primary", id="use")
                 yield Button("Keep the full history (esc)", variant="default", id="keep")

@@ -320,7 +320,8 @@ class SessionScreen(SessionState, ViewScreen):
         def answer(text: str | None) -> None:
             resolve(event.future, text)
 
-        self.app.push_screen(CompactionScreen(event.summary, event.messages, event.tokens_before, event.tokens_after),
+        self.app.push_screen(CompactionScreen(event.summary, event.messages, event.tokens_before, event.tokens_after,
+                                              event.ledger),
                              answer)
 
     async def _draw_compaction_started(self, event: ev.CompactionStarted) -> None:
