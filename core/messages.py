@@ -277,7 +277,7 @@ class MessageExtra(Record, frozen=True, kw_only=True):
     edited: bool | None = None
     """The person changed the summary before it was used."""
     ledger: str | None = None
-    """What the replaced part touched, kept word for word after the summary (`agent/ledger.py`)."""
+    """What the replaced part touched, kept word for word after the summary (`trajectory/ledger.py`)."""
     _nested = {"actions": (Action, True), "usage": (Usage, False), "context": (ContextInfo, False),
                "summary_usage": (Usage, False)}
     _lenient = frozenset(("task", "requeried", "summary", "replaces", "undoes", "forgotten", "tokens_before",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from swedeck.core.agent.ledger import ledger_of
 from swedeck.core.messages import MessageType, make_message
+from swedeck.core.trajectory.ledger import ledger_of
 
 
 def step(call_id: str, command: str, output: str, code: int, tool: str = "bash", **arguments: str) -> list:
@@ -48,3 +48,44 @@ def test_a_long_ledger_keeps_paths_and_failing_tests_and_says_what_it_cut():
 
 def test_nothing_touched_is_an_empty_ledger():
     assert ledger_of([make_message("assistant", "thinking", MessageType.ASSISTANT_MESSAGE)]).empty()
+
+
+def test_the_loss_report_counts_what_survives_a_compaction_with_and_without_the_ledger():
+    """Issue 48.2: of what the replaced part touched, how much the model still saw after it. With
+    swedeck's ledger every path and failing test survives; a summary alone loses them."""
+    from swedeck.core.trajectory.losses import compaction_losses, losses_line
+
+    head = [make_message("system", "You are an agent.", MessageType.SYSTEM),
+            make_message("user", "Fix the divide bug.", MessageType.TASK)]
+    replaces = list(range(len(head), len(head) + len(RUN)))
+    summary = "We looked at the calculator and a test failed."
+    for with_ledger in (True, False):
+        text = summary + ("\n\n" + ledger_of(RUN).text() if with_ledger else "")
+        marker = make_message("user", text, MessageType.COMPACTION, summary=summary, replaces=replaces,
+                              tokens_before=5000, tokens_after=800)
+        [report] = compaction_losses([*head, *RUN, marker])
+        kinds = report["kinds"]
+        assert report["replaced_messages"] == len(RUN) and report["tokens_before"] == 5000
+        assert kinds["paths"][0] == 2 and kinds["failing tests"][0] == 2 and kinds["commands"][0] == 4
+        if with_ledger:
+            assert all(kept == total for total, kept in kinds.values()), kinds
+        else:
+            assert kinds["paths"][1] == 0 and kinds["failing tests"][1] == 0
+            assert "paths 0/2" in losses_line(report)
+
+
+def test_other_agents_compactions_have_a_loss_report(tmp_path):
+    import json
+    import subprocess
+
+    from conftest import FIXTURES, swedeck_command
+
+    path = FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl"
+    done = subprocess.run([*swedeck_command(), "replay", str(path), "--print", "--json"], capture_output=True,
+                          text=True, timeout=60)
+    fidelity = json.loads(done.stdout.splitlines()[0])["fidelity"]
+    [report] = fidelity["compaction_losses"]
+    assert report["label"].startswith("compacted: 180,000") and report["kinds"]["commands"] == [3, 1]
+    shown = subprocess.run([*swedeck_command(), "replay", str(path), "--print"], capture_output=True, text=True,
+                           timeout=60).stdout
+    assert "compaction at message 6 (compacted: 180,000 -> summary): paths 0/1, commands 1/3" in shown

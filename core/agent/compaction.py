@@ -26,9 +26,9 @@ from ..messages import Message, MessageType, make_message
 from ..models.base import ModelError, QueryCancelled, TextAnswer
 from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
 from ..trajectory.compaction import is_compaction, sendable, undone
+from ..trajectory.ledger import ledger_of
 from .changes import NO_CHANGE, Change
 from .context import FIT_SHARE
-from .ledger import ledger_of
 from .seams import Compacts
 from .templates import render
 

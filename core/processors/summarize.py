@@ -54,7 +54,7 @@ class Summarize(Processor):
     """The longest summary asked for."""
     ledger: bool = True
     """Keep, after the summary and word for word, what the replaced part touched: files, commands
-    and their exit status, failing tests, errors, the person's words (`agent/ledger.py`)."""
+    and their exit status, failing tests, errors, the person's words (`trajectory/ledger.py`)."""
     ledger_max_tokens: int = Field(default=1000, gt=0)
     """The longest ledger; past it the oldest entries go (commands and words before paths and tests)."""
 

@@ -75,6 +75,10 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
                                           or not step.usage.prompt_tokens)
+    if record["compactions"]:
+        from .losses import compaction_losses  # only a run with compactions reads them
+
+        record["compaction_losses"] = compaction_losses(trajectory.messages)
     errors = reconstruction_errors(trajectory)
     if errors:
         record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}
@@ -122,6 +126,9 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
                                                 "count: estimated)" if record["estimated_usage_steps"] else ""))
     if record["compactions"]:
         lines.append(f"compactions: {record['compactions']}")
+        from .losses import losses_line
+
+        lines.extend(f"  {losses_line(report)}" for report in record.get("compaction_losses", []))
     if record["branches"]:
         lines.append(f"branches kept beside the main line: {record['branches']}"
                      + (" (b opens one; swedeck replay TARGET from the shell)" if record["branch_list"] else ""))

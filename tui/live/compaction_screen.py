@@ -33,7 +33,7 @@ class CompactionScreen(ModalScreen[str | None]):
     def __init__(self, summary: str, messages: int, before: int | None, after: int | None, ledger: str = "") -> None:
         super().__init__()
         self.ledger = ledger
-        """Kept after the summary word for word (`agent/ledger.py`): shown, not edited."""
+        """Kept after the summary word for word (`trajectory/ledger.py`): shown, not edited."""
         self.summary = summary
         self.shown = visible(Redactor().text(summary))
         """What the box shows: the model's text with secrets masked and escape codes drawn as marks
