@@ -532,7 +532,10 @@ async def test_an_output_flood_keeps_the_pane_bounded_and_shows_its_end(openai_s
     from swedeck.tui.widgets.observation_pane import KEEP_CHARS, MAX_LINES
 
     command = "seq 1 9000000 | head -c 50000000"
-    session = live(openai_server, tmp_path, Turn.bash_tool(command), Turn.bash_tool(SUBMIT), agent__mode="yolo")
+    # the next answer comes 2 s later: the pane is still the flood's when it is looked at (under
+    # load, an at-once submission's output had already replaced it)
+    session = live(openai_server, tmp_path, Turn.bash_tool(command), Turn.bash_tool(SUBMIT, hang_s=2),
+                   agent__mode="yolo")
     async with running(session, lambda app: record(app, command) is not None) as (app, pilot):
         flood = record(app, command)
         assert flood.result.truncated and len(flood.output) <= KEEP_CHARS
