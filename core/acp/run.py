@@ -18,22 +18,15 @@ answers permissions by yolo (the agent's allow-once option, never "always"); liv
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
 from ..errors import SwedeckError, UsageError
-from ..record.endpoint import RecordingEndpoint, default_upstream
-from ..record.join import note_record
-from ..record.live import LiveAnswers
 from ..record.recorder import Recorder
-from ..record.run import ENDPOINT_PLACEHOLDER, child_environment
-from ..record.wire import wire_of
-from ..redact import Redactor
+from ..record.run import Recording
 from ..text import visible
 from ..trajectory.writer import TrajectoryWriter
 from .presets import agent_command
@@ -54,6 +47,12 @@ class Option:
     """`allow_once`, `allow_always`, `reject_once`, `reject_always`."""
 
 
+def allow_once(options: list[Option]) -> Option | None:
+    """What yolo answers: the agent's allow-once option, else another allow (never a reject)."""
+    return next((option for option in options if option.kind == "allow_once"),
+                next((option for option in options if option.kind.startswith("allow")), None))
+
+
 class Driver(Protocol):
     """What swedeck does with what the agent does (headless: `Printer`; live: `AcpSession`)."""
 
@@ -69,31 +68,30 @@ class Driver(Protocol):
 
 @dataclass
 class AcpRun:
-    """One session's parts: the record's writer and endpoint, the agent's command."""
+    """One session's parts: its record (writer, recorder, endpoint) and the agent's command."""
 
     spec: str
     command: list[str]
-    writer: TrajectoryWriter
-    recorder: Recorder
-    live: LiveAnswers
-    upstream: str | None
+    recording: Recording
 
     @classmethod
     def open(cls, spec: str, output: str | None, upstream: str | None) -> AcpRun:
         command = agent_command(spec)
-        session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
-        writer = TrajectoryWriter(output, {"id": session_id, "config": {}, "acp": {"agent": spec, "command": command}},
-                                  Redactor())
-        live = LiveAnswers(writer.path)
-        return cls(spec, command, writer, Recorder(writer, live), live, upstream)
+        return cls(spec, command, Recording.open(output, {"acp": {"agent": spec, "command": command}}, upstream))
+
+    @property
+    def writer(self) -> TrajectoryWriter:
+        return self.recording.writer
+
+    @property
+    def recorder(self) -> Recorder:
+        return self.recording.recorder
 
     def run(self, task: str, cwd: Path, driver: Driver, cancel: Callable[[Callable[[], None]], None] | None = None,
             say: Callable[[str], None] = lambda line: None) -> str:
         """The session until the agent's last prompt ends; its stop reason (`error` when it failed)."""
-        endpoint = RecordingEndpoint(lambda path: default_upstream(self.upstream, wire_of(path)) + path, self.recorder)
-        with endpoint, tempfile.TemporaryFile() as errors:
-            env = {**os.environ, **child_environment(endpoint.base_url)}
-            command = [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in self.command]
+        with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors:
+            command, env = self.recording.child(endpoint, self.command)
             try:
                 return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel))
             except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
@@ -105,13 +103,8 @@ class AcpRun:
                 return "error"
 
     def finish(self, stop: str) -> tuple[Path, int]:
-        self.live.close()
-        state = self.recorder.state
         code = 0 if stop == "end_turn" else 1
-        path = self.writer.finish({"exit_status": f"ACP: {stop}", "exit_code": code,
-                                   "model_name": state.models[0] if state.models else None})
-        note_record(path, state.sessions)
-        return path, code
+        return self.recording.finish(f"ACP: {stop}", code), code
 
 
 @dataclass
@@ -247,8 +240,7 @@ class Printer:
 
     async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
         self.permissions += 1
-        allow = next((option for option in options if option.kind == "allow_once"),
-                     next((option for option in options if option.kind.startswith("allow")), None))
+        allow = allow_once(options)
         self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
         return allow
 

@@ -58,26 +58,59 @@ class RecordResult:
     errors: int
 
 
+@dataclass
+class Recording:
+    """A record being made, the one way `swedeck record` and `swedeck run --acp` make it: its
+    writer, the recorder the endpoint reports to, and the answers as they stream."""
+
+    writer: TrajectoryWriter
+    recorder: Recorder
+    live: LiveAnswers
+    upstream: str | None
+
+    @classmethod
+    def open(cls, output: str | None, meta: Mapping[str, Any], upstream: str | None) -> Recording:
+        session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+        writer = TrajectoryWriter(output, {"id": session_id, "config": {}, **meta}, Redactor())
+        live = LiveAnswers(writer.path)
+        return cls(writer, Recorder(writer, live), live, upstream)
+
+    def endpoint(self) -> RecordingEndpoint:
+        """The endpoint for the child, forwarding each wire format to its upstream (not yet listening)."""
+        return RecordingEndpoint(lambda path: default_upstream(self.upstream, wire_of(path)) + path, self.recorder)
+
+    @staticmethod
+    def child(endpoint: RecordingEndpoint, command: Sequence[str],
+              environment: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
+        """The child's command (`{endpoint}` replaced) and its environment (the endpoint in its variables)."""
+        env = {**(environment if environment is not None else os.environ), **child_environment(endpoint.base_url)}
+        return [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in command], env
+
+    def finish(self, exit_status: str, exit_code: int) -> Path:
+        """The final file, noted for the join with the agent's own file (`record.join`)."""
+        self.live.close()
+        state = self.recorder.state
+        path = self.writer.finish({"exit_status": exit_status, "exit_code": exit_code,
+                                   "model_name": state.models[0] if state.models else None})
+        note_record(path, state.sessions)
+        return path
+
+
 def record(command: Sequence[str], *, output: str | None = None, upstream: str | None = None,
            say: Callable[[str], None] = lambda line: None, environment: Mapping[str, str] | None = None) -> RecordResult:
     if not command:
         raise UsageError("swedeck record: give the agent's command after `--` (swedeck record -- claude -p TASK)")
-    session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
-    meta: dict[str, Any] = {"id": session_id, "config": {}, "recorder": {
-        "command": list(command), "upstream": upstream or "the provider's own"}}
-    writer = TrajectoryWriter(output, meta, Redactor())
-    live = LiveAnswers(writer.path)
-    recorder = Recorder(writer, live)
-    endpoint = RecordingEndpoint(lambda path: default_upstream(upstream, wire_of(path)) + path, recorder)
+    recording = Recording.open(output, {"recorder": {"command": list(command),
+                                                     "upstream": upstream or "the provider's own"}}, upstream)
+    writer = recording.writer
     code = 1
-    with endpoint:
-        env = {**(environment if environment is not None else os.environ), **child_environment(endpoint.base_url)}
-        args = [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in command]
+    with recording.endpoint() as endpoint:
+        args, env = recording.child(endpoint, command, environment)
         say(f"swedeck record: {writer.path} (follow it: swedeck replay --follow {writer.path})")
         try:
             process = subprocess.Popen(args, env=env)
         except OSError as error:
-            live.close()
+            recording.live.close()
             writer.close()
             raise UsageError(f"swedeck record: cannot start {command[0]}: {error.strerror or error}") from None
         try:
@@ -88,11 +121,8 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
             except subprocess.TimeoutExpired:
                 process.send_signal(signal.SIGTERM)
                 code = process.wait()
-    live.close()
-    state = recorder.state
-    path = writer.finish({"exit_status": "Exited" if code == 0 else f"Exited ({code})", "exit_code": code,
-                          "model_name": state.models[0] if state.models else None})
-    note_record(path, state.sessions)  # `swedeck replay` of the agent's own file finds it (record.join)
+    path = recording.finish("Exited" if code == 0 else f"Exited ({code})", code)
+    state = recording.recorder.state
     say(f"swedeck record: the agent exited {code}; {state.steps} steps, {state.exchanges} requests "
         f"({state.side} side calls, {state.errors} with errors): {path}")
     return RecordResult(code, path, state.steps, state.exchanges, state.side, state.errors)
