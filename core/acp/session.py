@@ -32,7 +32,7 @@ from ..context_status import ContextStatus
 from ..environments.base import ExecutionResult
 from ..messages import Message, MessageType, make_message
 from ..session import PromptPreview, SessionResult
-from .run import AcpRun, Option
+from .run import AcpRun, Option, allow_once
 
 
 class _Call:
@@ -256,7 +256,7 @@ class AcpSession:
         action_id, command = str(call.action_id), call.title
         by_kind = {option.kind: option for option in options}
         if self._mode == "yolo":
-            chosen = by_kind.get("allow_once") or next((o for o in options if o.kind.startswith("allow")), None)
+            chosen = allow_once(options)
             self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason="yolo"))
         else:
             future: Future[Any] = Future()  # the person's Decision; None when they interrupt

@@ -109,10 +109,7 @@ class Recorder(Handlers):
             "number": exchange.number, "wire": state.wire, "method": exchange.method, "path": exchange.path,
             "upstream": exchange.upstream, "status": exchange.status, "line": line if line != "side" else f"{model} side",
             "model": model or None, "request": body, "headers": exchange.headers,
-            "answer": {"text": answer.text, "thinking": answer.thinking,
-                       "calls": [{"id": call_id, "name": name, "arguments": arguments}
-                                 for call_id, name, arguments in answer.calls],
-                       "stop": answer.stop, "model": answer.model},
+            "answer": answer.record(),
             "usage": answer.usage or None, "started": exchange.started, "first_byte_s": exchange.first_byte_s,
             "last_byte_s": exchange.last_byte_s, "chunks": exchange.chunks, "error": answer.error or exchange.error,
             "tools": tools_of(state.wire, body) if isinstance(body, Mapping) else [],

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..trajectory.coerce import mapping, optional_str
 from ..trajectory.readers import chat
-from ..trajectory.readers.api_requests import Wire, prompt_entries, tools_of
+from ..trajectory.readers.api_requests import Wire, answer_entry, prompt_entries, tools_of
 
 __all__ = ["Answer", "Assembler", "Wire", "prompt_entries", "streamed_text", "tools_of", "wire_of"]
 
@@ -49,11 +49,15 @@ class Answer:
     model: str | None = None
     error: str | None = None
 
+    def record(self) -> dict[str, Any]:
+        """The answer as a record keeps it (`exchange.answer`)."""
+        return {"text": self.text, "thinking": self.thinking,
+                "calls": [{"id": call_id, "name": name, "arguments": arguments} for call_id, name, arguments in self.calls],
+                "stop": self.stop, "model": self.model}
+
     def entry(self) -> chat.Entry:
-        calls = [chat.call(call_id, name, arguments) for call_id, name, arguments in self.calls]
-        usage = chat.usage(self.usage.get("prompt"), self.usage.get("output"), self.usage.get("cached", 0))
-        return chat.assistant(self.text, calls, reasoning=self.thinking or None, usage=usage, finish_reason=self.stop,
-                              model=self.model)
+        """The step's message: the same as a record's answer read back (`api_requests.answer_entry`)."""
+        return answer_entry(self.record(), self.usage)
 
 
 class Assembler:
