@@ -108,12 +108,23 @@ def _once(items: list[str], item: str) -> None:
 def _bounded(whole: Ledger, max_tokens: int) -> Ledger:
     """The ledger within `max_tokens`. The commands, errors and the person's words give way
     first (the oldest entry of the longest of them), then the paths and the failing tests: those
-    a summary loses most often are kept longest. Each kind keeps its newest."""
+    a summary loses most often are kept longest. Each kind keeps its newest. Far from the bound
+    an entry's own count is taken off; near it the whole text is counted, as the bound is on it."""
     ledger = Ledger(list(whole.files), list(whole.commands), list(whole.failing_tests), list(whole.errors),
                     list(whole.words))
-    while not ledger.empty() and count_text(ledger.text()) > max_tokens:
+    if count_text(ledger.text()) <= max_tokens:
+        return ledger
+    cost = {item: count_text(f"- {item}\n") for kind in _kinds(ledger) for item in kind}
+    total = count_text(ledger.text())
+    while not ledger.empty() and total > max_tokens:
         first = [kind for kind in (ledger.commands, ledger.errors, ledger.words) if kind]
         longest = max(first or [kind for kind in (ledger.files, ledger.failing_tests) if kind], key=len)
-        longest.pop(0)
+        total -= cost[longest.pop(0)]
         ledger.cut += 1
+        if total <= max_tokens + max_tokens // 10 + 20:  # near the bound the text itself is counted, each time
+            total = count_text(ledger.text())
     return ledger
+
+
+def _kinds(ledger: Ledger) -> tuple[list[str], ...]:
+    return ledger.files, ledger.commands, ledger.failing_tests, ledger.errors, ledger.words
