@@ -50,6 +50,11 @@ _RUNNER = '__swedeck_exec() { \\builtin eval "$1"; };'
 """Runs one command, in a function so the interrupt trap's `return` ends just it."""
 
 
+EARLIER_OUTPUT_START = "<printed by background jobs of earlier commands, before this one ran:>\n"
+EARLIER_OUTPUT_END = "<end of their output>\n"
+"""Around what earlier commands' background jobs printed between two commands, before a command's own output."""
+
+
 def protocol_line(command: str, command_id: str, secret: str) -> str:
     """One command as the shell reads it (SPEC §8, docs/security.md).
 
@@ -222,8 +227,7 @@ class ShellSession:
             dropped_lines = max(collector.buffer.total_lines - head.count("\n") - tail.count("\n"), 0)
         output, truncated = limit(text, tail_text, self._output_limit, collector.buffer.elided_bytes, dropped_lines)
         if earlier:  # kept apart from this command's own output, and said to be what it is
-            output = (f"<printed by background jobs of earlier commands, before this one ran:>\n{earlier}\n"
-                      f"<end of their output>\n{output}")
+            output = f"{EARLIER_OUTPUT_START}{earlier}\n{EARLIER_OUTPUT_END}{output}"
         if status.note:
             output = f"{output}\n{status.note}" if output else status.note
         collector.flush(final=True)
