@@ -2,13 +2,16 @@
 
 The agent runs as a child over stdio and speaks ACP version 1 (JSON-RPC 2.0), with the types
 of the `agent-client-protocol` package: `initialize` with the capabilities swedeck implements
-(`fs/read_text_file`, `fs/write_text_file` in the session's folder; no terminal yet),
+(`fs/read_text_file`, `fs/write_text_file` in the session's folder; `terminal/*` in swedeck's
+environment, `core/acp/terminal.py`),
 `session/new`, then `session/prompt` with the task, and with each follow-up the person gives.
 Its model traffic goes through `swedeck record`'s endpoint (the child gets the endpoint in the
 variables the adapters' SDKs read), so the session's record is exact: every request, answer,
 usage and timing (SPEC §18). The record also holds the session (`acp_session`), the person's
-words (`acp_prompt`), each permission asked and its answer (`acp_permission`) and the files
-the agent wrote through swedeck (`acp_write`).
+words (`acp_prompt`), each permission asked and its answer (`acp_permission`), each tool call
+as the agent reported it (`acp_tool`), its terminals (`acp_terminal`), the files it wrote
+through swedeck (`acp_write`), and each message of the agent's swedeck could not read
+(`acp_unreadable`: said and counted, never a crash).
 
 What the agent does reaches a `Driver`: headless, `Printer` says it as progress lines and
 answers permissions by yolo (the agent's allow-once option, never "always"); live,
@@ -18,18 +21,24 @@ answers permissions by yolo (the agent's allow-once option, never "always"); liv
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
+import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ..config import EnvironmentConfig
 from ..errors import SwedeckError, UsageError
 from ..record.recorder import Recorder
 from ..record.run import Recording
 from ..text import visible
 from ..trajectory.writer import TrajectoryWriter
 from .presets import agent_command
+from .terminal import Terminals
 
 LINE_LIMIT = 64 << 20
 """The longest line (one JSON-RPC message) read from the agent."""
@@ -62,6 +71,10 @@ class Driver(Protocol):
     async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None: ...
     async def plan(self, entries: list[str]) -> None: ...
     async def usage(self, used: int | None, size: int | None) -> None: ...
+    def tool_output(self, call_id: str | None, text: str) -> None:
+        """A chunk of a terminal's output as it arrives (`call_id`: the tool call showing it, if known)."""
+    def note(self, text: str) -> None:
+        """Something the person should know that is not the agent's (a message swedeck could not read)."""
     async def prompt_ended(self, stop: str) -> str | None:
         """The next words for the agent (a follow-up), or None: the session ends."""
 
@@ -88,18 +101,23 @@ class AcpRun:
         return self.recording.recorder
 
     def run(self, task: str, cwd: Path, driver: Driver, cancel: Callable[[Callable[[], None]], None] | None = None,
-            say: Callable[[str], None] = lambda line: None) -> str:
-        """The session until the agent's last prompt ends; its stop reason (`error` when it failed)."""
-        with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors:
+            say: Callable[[str], None] = lambda line: None, environment: EnvironmentConfig | None = None) -> str:
+        """The session until the agent's last prompt ends; its stop reason (`error` when it failed).
+
+        `environment` is where the agent's terminals run (swedeck's `environment` section; local
+        runs them in `cwd` unless it names a folder)."""
+        environment = environment or EnvironmentConfig()
+        if environment.environment_class == "local" and not environment.cwd:
+            environment = environment.model_copy(update={"cwd": str(cwd)})
+        with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors, _unreadable(self.writer, driver):
             command, env = self.recording.child(endpoint, self.command)
             try:
-                return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel))
+                return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel, environment))
             except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
                 errors.seek(0)
                 said = errors.read()[-2000:].decode("utf-8", "replace").strip()
                 self.writer.add_meta("acp_error", error=f"{type(error).__name__}: {error}", agent_stderr=said)
-                say(visible(f"swedeck: the ACP agent failed: {type(error).__name__}: {error}"
-                            + (f"\n{said}" if said else "")))
+                say(visible(f"swedeck: the ACP agent failed: {_failure(error)}" + (f"\n{said}" if said else "")))
                 return "error"
 
     def finish(self, stop: str) -> tuple[Path, int]:
@@ -117,21 +135,22 @@ class AcpResult:
 
 
 def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstream: str | None = None,
-            say: Callable[[str], None] = lambda line: None) -> AcpResult:
+            say: Callable[[str], None] = lambda line: None, environment: EnvironmentConfig | None = None) -> AcpResult:
     """Headless: progress lines, permissions answered by yolo."""
     if not task:
         raise UsageError("swedeck run --acp: give the task (-t TEXT)")
     run = AcpRun.open(spec, output, upstream)
     printer = Printer(say)
     say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}")
-    stop = run.run(task, cwd, printer, say=say)
+    stop = run.run(task, cwd, printer, say=say, environment=environment)
     path, code = run.finish(stop)
     say(f"swedeck: {stop}; {run.recorder.state.steps} model calls, {printer.permissions} permissions asked: {path}")
     return AcpResult(code, path, stop, run.recorder.state.steps, printer.permissions)
 
 
 async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Path, task: str, driver: Driver,
-                   errors: IO[bytes], cancel: Callable[[Callable[[], None]], None] | None) -> str:
+                   errors: IO[bytes], cancel: Callable[[Callable[[], None]], None] | None,
+                   environment: EnvironmentConfig) -> str:
     import acp
     from acp import schema
 
@@ -143,12 +162,12 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
     process = asyncio.subprocess.Process(transport, protocol, loop)
     assert process.stdin is not None and process.stdout is not None
-    client = _Client(cwd, run.writer, driver)
+    client = _Client(cwd, run.writer, driver, Terminals(environment, f"acp-{os.urandom(4).hex()}"))
     # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
     connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
     try:
         capabilities = schema.ClientCapabilities(
-            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False)
+            fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
         init = await asyncio.wait_for(connection.initialize(
             protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities,
             client_info=schema.Implementation(name="swedeck", version=_version())), START_TIMEOUT_S)
@@ -171,17 +190,22 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
             loop = asyncio.get_running_loop()
 
             def cancel_prompt() -> None:
-                loop.call_soon_threadsafe(lambda: loop.create_task(connection.cancel(session_id=session.session_id)))
+                def send() -> None:
+                    client.cancelled = True  # permission requests from now on are answered "cancelled"
+                    loop.create_task(connection.cancel(session_id=session.session_id))
+                loop.call_soon_threadsafe(send)
             cancel(cancel_prompt)
         words: str | None = task
         stop = "end_turn"
         while words:
             run.writer.add_meta("acp_prompt", text=words)
+            client.cancelled = False
             response = await connection.prompt(session_id=session.session_id, prompt=[acp.text_block(words)])
             stop = str(response.stop_reason)
             words = await driver.prompt_ended(stop)
         return stop
     finally:
+        await client.close()
         await connection.close()  # its reader stops; then the pipes are ended here, not by the collector
         process.stdin.close()
         if process.returncode is None:
@@ -192,6 +216,62 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
                 process.kill()
                 await process.wait()
         transport.close()
+
+
+def _failure(error: Exception) -> str:
+    if isinstance(error, ConnectionError):
+        return "it ended (or closed its output) before it answered; what it did until then is recorded"
+    return f"{type(error).__name__}: {error}"
+
+
+UNREADABLE_SAID = 20
+"""Messages swedeck could not read that are said one by one; the rest are counted."""
+
+
+class _Unreadable(logging.Handler):
+    """The ACP package's word for a message it could not read or handle (it logs it and goes
+    on): said to the person, recorded (`acp_unreadable`) and counted."""
+
+    def __init__(self, writer: TrajectoryWriter, driver: Driver) -> None:
+        import acp
+
+        super().__init__(logging.ERROR)
+        self.writer = writer
+        self.driver = driver
+        self.count = 0
+        self.package = str(Path(acp.__file__).parent)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.pathname.startswith(self.package):
+            return
+        self.count += 1
+        detail = str(record.exc_info[1]) if record.exc_info and record.exc_info[1] is not None else ""
+        what = _unreadable_what(record.getMessage(), detail)
+        self.writer.add_meta("acp_unreadable", what=what, detail=detail[:2000])
+        if self.count <= UNREADABLE_SAID:
+            self.driver.note(visible(f"the agent sent a message swedeck cannot read ({self.count}): {what}"))
+        elif self.count == UNREADABLE_SAID + 1:
+            self.driver.note("the agent keeps sending messages swedeck cannot read: counted in the record, no longer said")
+
+
+def _unreadable_what(message: str, detail: str) -> str:
+    tag = re.search(r"Input tag '([^']*)'", detail)
+    if tag:
+        method = message.split("method=")[-1] if "method=" in message else "a message"
+        return f"{method} of an unknown type {tag.group(1)!r}"
+    return message.replace("Unhandled error while handling ", "").replace("Error parsing JSON-RPC message", "not JSON")
+
+
+@contextmanager
+def _unreadable(writer: TrajectoryWriter, driver: Driver) -> Iterator[_Unreadable]:
+    handler = _Unreadable(writer, driver)
+    logging.getLogger().addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logging.getLogger().removeHandler(handler)
+        if handler.count:
+            writer.add_meta("acp_unreadable_total", count=handler.count)
 
 
 def _env_auth(methods: list[Any], env: dict[str, str]) -> str | None:
@@ -250,6 +330,12 @@ class Printer:
     async def usage(self, used: int | None, size: int | None) -> None:
         self.say(f"context: {used if used is not None else '?'} / {size if size is not None else '?'} tokens")
 
+    def tool_output(self, call_id: str | None, text: str) -> None:
+        return None  # said when the tool call ends
+
+    def note(self, text: str) -> None:
+        self.say(f"swedeck: {text}")
+
     async def prompt_ended(self, stop: str) -> str | None:
         self._flush()
         return None
@@ -258,10 +344,25 @@ class Printer:
 class _Client:
     """What swedeck answers an ACP agent (its `Client` side), handing what it does to the driver."""
 
-    def __init__(self, cwd: Path, writer: TrajectoryWriter, driver: Driver) -> None:
+    def __init__(self, cwd: Path, writer: TrajectoryWriter, driver: Driver, terminals: Terminals) -> None:
         self.cwd = cwd.resolve()
         self.writer = writer
         self.driver = driver
+        self.terminals = terminals
+        terminals.output = self._terminal_output
+        self.cancelled = False
+        """The person cancelled the prompt running: every permission asked until it ends is "cancelled"."""
+        self._shown_in: dict[str, str] = {}
+        """Terminal id -> the tool call that shows it (its `terminal` content)."""
+        self._titles: dict[str, str] = {}
+
+    async def close(self) -> None:
+        """The terminals the agent left: killed, and recorded as those it released."""
+        for terminal_id in sorted(self.terminals.ids):
+            terminal = self.terminals.get(terminal_id)
+            await self.terminals.release(terminal)
+            self.writer.add_meta("acp_terminal", **self.terminals.record(terminal), released_by="swedeck")
+        await asyncio.get_running_loop().run_in_executor(None, self.terminals.close)
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
         from acp import schema
@@ -269,11 +370,15 @@ class _Client:
         offered = [Option(str(option.option_id), str(option.name), str(option.kind)) for option in options]
         title = str(getattr(tool_call, "title", None) or getattr(tool_call, "tool_call_id", ""))
         call_id = str(getattr(tool_call, "tool_call_id", ""))
-        chosen = await self.driver.permission(call_id, title, offered)
+        after_cancel = self.cancelled
+        chosen = None if after_cancel else await self.driver.permission(call_id, title, offered)
+        if self.cancelled:  # cancelled while the person was asked: the protocol's answer is "cancelled"
+            chosen = None
         self.writer.add_meta("acp_permission", tool_call_id=call_id, title=title,
                              options=[{"id": o.option_id, "name": o.name, "kind": o.kind} for o in offered],
                              answer=chosen.option_id if chosen is not None else None,
-                             kind=chosen.kind if chosen is not None else "cancelled")
+                             kind=chosen.kind if chosen is not None else "cancelled",
+                             **({"reason": "asked after session/cancel"} if after_cancel else {}))
         if chosen is None:
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=chosen.option_id,
@@ -284,10 +389,22 @@ class _Client:
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             await self.driver.words(_text(update.content), kind == "agent_thought_chunk")
         elif kind == "tool_call":
+            self._terminals_of(update)
+            self._titles[str(update.tool_call_id)] = str(update.title)
             await self.driver.tool_call(str(update.tool_call_id), str(update.title))
-        elif kind == "tool_call_update" and getattr(update, "status", None) in ("completed", "failed"):
-            output = "\n".join(_text(getattr(item, "content", item)) for item in update.content or [])
-            await self.driver.tool_done(str(update.tool_call_id), str(update.status), output)
+        elif kind == "tool_call_update":
+            call_id = str(update.tool_call_id)
+            shown = self._terminals_of(update)
+            if getattr(update, "title", None):
+                self._titles[call_id] = str(update.title)
+            if getattr(update, "status", None) in ("completed", "failed"):
+                parts = [_text(getattr(item, "content", item)) for item in update.content or []]
+                parts += [terminal.output for terminal in map(self.terminals.find, shown) if terminal is not None]
+                output = "\n".join(part for part in parts if part)
+                self.writer.add_meta("acp_tool", tool_call_id=call_id, title=self._titles.get(call_id, call_id),
+                                     status=str(update.status), output=output,
+                                     raw_input=_plain(getattr(update, "raw_input", None)))
+                await self.driver.tool_done(call_id, str(update.status), output)
         elif kind == "plan":
             await self.driver.plan([f"[{entry.status}] {entry.content}" for entry in update.entries])
         elif kind == "usage_update":
@@ -323,12 +440,54 @@ class _Client:
             raise RequestError.invalid_params({"path": path, "reason": "outside the session's folder"})
         return resolved
 
-    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        from acp import RequestError
+    def _terminals_of(self, update: Any) -> list[str]:
+        """The terminals a tool call shows (`{"type": "terminal", "terminalId": …}` in its content)."""
+        found = [str(item.terminal_id) for item in getattr(update, "content", None) or []
+                 if getattr(item, "type", None) == "terminal" and getattr(item, "terminal_id", None)]
+        for terminal_id in found:
+            self._shown_in[terminal_id] = str(update.tool_call_id)
+        return found
 
-        raise RequestError.method_not_found("terminal/create")
+    def _terminal_output(self, terminal_id: str, text: str) -> None:
+        self.driver.tool_output(self._shown_in.get(terminal_id), text)
 
-    terminal_output = release_terminal = wait_for_terminal_exit = kill_terminal = create_terminal
+    async def create_terminal(self, command: str, session_id: str, args: list[str] | None = None,
+                              env: list[Any] | None = None, cwd: str | None = None,
+                              output_byte_limit: int | None = None, **kwargs: Any) -> Any:
+        from acp import schema
+
+        variables = {str(variable.name): str(variable.value) for variable in env or []}
+        terminal = await self.terminals.create(command, args, cwd, variables, output_byte_limit)
+        return schema.CreateTerminalResponse(terminal_id=terminal.terminal_id)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp import schema
+
+        terminal = self.terminals.get(terminal_id)
+        status = (schema.TerminalExitStatus(exit_code=terminal.exit_code, signal=terminal.signal)
+                  if terminal.done.is_set() else None)
+        return schema.TerminalOutputResponse(output=terminal.output, truncated=terminal.truncated, exit_status=status)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp import schema
+
+        terminal = self.terminals.get(terminal_id)
+        await terminal.done.wait()
+        return schema.WaitForTerminalExitResponse(exit_code=terminal.exit_code, signal=terminal.signal)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp import schema
+
+        await self.terminals.kill(self.terminals.get(terminal_id))
+        return schema.KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        from acp import schema
+
+        terminal = self.terminals.get(terminal_id)
+        await self.terminals.release(terminal)
+        self.writer.add_meta("acp_terminal", **self.terminals.record(terminal))
+        return schema.ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from acp import RequestError
@@ -340,6 +499,12 @@ class _Client:
 
     def on_connect(self, connection: Any) -> None:
         return None
+
+
+def _plain(value: Any) -> Any:
+    """A schema value as JSON's own types (what the trajectory keeps)."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", by_alias=True, exclude_none=True) if callable(dump) else value
 
 
 def _text(content: Any) -> str:

@@ -43,6 +43,12 @@ class _Call:
         self.title = title
         self.action_id: str | None = None
         self.started: float | None = None
+        self.ended = False
+
+def _where(config: SwedeckConfig, cwd: Path) -> str:
+    terminals = "docker" if config.environment.environment_class == "docker" else "local"
+    return f"the agent's own tools in {cwd}; its terminals: {terminals}"
+
 
 CONFIRM_ANSWERS = {"approve": "allow_once", "always_allow": "allow_always", "reject": "reject_once"}
 
@@ -139,14 +145,15 @@ class AcpSession:
         self.trajectory_path = str(run.writer.path)
         self._run = run
         emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {self.spec}",
-                               environment=f"local (the agent's own tools, in {self.cwd})", mode=self._mode,
+                               environment=_where(self.config, self.cwd), mode=self._mode,
                                trajectory_path=self.trajectory_path, task=self.task or ""))
         task = self.task or self._ask_text("task", "The task for the agent:")
         stop = "cancelled"
         if task:
             self._said(task, MessageType.TASK)
             stop = run.run(task, self.cwd, self, cancel=self._set_cancel,
-                           say=lambda line: emit(ev.Notice(text=line, level="error")))
+                           say=lambda line: emit(ev.Notice(text=line, level="error")),
+                           environment=self.config.environment)
         path, code = run.finish(stop)
         self.trajectory_path = str(path)
         status = ExitStatus.USER_QUIT if self._quit.is_set() else ExitStatus.SUBMITTED if code == 0 else ExitStatus.ENVIRONMENT_ERROR
@@ -265,7 +272,11 @@ class AcpSession:
             self._emit(ev.ConfirmationRequested(future=future, action_id=action_id, command=command))
             decision = await asyncio.wrap_future(future)
             self._waiting = None
-            kind = decision.kind if decision is not None else "reject"
+            if decision is None:  # the person interrupted: the prompt is cancelled, and so is this request
+                self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command,
+                                            reason="interrupted"))
+                return None
+            kind = decision.kind
             if kind == "edit":
                 self._emit(ev.Notice(text="an ACP agent's command cannot be edited: rejected; say what to do instead",
                                      level="warning"))
@@ -273,8 +284,8 @@ class AcpSession:
             chosen = by_kind.get(CONFIRM_ANSWERS[kind]) or (
                 by_kind.get("reject_always") if kind == "reject" else None)
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected" if kind == "reject" else "approved",
-                                        command=command, reason=decision.comment if decision is not None else ""))
-            if kind == "reject" and decision is not None and decision.comment:
+                                        command=command, reason=decision.comment))
+            if kind == "reject" and decision.comment:
                 self._pending_comment = decision.comment
         if chosen is not None and chosen.kind.startswith("allow"):
             self._started(call)
@@ -285,12 +296,27 @@ class AcpSession:
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         call = self._proposed(call_id)
         self._started(call)
+        call.ended = True
         assert call.action_id is not None and call.started is not None
         result = ExecutionResult(output=output, returncode=0 if status == "completed" else 1,
                                  duration_s=time.monotonic() - call.started)
         self._history.append(make_message("tool", output, MessageType.OBSERVATION, raw_output=output,
                                           command=call.title))
         self._emit(ev.CommandFinished(action_id=call.action_id, command=call.title, result=result))
+
+    def tool_output(self, call_id: str | None, text: str) -> None:
+        call = self._calls.get(call_id) if call_id is not None else None
+        if call is None:  # a terminal no tool call shows (yet): the call running, else its own block
+            running = [known for known in self._calls.values() if known.started is not None and not known.ended]
+            call = running[-1] if running else self._proposed(call_id or f"terminal-{len(self._calls)}", "terminal")
+        elif call.action_id is None:
+            call = self._proposed(call_id or "")
+        self._started(call)
+        assert call.action_id is not None
+        self._emit(ev.CommandOutput(action_id=call.action_id, text=text))
+
+    def note(self, text: str) -> None:
+        self._emit(ev.Notice(text=text, level="warning"))
 
     async def plan(self, entries: list[str]) -> None:
         self._emit(ev.Notice(text="plan: " + "; ".join(entries)))

@@ -69,5 +69,5 @@ def run_acp_agent(args: argparse.Namespace, config: SwedeckConfig) -> int:
     from swedeck.core.acp.run import run_acp
 
     result = run_acp(spec, task or "", cwd=cwd, output=args.output, upstream=upstream,
-                     say=lambda line: print(strip_control(line), flush=True))
+                     say=lambda line: print(strip_control(line), flush=True), environment=config.environment)
     return result.exit_code

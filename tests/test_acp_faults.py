@@ -1,0 +1,176 @@
+"""The ACP client against a scripted agent (tests/support/acp_agent.py, a real process speaking
+the protocol over stdio): terminals in swedeck's environment, and the faults the real adapters
+do not show on demand. The real adapters are in tests/test_record.py and tests/test_acp_live.py."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from support.docker_env import docker_config
+from swedeck.core.acp.run import run_acp
+from swedeck.core.config import EnvironmentConfig
+
+AGENT = Path(__file__).parent / "support" / "acp_agent.py"
+
+
+def scripted(tmp_path: Path, turns: list[list[dict[str, Any]]], **extra: Any) -> tuple[str, Path]:
+    log = tmp_path / "agent-received.jsonl"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": turns, "log": str(log), **extra}))
+    return shlex.join([sys.executable, str(AGENT), str(script)]), log
+
+
+def events(path: Path, name: str) -> list[dict[str, Any]]:
+    return [event for event in json.loads(path.read_text())["meta_events"] if event["event"] == name]
+
+
+def said(lines: list[str]) -> str:
+    return "\n".join(lines)
+
+
+def run(tmp_path: Path, turns: list[list[dict[str, Any]]], environment: EnvironmentConfig | None = None,
+        **extra: Any) -> tuple[Any, list[str], Path]:
+    spec, log = scripted(tmp_path, turns, **extra)
+    lines: list[str] = []
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    result = run_acp(spec, "the task", cwd=work, output=str(tmp_path / "acp"), say=lines.append,
+                     environment=environment)
+    return result, lines, log
+
+
+def chunk(text: str) -> dict[str, Any]:
+    return {"update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}
+
+
+def test_a_terminal_runs_in_swedecks_shell_with_its_folder_variables_and_limit(tmp_path):
+    (tmp_path / "work" / "sub").mkdir(parents=True)
+    result, lines, _ = run(tmp_path, [[
+        {"terminal": {"toolCallId": "t1", "command": "sh", "args": ["-c", "pwd; echo $GREETING; exit 3"],
+                      "cwd": str(tmp_path / "work" / "sub"), "env": [{"name": "GREETING", "value": "hello there"}]}},
+        {"terminal": {"toolCallId": "t2", "command": "printf 'x%.0s' $(seq 1 100); echo ' é end'", "limit": 6}},
+        {"terminal": {"toolCallId": "t3", "command": "pwd"}},
+    ]])
+    text = said(lines)
+    assert result.exit_code == 0, text
+    assert f"terminal: exit 3 signal None truncated False output '{tmp_path / 'work' / 'sub'}\\nhello there\\n'" in text
+    # the newest 6 bytes would begin inside "é": the output begins at the next character
+    assert "terminal: exit 0 signal None truncated True output ' end\\n'" in text
+    assert f"output '{tmp_path / 'work'}\\n'" in text  # a subshell: the first terminal's cd did not stay
+    recorded = events(result.path, "acp_terminal")
+    assert [(event["exit_code"], event["environment"]) for event in recorded] == [(3, "local"), (0, "local"), (0, "local")]
+    tools = events(result.path, "acp_tool")
+    assert tools[0]["status"] == "failed" and "hello there" in tools[0]["output"]
+
+
+def test_a_killed_terminal_ends_with_a_signal(tmp_path):
+    started = time.monotonic()
+    result, lines, _ = run(tmp_path, [[{"terminal": {"toolCallId": "t1", "command": "echo begun; sleep 30",
+                                                     "kill_after": 1.0}}]])
+    assert time.monotonic() - started < 25
+    assert "terminal: exit None signal SIGKILL truncated False output 'begun\\n" in said(lines), said(lines)
+
+
+def test_a_terminal_runs_in_swedecks_docker_container(tmp_path):
+    environment = docker_config(cwd="/tmp")
+    result, lines, _ = run(tmp_path, [[{"terminal": {"toolCallId": "t1", "command": "cat /etc/hostname; pwd"}}]],
+                           environment=environment)
+    text = said(lines)
+    assert result.exit_code == 0, text
+    hostname = (Path("/etc/hostname").read_text().strip() if Path("/etc/hostname").exists() else "")
+    reported = events(result.path, "acp_terminal")[0]
+    assert reported["environment"] == "docker" and reported["output"].endswith("/tmp\n")
+    assert reported["output"].splitlines()[0] != hostname  # the container's, not this machine's
+
+
+def test_files_are_read_and_written_only_inside_the_session_folder(tmp_path):
+    result, lines, _ = run(tmp_path, [[
+        {"write": {"path": str(tmp_path / "work" / "a" / "new.txt"), "content": "written ✓"}},
+        {"read": {"path": str(tmp_path / "work" / "a" / "new.txt")}},
+        {"read": {"path": str(tmp_path / "script.json")}},
+        {"write": {"path": str(tmp_path / "work" / ".." / "escaped.txt"), "content": "no"}},
+    ]])
+    assert (tmp_path / "work" / "a" / "new.txt").read_text() == "written ✓"
+    assert not (tmp_path / "escaped.txt").exists()
+    text = said(lines)
+    assert 'read: {"content": "written \\u2713"}' in text
+    assert "outside the session's folder" in text
+    assert [event["path"] for event in events(result.path, "acp_write")] == [str(tmp_path / "work" / "a" / "new.txt")]
+
+
+def test_malformed_and_unknown_messages_are_said_counted_and_never_a_crash(tmp_path):
+    result, lines, _ = run(tmp_path, [[
+        {"raw": "{this is not json"},
+        {"update": {"sessionUpdate": "a_future_update", "whatever": 1}},
+        chunk("still here"),
+    ]])
+    text = said(lines)
+    assert result.exit_code == 0, text
+    assert "cannot read (1): not JSON" in text
+    assert "cannot read (2): session/update of an unknown type 'a_future_update'" in text
+    assert "agent: still here" in text
+    assert [event["what"] for event in events(result.path, "acp_unreadable")] == [
+        "not JSON", "session/update of an unknown type 'a_future_update'"]
+    assert events(result.path, "acp_unreadable_total")[0]["count"] == 2
+
+
+def test_an_agent_that_dies_mid_prompt_is_said_and_nothing_is_lost(tmp_path):
+    result, lines, _ = run(tmp_path, [[
+        {"ask": {"toolCall": {"toolCallId": "c1", "title": "rm -rf build"},
+                 "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}},
+        chunk("about to fall over"), {"die": 9}]])
+    text = said(lines)
+    assert result.exit_code == 1 and result.stop_reason == "error"
+    assert "the ACP agent failed: it ended (or closed its output) before it answered" in text
+    data = json.loads(result.path.read_text())
+    assert data["info"]["exit_status"] == "ACP: error"
+    assert [event["title"] for event in events(result.path, "acp_permission")] == ["rm -rf build"]
+    assert events(result.path, "acp_prompt")[0]["text"] == "the task"
+
+
+def test_a_huge_tool_output_arrives_whole(tmp_path):
+    size = 50 << 20
+    result, lines, _ = run(tmp_path, [[{"big": size, "toolCallId": "b1"}, chunk("done")]])
+    assert result.exit_code == 0, said(lines)
+    assert len(events(result.path, "acp_tool")[0]["output"]) == size
+    assert "agent: done" in said(lines)
+
+
+def test_a_permission_asked_after_the_person_cancels_is_answered_cancelled(tmp_path):
+    from swedeck.core import events as ev
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.core.config import SwedeckConfig
+
+    ask = {"options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"},
+                       {"optionId": "no", "name": "Reject", "kind": "reject_once"}]}
+    spec, log = scripted(tmp_path, [[{"ask": {"toolCall": {"toolCallId": "c1", "title": "first"}, **ask}},
+                                     {"wait_cancel": True},
+                                     {"ask": {"toolCall": {"toolCallId": "c2", "title": "second"}, **ask}}]])
+    config = SwedeckConfig.model_validate({"agent": {"mode": "confirm"}})
+    session = AcpSession(config, spec, "the task", cwd=tmp_path, output=str(tmp_path / "acp"))
+    seen: list[Any] = []
+
+    def emit(event: Any) -> None:
+        seen.append(event)
+        if isinstance(event, ev.ConfirmationRequested):
+            session.interrupt()  # Esc while the person is asked: session/cancel
+        elif isinstance(event, ev.InputRequested):
+            event.future.set_result("")
+
+    result = session.run(emit)
+    asked = [event.command for event in seen if isinstance(event, ev.ConfirmationRequested)]
+    assert asked == ["first"]  # the second request came after the cancel: never put to the person
+    permissions = events(Path(str(result.trajectory_path)), "acp_permission")
+    assert [(event["title"], event["kind"], event.get("reason")) for event in permissions] == [
+        ("first", "cancelled", None), ("second", "cancelled", "asked after session/cancel")]
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(message.get("method") == "session/cancel" for message in received)
+    answers = [message["result"]["outcome"] for message in received
+               if isinstance(message.get("result"), dict) and "outcome" in message["result"]]
+    assert answers == [{"outcome": "cancelled"}, {"outcome": "cancelled"}]
+    assert result.message == "ACP: cancelled"
