@@ -101,6 +101,20 @@ class ContextUpdated(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PlanEntry:
+    content: str
+    status: Literal["pending", "in_progress", "completed"] | str = "pending"
+    priority: str = "medium"
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdated(Event):
+    """The agent's plan, whole (an ACP agent's `plan` update: each one replaces the last)."""
+
+    entries: tuple[PlanEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Notice(Event):
     text: str
     level: Literal["info", "warning", "error"] = "info"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import swedeck_command
-from support.agent_clis import agent_cli, claude_environment
+from support.agent_clis import agent_cli, claude_environment, codex_environment
 from support.anthropic_server import AnthropicServer, Reply
 from support.openai_server import OpenAIServer, Turn
 from support.reliability import SUBMIT
@@ -379,7 +379,7 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     with AnthropicServer() as server:
-        server.script(Reply.bash("echo hello > out.txt", text="I will write the file."))
+        server.script(Reply.acp_bash("echo hello > out.txt", text="I will write the file."))
         done = subprocess.run([*swedeck_command(), "run", "--acp", adapter, "--headless", "-t", "write hello to out.txt",
                                "--upstream", server.url, "-o", str(tmp_path / "acp"), "--cwd", str(work)],
                               env=claude_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
@@ -396,6 +396,8 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
     assert permission["answer"] == "allow" and {option["kind"] for option in permission["options"]} >= {
         "allow_once", "allow_always", "reject_once"}
     assert [m.role for m in load_trajectory(tmp_path / "acp.traj.json").recorded_prompts[2]][-1] == "tool"
+    terminal = next(event for event in events if event["event"] == "acp_terminal")  # swedeck's shell ran it
+    assert "echo hello > out.txt" in terminal["command"] and terminal["exit_code"] == 0
 
 
 def test_acp_says_what_it_needs(tmp_path):
@@ -429,7 +431,7 @@ async def test_an_acp_agent_in_the_live_panes_asks_through_swedecks_confirm(tmp_
     work = tmp_path / "work"
     work.mkdir()
     with AnthropicServer() as server:
-        server.script(Reply.bash("echo hello > out.txt", text="I will write the file."),
+        server.script(Reply.acp_bash("echo hello > out.txt", text="I will write the file."),
                       Reply(text="Done: out.txt holds hello."))
         from swedeck.core.config import ModelConfig
 
@@ -458,18 +460,16 @@ def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
     """The codex preset hands Codex's adapter the record's endpoint as a provider of its own
     (`-c model_providers.swedeck=…`), and signs in with the key the environment holds."""
     agent_cli("codex-acp")
-    home = tmp_path / "home"
-    (home / ".codex").mkdir(parents=True)
     with ResponsesServer() as server:
         server.script(Step(text="Let me look.", call=("exec_command", {"cmd": "echo hello-from-codex"})),
                       Step(text="It printed hello-from-codex."))
         done = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "run echo", "--upstream",
                                server.url, "-o", str(tmp_path / "acp"), "--cwd", str(tmp_path)],
-                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
-                                   "CODEX_HOME": str(home / ".codex")}, capture_output=True, text=True, timeout=100)
+                              env=codex_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
         received = list(server.requests)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "It printed hello-from-codex." in done.stdout and "Exception ignored" not in done.stderr
+    assert "completed: hello-from-codex" in done.stdout  # it ran (echo is harmless to Codex: not asked)
     events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
     assert same_requests(events, received)
     assert len(received) == 2 and any(event["event"] == "acp_session" for event in events)

@@ -33,6 +33,7 @@ from typing import IO, Any, Protocol
 
 from ..config import EnvironmentConfig
 from ..errors import SwedeckError, UsageError
+from ..events import PlanEntry
 from ..record.recorder import Recorder
 from ..record.run import Recording
 from ..text import visible
@@ -69,7 +70,7 @@ class Driver(Protocol):
     async def tool_call(self, call_id: str, title: str) -> None: ...
     async def tool_done(self, call_id: str, status: str, output: str) -> None: ...
     async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None: ...
-    async def plan(self, entries: list[str]) -> None: ...
+    async def plan(self, entries: tuple[PlanEntry, ...]) -> None: ...
     async def usage(self, used: int | None, size: int | None) -> None: ...
     def tool_output(self, call_id: str | None, text: str) -> None:
         """A chunk of a terminal's output as it arrives (`call_id`: the tool call showing it, if known)."""
@@ -105,9 +106,9 @@ class AcpRun:
         """The session until the agent's last prompt ends; its stop reason (`error` when it failed).
 
         `environment` is where the agent's terminals run (swedeck's `environment` section; local
-        runs them in `cwd` unless it names a folder)."""
+        ones start in the session's folder, `cwd`, as the agent's own tools do)."""
         environment = environment or EnvironmentConfig()
-        if environment.environment_class == "local" and not environment.cwd:
+        if environment.environment_class == "local":
             environment = environment.model_copy(update={"cwd": str(cwd)})
         with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors, _unreadable(self.writer, driver):
             command, env = self.recording.child(endpoint, self.command)
@@ -324,8 +325,8 @@ class Printer:
         self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
         return allow
 
-    async def plan(self, entries: list[str]) -> None:
-        self.say(visible("plan: " + "; ".join(entries)))
+    async def plan(self, entries: tuple[PlanEntry, ...]) -> None:
+        self.say(visible("plan: " + "; ".join(f"[{entry.status}] {entry.content}" for entry in entries)))
 
     async def usage(self, used: int | None, size: int | None) -> None:
         self.say(f"context: {used if used is not None else '?'} / {size if size is not None else '?'} tokens")
@@ -355,6 +356,7 @@ class _Client:
         self._shown_in: dict[str, str] = {}
         """Terminal id -> the tool call that shows it (its `terminal` content)."""
         self._titles: dict[str, str] = {}
+        self._inputs: dict[str, Any] = {}
 
     async def close(self) -> None:
         """The terminals the agent left: killed, and recorded as those it released."""
@@ -391,6 +393,7 @@ class _Client:
         elif kind == "tool_call":
             self._terminals_of(update)
             self._titles[str(update.tool_call_id)] = str(update.title)
+            self._inputs[str(update.tool_call_id)] = _plain(getattr(update, "raw_input", None))
             await self.driver.tool_call(str(update.tool_call_id), str(update.title))
         elif kind == "tool_call_update":
             call_id = str(update.tool_call_id)
@@ -400,13 +403,17 @@ class _Client:
             if getattr(update, "status", None) in ("completed", "failed"):
                 parts = [_text(getattr(item, "content", item)) for item in update.content or []]
                 parts += [terminal.output for terminal in map(self.terminals.find, shown) if terminal is not None]
-                output = "\n".join(part for part in parts if part)
+                output = "\n".join(part for part in parts if part) or _raw_output(getattr(update, "raw_output", None))
                 self.writer.add_meta("acp_tool", tool_call_id=call_id, title=self._titles.get(call_id, call_id),
                                      status=str(update.status), output=output,
-                                     raw_input=_plain(getattr(update, "raw_input", None)))
+                                     raw_input=_plain(getattr(update, "raw_input", None)) or self._inputs.get(call_id))
                 await self.driver.tool_done(call_id, str(update.status), output)
         elif kind == "plan":
-            await self.driver.plan([f"[{entry.status}] {entry.content}" for entry in update.entries])
+            entries = tuple(PlanEntry(str(entry.content), str(entry.status), str(entry.priority))
+                            for entry in update.entries)
+            self.writer.add_meta("acp_plan", entries=[{"content": entry.content, "status": entry.status,
+                                                       "priority": entry.priority} for entry in entries])
+            await self.driver.plan(entries)
         elif kind == "usage_update":
             await self.driver.usage(getattr(update, "used", None), getattr(update, "size", None))
 
@@ -499,6 +506,18 @@ class _Client:
 
     def on_connect(self, connection: Any) -> None:
         return None
+
+
+RAW_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")
+"""Where an agent that reports a command's output only in `rawOutput` puts it (Codex's adapter)."""
+
+
+def _raw_output(raw: Any) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict):
+        return next((raw[key] for key in RAW_OUTPUT_KEYS if isinstance(raw.get(key), str)), "")
+    return ""
 
 
 def _plain(value: Any) -> Any:

@@ -318,8 +318,8 @@ class AcpSession:
     def note(self, text: str) -> None:
         self._emit(ev.Notice(text=text, level="warning"))
 
-    async def plan(self, entries: list[str]) -> None:
-        self._emit(ev.Notice(text="plan: " + "; ".join(entries)))
+    async def plan(self, entries: tuple[ev.PlanEntry, ...]) -> None:
+        self._emit(ev.PlanUpdated(entries=entries))
 
     async def usage(self, used: int | None, size: int | None) -> None:
         self._status = ContextStatus(window=size, prompt_tokens=used, window_source="the agent's usage_update")

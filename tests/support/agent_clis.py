@@ -32,3 +32,12 @@ def claude_environment(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     return {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-0000", "IS_SANDBOX": "1", "HOME": str(home),
             "DISABLE_AUTOUPDATER": "1"}
+
+
+def codex_environment(home: Path) -> dict[str, str]:
+    """What Codex's ACP adapter needs to run offline: a dummy key and its own home, whose config
+    turns off Codex's own sandbox (its Linux sandbox panics on this machine's kernel; the `codex`
+    CLI's `exec` is not affected). The provider is the preset's (core/acp/presets.py)."""
+    (home / ".codex").mkdir(parents=True, exist_ok=True)
+    (home / ".codex" / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
+    return {**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home), "CODEX_HOME": str(home / ".codex")}

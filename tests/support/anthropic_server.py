@@ -39,6 +39,13 @@ class Reply:
     def bash(cls, command: str, text: str = "", **kwargs: Any) -> Reply:
         return cls(text=text, tool=("Bash", {"command": command, "description": "run it"}), **kwargs)
 
+    @classmethod
+    def acp_bash(cls, command: str, text: str = "", **kwargs: Any) -> Reply:
+        """Claude Code's Bash under its ACP adapter when the client offers terminals: the
+        adapter's own tool, which runs the command in the client's terminal."""
+        return cls(text=text, tool=("mcp__acp__Bash", {"command": command, "timeout": 60000,
+                                                       "description": "run it"}), **kwargs)
+
 
 class AnthropicServer(ScriptedHTTP):
     def __init__(self, side_calls_apart: bool = True) -> None:
@@ -119,10 +126,14 @@ class AnthropicServer(ScriptedHTTP):
         chunks = [f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events]
         with self._lock:  # noted before it is sent: a client may be done before this thread returns
             self.answered.append(b"".join(chunks))
-        for chunk in chunks:
-            self.send_chunk(handler, chunk)
-            if reply.chunk_delay_s:
-                time.sleep(reply.chunk_delay_s)
+        try:
+            for chunk in chunks:
+                self.send_chunk(handler, chunk)
+                if reply.chunk_delay_s:
+                    time.sleep(reply.chunk_delay_s)
+        except OSError:  # the client went away mid-stream (it cancelled)
+            handler.close_connection = True
+            return
         if reply.cut:
             handler.close_connection = True
         else:

@@ -10,6 +10,7 @@ does not stream. Every request body is kept in `requests`.
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -26,6 +27,8 @@ class Step:
     input_tokens: int = 900
     cached_tokens: int = 0
     output_tokens: int = 30
+    chunk_delay_s: float = 0.0
+    """A pause after each event of the stream (a slow model, to interrupt)."""
 
 
 class ResponsesServer(ScriptedHTTP):
@@ -74,6 +77,11 @@ class ResponsesServer(ScriptedHTTP):
             events.append({"type": "response.output_item.done", "output_index": index, "item": item})
         events.append({"type": "response.completed", "response": response})
         self.start_stream(handler)
-        for event in events:
-            self.send_chunk(handler, f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
-        handler.wfile.write(b"0\r\n\r\n")
+        try:
+            for event in events:
+                self.send_chunk(handler, f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+                if step.chunk_delay_s:
+                    time.sleep(step.chunk_delay_s)
+            handler.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client went away mid-stream (it cancelled)
+            handler.close_connection = True

@@ -38,6 +38,7 @@ from ..widgets.fitted_footer import FittedFooter
 from ..widgets.header_bar import HeaderBar, HeaderInfo
 from ..widgets.input_line import InputLine
 from ..widgets.observation_pane import ObservationPane
+from ..widgets.plan_panel import PlanPanel
 from ..widgets.processors_panel import ProcessorsPanel
 from ..widgets.transcript import Transcript
 from .bindings import SESSION_BINDINGS
@@ -105,6 +106,7 @@ class SessionScreen(SessionState, ViewScreen):
             yield ObservationPane(id="observation")
         yield ProcessorsPanel(self.registry, self.session.processors, id="processors").data_bind(
             open=SessionState.processors_open)
+        yield PlanPanel(id="plan").data_bind(plan=SessionState.plan)
         yield ContextMeter(id="meter").data_bind(status=SessionState.context, processors=SessionState.processor_labels,
                                                  notes=SessionState.meter_notes)
         yield InputLine(id="input").data_bind(purpose=SessionState.line_purpose)

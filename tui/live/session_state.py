@@ -4,7 +4,7 @@ Each var has one owner, this class, and changes in one place: `apply` takes the 
 events, and the few methods below take the person's answers. Widgets never read it;
 they `data_bind` to it (the header to `info`, the meter to `context` and
 `processor_labels`, the input line to `line_purpose`, the panes to `stacked`, the
-processors panel to `processors_open`), and the vars declared `bindings=True` refresh the
+processors panel to `processors_open`, the plan panel to `plan`), and the vars declared `bindings=True` refresh the
 footer's keys when they change.
 
 Textual binds a widget only to the node that composes it, so the session screen is a
@@ -54,6 +54,8 @@ class SessionState(DOMNode):
     """The transcript sits above the command output instead of beside it."""
     processors_open: var[bool] = var(False)
     """The processors panel is shown."""
+    plan: var[tuple[ev.PlanEntry, ...]] = var(tuple)
+    """The agent's plan (an ACP agent's), shown above the meter while it has entries."""
     ended: var[bool] = var(False, bindings=True)
     """The session's thread has returned (or failed): nothing more will be asked."""
 
@@ -150,6 +152,9 @@ class SessionState(DOMNode):
             self.line_purpose = None
         return request
 
+    def _rule_plan(self, event: ev.PlanUpdated) -> None:
+        self.plan = event.entries
+
     def finish(self) -> None:
         self.ended = True
         self.input_request = None
@@ -171,5 +176,6 @@ RULES: dict[type, Any] = {
     ev.MessageAdded: SessionState._rule_message,
     ev.ConfirmationRequested: SessionState._rule_confirmation,
     ev.InputRequested: SessionState._rule_input,
+    ev.PlanUpdated: SessionState._rule_plan,
 }
 """Which events change the state, and how: one line per event type."""
