@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support.docker_env import docker_config
 from swedeck.core.acp.run import run_acp
 from swedeck.core.config import EnvironmentConfig
@@ -174,3 +176,43 @@ def test_a_permission_asked_after_the_person_cancels_is_answered_cancelled(tmp_p
                if isinstance(message.get("result"), dict) and "outcome" in message["result"]]
     assert answers == [{"outcome": "cancelled"}, {"outcome": "cancelled"}]
     assert result.message == "ACP: cancelled"
+
+
+def test_an_acp_record_forks_only_where_its_agent_can_load_it(tmp_path):
+    """An ACP agent loads a whole session (session/load), never part of one: the fork is at the
+    last step, of an agent that can load, and says why anywhere else."""
+    from swedeck.core.acp.fork import acp_resume
+    from swedeck.core.errors import UsageError
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    for load, folder in ((False, "cannot"), (True, "can")):
+        (tmp_path / folder).mkdir()
+        result, _, _ = run(tmp_path / folder, [[chunk("hello")]], load_session=load)
+        trajectory = load_trajectory(result.path)
+        if not load:
+            with pytest.raises(UsageError, match="cannot load a session"):
+                acp_resume(trajectory, len(trajectory.steps))
+            continue
+        resume = acp_resume(trajectory, len(trajectory.steps))
+        assert resume is not None and resume.session_id == "scripted-session-1"
+        assert resume.cwd == str(tmp_path / folder / "work")
+
+
+def test_a_resumed_acp_session_loads_the_agents_session_and_goes_on(tmp_path):
+    history = [chunk("said before")["update"], {"sessionUpdate": "user_message_chunk",
+                                                 "content": {"type": "text", "text": "asked before"}}]
+    spec, log = scripted(tmp_path, [[chunk("went on")]], load_session=True, history=history)
+    lines: list[str] = []
+    result = run_acp(spec, "next words", cwd=tmp_path, output=str(tmp_path / "resumed"), say=lines.append,
+                     resume="scripted-session-1")
+    assert result.exit_code == 0 and "agent: went on" in said(lines)
+    assert "said before" not in said(lines)  # the agent's history as it loaded: counted, not new words
+    assert "2 updates of its history" in said(lines)
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    methods = [message.get("method") for message in received]
+    assert "session/load" in methods and "session/new" not in methods
+    load = next(message for message in received if message.get("method") == "session/load")
+    assert load["params"]["sessionId"] == "scripted-session-1"
+    session = events(result.path, "acp_session")[0]
+    assert session["loaded"] is True and session["session_id"] == "scripted-session-1"
+    assert session["history_updates"] == 2

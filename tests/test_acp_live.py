@@ -19,7 +19,9 @@ from support.waiting import wait_for
 from swedeck.core.config import ModelConfig
 from swedeck.core.trajectory.loader import load_trajectory
 
-pytestmark = [pytest.mark.anyio, pytest.mark.parametrize("anyio_backend", ["asyncio"])]
+
+def in_the_app(test: Any) -> Any:
+    return pytest.mark.anyio(pytest.mark.parametrize("anyio_backend", ["asyncio"])(test))
 
 SLOW = "I will now say a great many words, slowly, so that you can stop me. " * 12
 
@@ -68,6 +70,7 @@ def check_record(path: Path, received: int, stop: str = "cancelled") -> dict[str
     return data
 
 
+@in_the_app
 async def test_claude_codes_adapter_in_the_live_panes(tmp_path, anyio_backend, monkeypatch):
     from swedeck.core.acp.session import AcpSession
     from swedeck.tui.live.app import SwedeckApp
@@ -94,6 +97,7 @@ async def test_claude_codes_adapter_in_the_live_panes(tmp_path, anyio_backend, m
     assert any("keep a.txt" in json.dumps(body["messages"]) for body in received)
 
 
+@in_the_app
 async def test_codexs_adapter_in_the_live_panes(tmp_path, anyio_backend, monkeypatch):
     from swedeck.core.acp.session import AcpSession
     from swedeck.tui.live.app import SwedeckApp
@@ -116,3 +120,78 @@ async def test_codexs_adapter_in_the_live_panes(tmp_path, anyio_backend, monkeyp
             await drive(pilot, app, work, "echo one > a.txt", "rm a.txt")
         received = list(server.requests)
     check_record(tmp_path / "acp.traj.json", len(received) - 1)
+
+
+def test_the_installed_swedeck_drives_claude_code_in_a_real_terminal(tmp_path):
+    """`swedeck run --acp claude-code` in tmux: the confirmation, y, the follow-up question,
+    and an empty follow-up ends it, with the record written."""
+    import os
+    import shlex
+    import subprocess
+    import uuid
+
+    from conftest import swedeck_command
+    from support.terminal import TMUX, send_keys, wait_for_text
+
+    agent_cli("claude-code-acp")
+    work = tmp_path / "work"
+    work.mkdir()
+    environment = claude_environment(tmp_path / "home")
+    with AnthropicServer() as server:
+        server.script(Reply.acp_bash("echo one > a.txt", text="Writing a.txt."), Reply(text="Wrote it."))
+        variables = [f"{name}={environment[name]}" for name in ("HOME", "ANTHROPIC_API_KEY", "IS_SANDBOX",
+                                                                  "SWEDECK_AGENTS_DIR", "DISABLE_AUTOUPDATER")
+                     if name in environment]
+        command = shlex.join(["env", *variables, *swedeck_command(), "run", "--acp", "claude-code", "--upstream",
+                              server.url, "-t", "make a.txt", "--cwd", str(work), "-o", str(tmp_path / "acp"),
+                              "--mode", "confirm"])
+        session = f"swedeck-acp-{uuid.uuid4().hex[:6]}"
+        subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], check=True)
+        try:
+            screen = wait_for_text(session, "echo one > a.txt", timeout=90)
+            assert "ACP: claude-code" in screen
+            wait_for_text(session, "Approve", timeout=30)
+            send_keys(session, "y")
+            wait_for_text(session, "follow-up", timeout=90)
+            assert (work / "a.txt").read_text() == "one\n"
+            send_keys(session, "i")
+            send_keys(session, "Enter")
+            from support.waiting import wait_until
+
+            wait_until(lambda: (tmp_path / "acp.traj.json").exists(), timeout=60, what="the record")
+        finally:
+            subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+    assert os.path.getsize(tmp_path / "acp.traj.json") > 0
+    data = json.loads((tmp_path / "acp.traj.json").read_text())
+    assert [event["kind"] for event in data["meta_events"] if event["event"] == "acp_permission"] == ["allow_once"]
+
+
+def test_a_claude_code_session_goes_on_from_its_record(tmp_path):
+    """`swedeck run --resume RECORD` of an ACP record: the agent loads its session
+    (session/load) and the next words go on from it, in a new record."""
+    import subprocess
+
+    from conftest import swedeck_command
+
+    agent_cli("claude-code-acp")
+    work = tmp_path / "work"
+    work.mkdir()
+    environment = claude_environment(tmp_path / "home")
+    with AnthropicServer() as server:
+        server.script(Reply(text="First answer."), Reply(text="Second answer."))
+        first = subprocess.run([*swedeck_command(), "run", "--acp", "claude-code", "--headless", "-t", "the first words",
+                                "--upstream", server.url, "-o", str(tmp_path / "one"), "--cwd", str(work)],
+                               env=environment, capture_output=True, text=True, timeout=100)
+        assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+        second = subprocess.run([*swedeck_command(), "run", "--resume", str(tmp_path / "one.traj.json"), "--headless",
+                                 "-t", "the next words", "-o", str(tmp_path / "two")],
+                                env=environment, capture_output=True, text=True, timeout=100)
+        received = [body for path, body in zip(server.paths, server.requests, strict=True)
+                    if body.get("tools") and "count_tokens" not in path]
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert "continuing the agent's session" in second.stdout and "Second answer." in second.stdout
+    last = json.dumps(received[-1]["messages"])
+    assert "the first words" in last and "First answer." in last and "the next words" in last
+    session = next(event for event in json.loads((tmp_path / "two.traj.json").read_text())["meta_events"]
+                   if event["event"] == "acp_session")
+    assert session["loaded"] is True

@@ -88,10 +88,16 @@ class AcpRun:
     command: list[str]
     recording: Recording
 
+    resume: str | None = None
+    """The agent's session to load (`session/load`) instead of a new one: a fork (`acp.fork`)."""
+
     @classmethod
-    def open(cls, spec: str, output: str | None, upstream: str | None) -> AcpRun:
+    def open(cls, spec: str, output: str | None, upstream: str | None, cwd: Path | None = None,
+             resume: str | None = None) -> AcpRun:
         command = agent_command(spec)
-        return cls(spec, command, Recording.open(output, {"acp": {"agent": spec, "command": command}}, upstream))
+        meta = {"agent": spec, "command": command, "cwd": str(cwd) if cwd else None, "upstream": upstream,
+                **({"loaded_session": resume} if resume else {})}
+        return cls(spec, command, Recording.open(output, {"acp": meta}, upstream), resume)
 
     @property
     def writer(self) -> TrajectoryWriter:
@@ -136,11 +142,12 @@ class AcpResult:
 
 
 def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstream: str | None = None,
-            say: Callable[[str], None] = lambda line: None, environment: EnvironmentConfig | None = None) -> AcpResult:
+            say: Callable[[str], None] = lambda line: None, environment: EnvironmentConfig | None = None,
+            resume: str | None = None) -> AcpResult:
     """Headless: progress lines, permissions answered by yolo."""
     if not task:
         raise UsageError("swedeck run --acp: give the task (-t TEXT)")
-    run = AcpRun.open(spec, output, upstream)
+    run = AcpRun.open(spec, output, upstream, cwd, resume)
     printer = Printer(say)
     say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}")
     stop = run.run(task, cwd, printer, say=say, environment=environment)
@@ -174,26 +181,46 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
             client_info=schema.Implementation(name="swedeck", version=_version())), START_TIMEOUT_S)
         if init.protocol_version != acp.PROTOCOL_VERSION:
             raise SwedeckError(f"the agent speaks ACP version {init.protocol_version}, swedeck {acp.PROTOCOL_VERSION}")
+        can_load = bool(init.agent_capabilities and init.agent_capabilities.load_session)
+        if run.resume is not None and not can_load:
+            raise SwedeckError("the agent cannot load a session (no loadSession): the fork cannot continue it")
+
+        async def open_session() -> str:
+            if run.resume is None:
+                return str((await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]),
+                                                   START_TIMEOUT_S)).session_id)
+            client.loading = True  # the agent replays the session's history as updates: counted, not new steps
+            try:
+                await asyncio.wait_for(connection.load_session(cwd=str(cwd), session_id=run.resume, mcp_servers=[]),
+                                       START_TIMEOUT_S)
+            finally:
+                client.loading = False
+            return run.resume
+
         try:
-            session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
+            session_id = await open_session()
         except acp.RequestError as error:  # Codex's adapter: sign in first, with a key the environment holds
             method = _env_auth(init.auth_methods or [], env)
             if method is None:
                 raise
             await asyncio.wait_for(connection.authenticate(method_id=method), START_TIMEOUT_S)
             run.writer.add_meta("acp_auth", method=method, after=str(error))
-            session = await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]), START_TIMEOUT_S)
+            session_id = await open_session()
         info = init.agent_info
-        run.writer.add_meta("acp_session", session_id=session.session_id, protocol_version=init.protocol_version,
+        run.writer.add_meta("acp_session", session_id=session_id, protocol_version=init.protocol_version,
                             agent=getattr(info, "name", None), agent_version=getattr(info, "version", None),
-                            load_session=bool(init.agent_capabilities and init.agent_capabilities.load_session))
+                            load_session=can_load,
+                            **({"loaded": True, "history_updates": client.replayed} if run.resume else {}))
+        if run.resume is not None:
+            driver.note(f"continuing the agent's session {session_id} ({client.replayed} updates of its history "
+                        "replayed by the agent as it loaded)")
         if cancel is not None:  # the person's interrupt, from another thread: session/cancel
             loop = asyncio.get_running_loop()
 
             def cancel_prompt() -> None:
                 def send() -> None:
                     client.cancelled = True  # permission requests from now on are answered "cancelled"
-                    loop.create_task(connection.cancel(session_id=session.session_id))
+                    loop.create_task(connection.cancel(session_id=session_id))
                 loop.call_soon_threadsafe(send)
             cancel(cancel_prompt)
         words: str | None = task
@@ -201,7 +228,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         while words:
             run.writer.add_meta("acp_prompt", text=words)
             client.cancelled = False
-            response = await connection.prompt(session_id=session.session_id, prompt=[acp.text_block(words)])
+            response = await connection.prompt(session_id=session_id, prompt=[acp.text_block(words)])
             stop = str(response.stop_reason)
             words = await driver.prompt_ended(stop)
         return stop
@@ -351,6 +378,9 @@ class _Client:
         self.driver = driver
         self.terminals = terminals
         terminals.output = self._terminal_output
+        self.loading = False
+        """The agent is loading a session (`session/load`): its updates are its history, replayed."""
+        self.replayed = 0
         self.cancelled = False
         """The person cancelled the prompt running: every permission asked until it ends is "cancelled"."""
         self._shown_in: dict[str, str] = {}
@@ -388,6 +418,9 @@ class _Client:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         kind = getattr(update, "session_update", "")
+        if self.loading:
+            self.replayed += 1
+            return
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             await self.driver.words(_text(update.content), kind == "agent_thought_chunk")
         elif kind == "tool_call":

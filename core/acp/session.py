@@ -55,13 +55,15 @@ CONFIRM_ANSWERS = {"approve": "allow_once", "always_allow": "allow_always", "rej
 
 class AcpSession:
     def __init__(self, config: SwedeckConfig, spec: str, task: str | None, *, cwd: Path, output: str | None = None,
-                 upstream: str | None = None) -> None:
+                 upstream: str | None = None, resume: str | None = None) -> None:
         self.config = config
         self.spec = spec
         self.task = task
         self.cwd = cwd
         self.output = output
         self.upstream = upstream
+        self.resume = resume
+        """The agent's session to continue (a fork of an ACP record, `acp.fork`)."""
         self.trajectory_path: str | None = None
         self.finished = threading.Event()
         self._mode: ev.Mode = "yolo" if config.agent.mode == "yolo" else "confirm"
@@ -136,7 +138,7 @@ class AcpSession:
     def run(self, emit: ev.EventSink) -> SessionResult:
         self._emit = emit
         try:
-            run = AcpRun.open(self.spec, self.output, self.upstream)
+            run = AcpRun.open(self.spec, self.output, self.upstream, self.cwd, self.resume)
         except Exception as error:  # noqa: BLE001 - a missing adapter is said in the UI, then the session ends
             emit(ev.Notice(text=str(error), level="error"))
             emit(ev.SessionEnded(exit_status=ExitStatus.ENVIRONMENT_ERROR, message=str(error)))
@@ -147,7 +149,8 @@ class AcpSession:
         emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {self.spec}",
                                environment=_where(self.config, self.cwd), mode=self._mode,
                                trajectory_path=self.trajectory_path, task=self.task or ""))
-        task = self.task or self._ask_text("task", "The task for the agent:")
+        task = self.task or self._ask_text("task", "What next? (the agent continues its session)" if self.resume
+                                           else "The task for the agent:")
         stop = "cancelled"
         if task:
             self._said(task, MessageType.TASK)

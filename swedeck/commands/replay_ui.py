@@ -68,8 +68,16 @@ def run_replay_ui(args: argparse.Namespace) -> int:
 
 def fork(request: ForkRequest, config: SwedeckConfig, *, replay: bool) -> int:
     """Continue the trajectory live from the chosen step, in the live UI."""
+    from swedeck.core.acp.fork import acp_resume
     from swedeck.core.replay.fork import fork_session
     from swedeck.core.trajectory.loader import load_trajectory
     from swedeck.tui.live.launch import run_session_ui
 
-    return run_session_ui(fork_session(load_trajectory(request.path), request.step, config, replay=replay))
+    trajectory = load_trajectory(request.path)
+    resume = acp_resume(trajectory, request.step)  # a record of an ACP session: its agent continues it
+    if resume is not None:
+        from swedeck.core.acp.session import AcpSession
+
+        return run_session_ui(AcpSession(config, resume.agent, None, cwd=Path(resume.cwd or "."),
+                                         upstream=resume.upstream, resume=resume.session_id))
+    return run_session_ui(fork_session(trajectory, request.step, config, replay=replay))

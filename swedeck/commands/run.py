@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if args.exit_immediately:
         flags["agent.confirm_exit"] = False
     config = load_config(args.config, flags=flags)
-    if args.acp or config.agent.acp.command:
+    if args.acp or config.agent.acp.command or (args.resume and _acp_record(args.resume)):
         return run_acp_agent(args, config)
     task = read_task(args)
     if args.json and not args.headless:
@@ -52,6 +52,13 @@ def run(args: argparse.Namespace) -> int:
     return run_ui(config, task, resume=args.resume)
 
 
+def _acp_record(path: str) -> bool:
+    from swedeck.core.acp.fork import is_acp_record
+    from swedeck.core.trajectory.loader import load_trajectory, named_path
+
+    return is_acp_record(load_trajectory(named_path(path)).info)
+
+
 def run_acp_agent(args: argparse.Namespace, config: SwedeckConfig) -> int:
     """`swedeck run --acp AGENT [--headless] -t TASK`, or `agent.acp.command` in config (`core/acp/`)."""
     from swedeck.core.acp.presets import agent_command
@@ -60,14 +67,30 @@ def run_acp_agent(args: argparse.Namespace, config: SwedeckConfig) -> int:
     upstream = args.upstream or config.agent.acp.upstream or None
     task = read_task(args)
     cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    resume = None
+    if args.resume:  # a record of an ACP session: its agent loads the session and goes on (core/acp/fork.py)
+        from swedeck.core.acp.fork import acp_resume
+        from swedeck.core.trajectory.loader import load_trajectory, named_path
+
+        trajectory = load_trajectory(named_path(args.resume))
+        found = acp_resume(trajectory, len(trajectory.steps))
+        if found is None:
+            raise UsageError(f"--resume {args.resume}: not a record of an ACP session (swedeck run --acp)")
+        resume, upstream = found.session_id, upstream or found.upstream
+        cwd = Path(args.cwd) if args.cwd else Path(found.cwd or ".")
+        if spec != found.agent and args.acp:
+            raise UsageError(f"--resume {args.resume}: a session of {found.agent}, not of {spec}")
+        spec = found.agent
     agent_command(spec)  # a missing adapter is a usage error now, not a session that fails later
     if not args.headless:  # the live panes (core/acp/session.py)
         from swedeck.core.acp.session import AcpSession
         from swedeck.tui.live.launch import run_session_ui
 
-        return run_session_ui(AcpSession(config, spec, task, cwd=cwd, output=args.output, upstream=upstream))
+        return run_session_ui(AcpSession(config, spec, task, cwd=cwd, output=args.output, upstream=upstream,
+                                         resume=resume))
     from swedeck.core.acp.run import run_acp
 
     result = run_acp(spec, task or "", cwd=cwd, output=args.output, upstream=upstream,
-                     say=lambda line: print(strip_control(line), flush=True), environment=config.environment)
+                     say=lambda line: print(strip_control(line), flush=True), environment=config.environment,
+                     resume=resume)
     return result.exit_code

@@ -3,7 +3,8 @@ for the faults the real adapters do not show on demand.
 
     python acp_agent.py SCRIPT.json
 
-The script is `{"turns": [[action, ...], ...], "log": PATH, "load_session": bool}`; each
+The script is `{"turns": [[action, ...], ...], "log": PATH, "load_session": bool, "history":
+[update, ...]}` (`history`: what `session/load` replays before it answers); each
 `session/prompt` plays the next turn, then answers `end_turn` (or `cancelled` when a
 `session/cancel` came). Every message received is appended to `log` as a JSON line. Actions:
 
@@ -90,8 +91,12 @@ class Agent:
                     "protocolVersion": 1, "authMethods": [],
                     "agentCapabilities": {"loadSession": bool(self.script.get("load_session"))},
                     "agentInfo": {"name": "scripted-acp-agent", "version": "1"}}
-            elif method in ("session/new", "session/load"):
-                result = {"sessionId": SESSION} if method == "session/new" else {}
+            elif method == "session/new":
+                result = {"sessionId": SESSION}
+            elif method == "session/load":  # the session's history, replayed as updates before the answer
+                for update in self.script.get("history", []):
+                    self.notify(update)
+                result = {}
             elif method == "session/prompt":
                 self.cancelled.clear()
                 threading.Thread(target=self.prompt, args=(message["id"],), daemon=True).start()

@@ -236,7 +236,9 @@ class DiffScreen(DiffState, StepBrowser):
         if number is None:
             self.notify(f"{key.upper()} took no step here to fork from", severity="warning")
             return
-        self.fork(Path(self.sides[key].path), number, self.fork_model, "open the diff with -m NAME or set model.model_name")
+        side = self.sides[key]
+        self.fork(Path(side.path), number, self.fork_model, "open the diff with -m NAME or set model.model_name",
+                  side.trajectory.info, lambda: side.trajectory)
 
     def action_patches(self) -> None:
         from .patch_screen import PatchScreen

@@ -524,4 +524,5 @@ class ReplayScreen(ReplayState, StepBrowser):
         if self.document is None or self.error or not self.step:
             return
         self.fork(self.path, self.step, self.fork_model,
-                  "open the replay with -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")
+                  "open the replay with -m NAME (e.g. -m openai/gpt-4o) or set model.model_name",
+                  self.document.info, self.document.trajectory)

@@ -11,7 +11,7 @@ must read its own copy of what it searches, never the UI's).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -19,8 +19,11 @@ from textual import work
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
+from swedeck.core.acp.fork import acp_resume, is_acp_record
+from swedeck.core.errors import SwedeckError
 from swedeck.core.replay.search import next_match
 from swedeck.core.text import visible
+from swedeck.core.trajectory.model import Trajectory, TrajectoryInfo
 
 from ..kit.view_screen import ViewScreen
 from .browse_state import BrowseState
@@ -167,8 +170,18 @@ class StepBrowser(BrowseState, ViewScreen):
 
     # --- fork and quit ---------------------------------------------------------------------
 
-    def fork(self, path: Path, step: int, model: str | None, how: str) -> None:
-        """End the app with a fork of `step` of the run in `path`; without a model, say how to name one."""
+    def fork(self, path: Path, step: int, model: str | None, how: str, info: TrajectoryInfo | None = None,
+             trajectory: Callable[[], Trajectory] | None = None) -> None:
+        """End the app with a fork of `step` of the run in `path`; without a model, say how to name one.
+        A record of an ACP session (`info`) forks into its agent, where it can (`core/acp/fork.py`)."""
+        if info is not None and trajectory is not None and is_acp_record(info):
+            try:
+                acp_resume(trajectory(), step)
+            except SwedeckError as error:
+                self.notify(str(error), title="This ACP session cannot fork here", severity="error", markup=False)
+                return
+            self.app.exit(ForkRequest(path, step))
+            return
         if not model:
             self.notify(f"A fork continues with a model: {how}.", title="No model to fork with", severity="error",
                         markup=False)
