@@ -216,3 +216,42 @@ def test_a_resumed_acp_session_loads_the_agents_session_and_goes_on(tmp_path):
     session = events(result.path, "acp_session")[0]
     assert session["loaded"] is True and session["session_id"] == "scripted-session-1"
     assert session["history_updates"] == 2
+
+
+def test_swedecks_rules_answer_an_acp_agents_requests_with_their_explanation(tmp_path):
+    from swedeck.core import events as ev
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.core.config import SwedeckConfig
+
+    options = [{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+               {"optionId": "always", "name": "Always", "kind": "allow_always"},
+               {"optionId": "no", "name": "Reject", "kind": "reject_once"}]
+
+    def ask(call: str, command: Any) -> dict[str, Any]:
+        return {"ask": {"toolCall": {"toolCallId": call, "title": f"run {call}", "rawInput": {"command": command}},
+                        "options": options}}
+
+    spec, log = scripted(tmp_path, [[ask("c1", "ls -la"), ask("c2", "rm build.log"),
+                                     ask("c3", ["/bin/bash", "-lc", "rm build.log"]), ask("c4", "curl https://example.com")]])
+    config = SwedeckConfig.model_validate({"agent": {"mode": "confirm", "whitelist_actions": ["^ls\\b"]}})
+    session = AcpSession(config, spec, "the task", cwd=tmp_path, output=str(tmp_path / "acp"))
+    asked: list[str] = []
+    decided: list[tuple[str, str, str]] = []
+
+    def emit(event: Any) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            asked.append(event.command)
+            event.future.set_result(ev.Decision(kind="always_allow" if len(asked) == 1 else "reject", comment="no"))
+        elif isinstance(event, ev.ActionDecided):
+            decided.append((event.command, event.decision, event.reason))
+        elif isinstance(event, ev.InputRequested):
+            event.future.set_result("")
+
+    result = session.run(emit)
+    assert asked == ["run c2", "run c4"]  # ls by the whitelist; the second rm by the person's rule
+    assert decided[0] == ("run c1", "auto", "whitelisted")
+    assert decided[1] == ("run c2", "approved", "and from now on: rm …")
+    assert decided[2] == ("run c3", "auto", "always allowed: rm …")  # Codex's form of the same command
+    assert decided[3] == ("run c4", "rejected", "no")
+    answers = [event["answer"] for event in events(Path(str(result.trajectory_path)), "acp_permission")]
+    assert answers == ["once", "always", "once", "no"]

@@ -69,7 +69,9 @@ class Driver(Protocol):
     async def words(self, text: str, thought: bool) -> None: ...
     async def tool_call(self, call_id: str, title: str) -> None: ...
     async def tool_done(self, call_id: str, status: str, output: str) -> None: ...
-    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None: ...
+    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None) -> Option | None:
+        """The answer to a permission request (None: cancelled); `command`: the shell command it
+        would run, when the agent says (its `rawInput`), which swedeck's rules can allow."""
     async def plan(self, entries: tuple[PlanEntry, ...]) -> None: ...
     async def usage(self, used: int | None, size: int | None) -> None: ...
     def tool_output(self, call_id: str | None, text: str) -> None:
@@ -346,7 +348,7 @@ class Printer:
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         self.say(visible(f"  {status}" + (f": {output.strip()[:200]}" if output.strip() else "")))
 
-    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
+    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None) -> Option | None:
         self.permissions += 1
         allow = allow_once(options)
         self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
@@ -403,7 +405,9 @@ class _Client:
         title = str(getattr(tool_call, "title", None) or getattr(tool_call, "tool_call_id", ""))
         call_id = str(getattr(tool_call, "tool_call_id", ""))
         after_cancel = self.cancelled
-        chosen = None if after_cancel else await self.driver.permission(call_id, title, offered)
+        raw_input = _plain(getattr(tool_call, "raw_input", None)) or self._inputs.get(call_id)
+        command = command_of(raw_input)
+        chosen = None if after_cancel else await self.driver.permission(call_id, title, offered, command)
         if self.cancelled:  # cancelled while the person was asked: the protocol's answer is "cancelled"
             chosen = None
         self.writer.add_meta("acp_permission", tool_call_id=call_id, title=title,
@@ -539,6 +543,23 @@ class _Client:
 
     def on_connect(self, connection: Any) -> None:
         return None
+
+
+def command_of(raw_input: Any) -> str | None:
+    """The shell command a tool call runs, from its `rawInput`: Claude Code's `{"command": "…"}`,
+    Codex's `{"command": ["/bin/bash", "-lc", "…"]}`; None when it says none."""
+    if not isinstance(raw_input, dict):
+        return None
+    command = raw_input.get("command") or raw_input.get("cmd")
+    if isinstance(command, str):
+        return command
+    if isinstance(command, list) and command and all(isinstance(word, str) for word in command):
+        if len(command) == 3 and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and command[1] in ("-c", "-lc"):
+            return str(command[2])
+        import shlex
+
+        return shlex.join(command)
+    return None
 
 
 RAW_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")

@@ -27,6 +27,7 @@ from typing import Any
 
 from .. import events as ev
 from ..agent.exits import ExitStatus
+from ..agent.gate import Gate
 from ..config import SwedeckConfig
 from ..context_status import ContextStatus
 from ..environments.base import ExecutionResult
@@ -81,6 +82,8 @@ class AcpSession:
         self._run: AcpRun | None = None
         self._status = ContextStatus(window=None, prompt_tokens=None)
         self._waiting: Future[Any] | None = None
+        self._gate = Gate(config.agent.whitelist_actions)
+        """swedeck's approval rules, applied to the shell command a permission request runs."""
 
     # --- what the front end holds ------------------------------------------------------------
 
@@ -261,13 +264,15 @@ class AcpSession:
             self._emit(ev.StateChanged(ev.AgentState.RUNNING, call.title))
             self._emit(ev.CommandStarted(action_id=call.action_id, command=call.title))
 
-    async def permission(self, call_id: str, title: str, options: list[Option]) -> Option | None:
+    async def permission(self, call_id: str, title: str, options: list[Option], shell: str | None) -> Option | None:
         call = self._proposed(call_id, title)
         action_id, command = str(call.action_id), call.title
         by_kind = {option.kind: option for option in options}
-        if self._mode == "yolo":
+        # swedeck's rules (the whitelist, what the person allowed with `a`) for the shell command it runs
+        reason = self._gate.auto_reason(self._mode, shell) if shell else ("yolo" if self._mode == "yolo" else None)
+        if reason is not None:
             chosen = allow_once(options)
-            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason="yolo"))
+            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))
         else:
             future: Future[Any] = Future()  # the person's Decision; None when they interrupt
             self._waiting = future
@@ -286,8 +291,11 @@ class AcpSession:
                 kind = "reject"
             chosen = by_kind.get(CONFIRM_ANSWERS[kind]) or (
                 by_kind.get("reject_always") if kind == "reject" else None)
+            said = decision.comment
+            if kind == "always_allow" and shell:  # swedeck's rule too, explained as for its own agent
+                said = f"and from now on: {self._gate.approvals.allow(shell)}"
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected" if kind == "reject" else "approved",
-                                        command=command, reason=decision.comment))
+                                        command=command, reason=said))
             if kind == "reject" and decision.comment:
                 self._pending_comment = decision.comment
         if chosen is not None and chosen.kind.startswith("allow"):
