@@ -255,3 +255,38 @@ def test_swedecks_rules_answer_an_acp_agents_requests_with_their_explanation(tmp
     assert decided[3] == ("run c4", "rejected", "no")
     answers = [event["answer"] for event in events(Path(str(result.trajectory_path)), "acp_permission")]
     assert answers == ["once", "always", "once", "no"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_live_panes_show_the_plan_a_terminals_output_and_an_unknown_update(tmp_path, anyio_backend):
+    from support.driver import make_config
+    from support.waiting import wait_for
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.core.config import ModelConfig
+    from swedeck.tui.live.app import SwedeckApp
+    from swedeck.tui.widgets.input_line import InputLine
+    from swedeck.tui.widgets.note import Note
+    from swedeck.tui.widgets.observation_pane import ObservationPane
+    from swedeck.tui.widgets.plan_panel import PlanPanel
+
+    plan = {"update": {"sessionUpdate": "plan", "entries": [
+        {"content": "read the code", "status": "completed", "priority": "high"},
+        {"content": "[bold]fix[/bold] the bug", "status": "in_progress", "priority": "high"},
+        {"content": "run the tests", "status": "pending", "priority": "medium"}]}}
+    spec, _ = scripted(tmp_path, [[plan, {"terminal": {"toolCallId": "t1", "command": "echo streamed-line"}},
+                                   {"update": {"sessionUpdate": "a_future_update"}}, chunk("done")]])
+    config = make_config(tmp_path, ModelConfig(model_name="acp"), agent__mode="yolo")
+    app = SwedeckApp(AcpSession(config, spec, "the task", cwd=tmp_path, output=str(tmp_path / "acp")))
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.session_screen
+        await wait_for(pilot, lambda: screen.query_one(InputLine).purpose == "follow_up", 60)
+        panel = screen.query_one(PlanPanel)
+        assert panel.display and str(panel.render()) == (
+            "plan 1/3 done\n  ✓ read the code\n  ▶ [bold]fix[/bold] the bug\n  · run the tests")  # literal
+        records = list(screen.query_one(ObservationPane).records.values())
+        assert any("streamed-line" in record.output for record in records)
+        notes = [str(note.render()) for note in screen.query(Note)]
+        assert any("unknown type 'a_future_update'" in note for note in notes)
+        await pilot.press("i", "enter")
+        await wait_for(pilot, lambda: screen.ended, 60)
