@@ -36,4 +36,5 @@ def compacted_text(event: ev.Compacted) -> str:
     if event.undone:
         return f"{compaction_note(event)} · the next prompt is the one before the compaction"
     cost = f", ${event.cost:.4f}" if event.cost else ""
-    return f"{compaction_note(event)} · {event.messages} messages summarized by {model_label(event.model)}{cost}"
+    kept = f" · {event.kept}" if event.kept else ""
+    return f"{compaction_note(event)} · {event.messages} messages summarized by {model_label(event.model)}{cost}{kept}"

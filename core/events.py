@@ -249,6 +249,8 @@ class Compacted(Event):
     model: str = ""
     cost: float = 0.0
     undone: bool = False
+    kept: str = ""
+    """What it replaced that the model still sees (`kept: paths 12/12 · commands 28/30`), the loss report's line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,12 @@ def test_headless_text_says_each_compaction(openai_server, tmp_path):
     done = [line for line in lines if line.startswith("  compacted ")]
     assert started and "(the context reached the summarize threshold)" in started[0]
     assert done and " -> " in done[0] and "messages summarized by hosted_vllm/" in done[0]
+    # what it replaced that the model still sees: every command, with swedeck's ledger (issue 48.2)
+    compacted = driver.of(ev.Compacted)[0]
+    assert compacted.kept.startswith("kept: ") and "commands" in compacted.kept, compacted.kept
+    assert all(kept == total for kept, total in (pair.split("/") for pair in
+                                                 (part.rsplit(" ", 1)[1] for part in compacted.kept[6:].split(" · "))))
+    assert done[0].endswith(compacted.kept)
     assert model_label("replay:/usr/lib/python3/site-packages/swedeck/configs/demo/demo.traj.json") == \
         "replay: demo.traj.json"
 

@@ -89,3 +89,19 @@ def test_other_agents_compactions_have_a_loss_report(tmp_path):
     shown = subprocess.run([*swedeck_command(), "replay", str(path), "--print"], capture_output=True, text=True,
                            timeout=60).stdout
     assert "compaction at message 6 (compacted: 180,000 -> summary): paths 0/1, commands 1/3" in shown
+
+
+def test_the_loss_report_is_on_the_compactions_marker_in_replay_and_the_html_export():
+    """Issue 48.2: the step after a compaction says, beside its figures, what it kept."""
+    from conftest import FIXTURES
+    from swedeck.core.export.html import to_html
+    from swedeck.core.replay.document import open_document
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    path = FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl"
+    document = open_document(path)
+    marked = [document.step(number).compaction for number in range(1, document.step_count + 1)]
+    [label] = [label for label in marked if label]
+    assert label == "compacted: 180,000 -> summary · kept: paths 0/1 · commands 1/3 · person's words 0/1"
+    page = to_html(load_trajectory(path)).data.decode()
+    assert "kept: paths 0/1 · commands 1/3" in page

@@ -27,6 +27,7 @@ from ..models.base import ModelError, QueryCancelled, TextAnswer
 from ..processors.summarize import SUMMARY_TEMPLATE, Summarize
 from ..trajectory.compaction import is_compaction, sendable, undone
 from ..trajectory.ledger import ledger_of
+from ..trajectory.losses import kept_text, loss_at
 from .changes import NO_CHANGE, Change
 from .context import FIT_SHARE
 from .seams import Compacts
@@ -148,8 +149,9 @@ def compact(agent: Compacts, reason: str, processor: Summarize | None = None, re
             marker = _marker(agent, chosen, reviewed.strip(), answer, model.model_name, reason, before, processor,
                              edited=True)
     agent.transcript.add(marker)
+    kept = kept_text(loss_at(agent.history, len(agent.history) - 1))  # what it replaced that is still seen
     agent.emit(ev.Compacted(position=len(agent.history) - 1, tokens_before=before, tokens_after=marker.extra.tokens_after,
-                            messages=len(chosen.replaces), model=model.model_name, cost=answer.cost))
+                            messages=len(chosen.replaces), model=model.model_name, cost=answer.cost, kept=kept))
     agent.progress()
     agent.update_context()
     return Change(compacted=True)

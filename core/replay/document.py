@@ -16,13 +16,14 @@ import msgspec
 
 from ..messages import Action, Message
 from ..startup.read_ahead import ReadAhead
-from ..trajectory.compaction import compaction_between
+from ..trajectory.compaction import compaction_position
 from ..trajectory.compaction import label as compaction_label
 from ..trajectory.errors import TrajectoryError
 from ..trajectory.fidelity import prompt_provenance
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import load_trajectory
+from ..trajectory.losses import kept_text, loss_at
 from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
@@ -91,12 +92,17 @@ def _answer_before(steps: Sequence[Step], number: int) -> int:
 
 
 def _compaction(messages: Sequence[Message], previous_answer: int, answer: int) -> str | None:
-    """The label of the compaction just before this query (`compaction_between`)."""
+    """The label of the compaction just before this query (`compaction_position`), with what
+    it kept of what it replaced (`losses.kept_text`)."""
     try:
-        found = compaction_between(messages, previous_answer, answer)
+        position = compaction_position(messages, previous_answer, answer)
+        if position is None:
+            return None
+        found = messages[position]
+        kept = kept_text(loss_at(messages, position)) if found.extra.undoes is None else ""
     except TrajectoryError:
         return None  # a damaged message before it: its own step shows the damage, this one shows itself
-    return compaction_label(found) if found is not None else None
+    return compaction_label(found) + (f" · {kept}" if kept else "")
 
 
 class LoadedDocument:

@@ -84,9 +84,15 @@ def label(message: Message) -> str:
 def compaction_between(messages: Sequence[Message], previous_answer: int, answer: int) -> Message | None:
     """The compaction between two answers (message positions; -1: none before), the last if
     several; only the messages between the two are read."""
+    position = compaction_position(messages, previous_answer, answer)
+    return messages[position] if position is not None else None
+
+
+def compaction_position(messages: Sequence[Message], previous_answer: int, answer: int) -> int | None:
+    """Where `compaction_between`'s compaction is."""
     for index in range(answer - 1, previous_answer, -1):
         if is_compaction(messages[index]):
-            return messages[index]
+            return index
     return None
 
 

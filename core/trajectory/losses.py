@@ -26,27 +26,39 @@ def compaction_losses(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """For each compaction in effect: where it is, its figures, and per kind [in the replaced
     part, still seen after it]."""
     taken_back = undone(messages)
-    reports = []
-    for position, marker in enumerate(messages):
-        if not is_compaction(marker) or marker.extra.undoes is not None or position in taken_back:
-            continue
-        before = sendable(messages[:position])
-        after = sendable(messages[: position + 1])
-        still = {id(message) for message in after}
-        replaced = [message for message in before if id(message) not in still]
-        found = ledger_of(replaced, _UNBOUNDED)
-        seen = "\n".join(message.text for message in after)
-        items = {"paths": found.files, "commands": [_command(item) for item in found.commands],
-                 "failing tests": found.failing_tests, "errors": [_error(item) for item in found.errors],
-                 "the person's words": found.words}
-        reports.append({
-            "position": position, "label": label(marker), "replaced_messages": len(replaced),
-            "tokens_before": marker.extra.tokens_before or (count_messages(before) if before else 0),
-            "tokens_after": marker.extra.tokens_after or (count_messages(after) if after else 0),
-            "kinds": {kind: [len(values), sum(1 for value in values if value and value in seen)]
-                      for kind, values in items.items()},
-        })
-    return reports
+    return [loss_at(messages, position) for position, marker in enumerate(messages)
+            if is_compaction(marker) and marker.extra.undoes is None and position not in taken_back]
+
+
+def loss_at(messages: Sequence[Message], position: int) -> dict[str, Any]:
+    """The loss report of the compaction at `position` (only the messages up to it are read)."""
+    marker = messages[position]
+    before = sendable(messages[:position])
+    after = sendable(messages[: position + 1])
+    still = {id(message) for message in after}
+    replaced = [message for message in before if id(message) not in still]
+    found = ledger_of(replaced, _UNBOUNDED)
+    seen = "\n".join(message.text for message in after)
+    items = {"paths": found.files, "commands": [_command(item) for item in found.commands],
+             "failing tests": found.failing_tests, "errors": [_error(item) for item in found.errors],
+             "the person's words": found.words}
+    return {
+        "position": position, "label": label(marker), "replaced_messages": len(replaced),
+        "tokens_before": marker.extra.tokens_before or (count_messages(before) if before else 0),
+        "tokens_after": marker.extra.tokens_after or (count_messages(after) if after else 0),
+        "kinds": {kind: [len(values), sum(1 for value in values if value and value in seen)]
+                  for kind, values in items.items()},
+    }
+
+
+SHORT = {"paths": "paths", "commands": "commands", "failing tests": "tests", "errors": "errors",
+         "the person's words": "person's words"}
+
+
+def kept_text(report: dict[str, Any]) -> str:
+    """`kept: paths 12/12 · commands 28/30 · tests 3/3` (the kinds the replaced part had), or ""."""
+    kinds = [f"{SHORT.get(kind, kind)} {kept}/{total}" for kind, (total, kept) in report["kinds"].items() if total]
+    return "kept: " + " · ".join(kinds) if kinds else ""
 
 
 def losses_line(report: dict[str, Any]) -> str:
