@@ -21,6 +21,18 @@ class ContextStatus(msgspec.Struct, frozen=True):
     """`next_estimate` is the provider's last figure plus a local difference (else a local count)."""
     advice: str = ""
     """What would fit, after the provider refused a prompt as too long (the meter shows it)."""
+    compact_at: int | None = None
+    """The figure at which the next compaction fires: `summarize`'s `at` of the window, read
+    against `next_estimate`, the very number the trigger reads (None: no automatic compaction)."""
+    compactions: int = 0
+    """Compactions in effect so far (an undone one does not count)."""
+
+    @property
+    def to_compaction(self) -> int | None:
+        """Tokens left before the next compaction fires (0: it fires before the next query)."""
+        if self.compact_at is None or self.next_estimate is None:
+            return None
+        return max(0, self.compact_at - self.next_estimate)
 
     @property
     def left_percent(self) -> float | None:

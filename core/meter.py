@@ -44,6 +44,12 @@ def describe(status: ContextStatus | None, processors: list[str] | None, notes: 
     if status.next_estimate is not None:
         # anchored: the provider's last figure plus the local difference; else a local count only
         parts.append(f"next ≈ {status.next_estimate:,}" + ("" if status.next_anchored else " (local count)"))
+    if status.compact_at is not None:  # the trigger's own figure, against the `next` above
+        left = status.to_compaction
+        parts.append(f"compacts at {status.compact_at:,}" + (f" ({left:,} to go)" if left else " (next query)"
+                                                             if left == 0 else ""))
+    if status.compactions:
+        parts.append(f"{status.compactions} compaction{'s' if status.compactions != 1 else ''}")
     if processors is not None:
         parts.append("processors: " + (", ".join(processors) if processors else "none"))
     if status.advice:

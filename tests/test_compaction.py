@@ -228,3 +228,32 @@ def test_the_meter_never_jumps_without_an_event_that_names_it(openai_server, tmp
         last, named = status, False
     assert jumps >= 3  # the steps, the compaction and its undo all moved it
     assert len(driver.of(ev.Compacted)) >= 2
+
+
+def test_the_meter_and_the_trigger_read_one_number(openai_server, tmp_path):
+    """Issue 48.3: the meter shows where the next compaction fires against the very figure the
+    trigger reads (`next ≈`), and how many compactions there were; at each compaction the number
+    shown is the number that fired it (0 cases where they differ)."""
+    from swedeck.core.meter import describe
+
+    openai_server.respond(scripted())
+    driver = Driver()
+    run_session(config_for(openai_server, tmp_path), "print numbers", driver, interactive=False)
+    shown: ev.ContextStatus | None = None
+    fired = 0
+    for event in driver.events:
+        if isinstance(event, ev.ContextUpdated):
+            shown = event.status
+        elif isinstance(event, ev.CompactionStarted):
+            assert shown is not None and shown.to_compaction == 0, shown
+            at_start = shown
+        elif isinstance(event, ev.Compacted) and not event.undone:
+            fired += 1
+            assert event.tokens_before == at_start.next_estimate  # the number shown is the one that fired
+    assert fired >= 1
+    statuses = [event.status for event in driver.events if isinstance(event, ev.ContextUpdated)]
+    assert statuses[-1].compactions == fired and statuses[0].compactions == 0
+    before = next(status for status in statuses if status.to_compaction)
+    line = describe(before, None)
+    assert f"compacts at {before.compact_at:,} ({before.to_compaction:,} to go)" in line
+    assert f"{fired} compaction" in describe(statuses[-1], None)

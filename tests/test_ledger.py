@@ -102,6 +102,7 @@ def test_the_loss_report_is_on_the_compactions_marker_in_replay_and_the_html_exp
     document = open_document(path)
     marked = [document.step(number).compaction for number in range(1, document.step_count + 1)]
     [label] = [label for label in marked if label]
-    assert label == "compacted: 180,000 -> summary · kept: paths 0/1 · commands 1/3 · person's words 0/1"
+    assert label == ("compacted: 180,000 -> summary · acted on 180,000 · provider's last count 12,278 (gap +167,722)"
+                     " · kept: paths 0/1 · commands 1/3 · person's words 0/1")
     page = to_html(load_trajectory(path)).data.decode()
     assert "kept: paths 0/1 · commands 1/3" in page

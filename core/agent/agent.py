@@ -372,8 +372,10 @@ class Agent:
     # --- context, progress, processors ----------------------------------------------------
 
     def context_status(self) -> ev.ContextStatus:
-        """The meter's figures, with the next prompt predicted (SPEC §5; `agent/context.py`)."""
-        return self.context.status(self.prompts.build(self.history).messages)
+        """The meter's figures, with the next prompt predicted (SPEC §5; `agent/context.py`), and
+        where the next compaction fires against that same prediction (`compaction.due`)."""
+        status = self.context.status(self.prompts.build(self.history).messages)
+        return compaction.with_trigger(status, self.prompts.processors, self.window, self.history)
 
     def update_context(self) -> None:
         self.emit(ev.ContextUpdated(self.context_status()))

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from .. import events as ev
 from ..messages import Message, MessageType, make_message
 from ..models.base import ModelError, QueryCancelled, TextAnswer
@@ -88,13 +90,25 @@ def request(processor: Summarize, chosen: Plan, task: str) -> list[Message]:
     return [make_message("user", text, MessageType.USER_MESSAGE)]
 
 
+def with_trigger(status: ev.ContextStatus, processors: list[Any], window: int | None,
+                 history: list[Message]) -> ev.ContextStatus:
+    """The meter's figures with the trigger's: the one number both read is `next_estimate`."""
+    processor = settings(processors)
+    taken_back = undone(history)
+    count = sum(1 for position, message in enumerate(history) if is_compaction(message)
+                and message.extra.undoes is None and position not in taken_back)
+    at = int(processor.at * window) if processor is not None and window else None
+    if at == status.compact_at and count == status.compactions:
+        return status
+    return msgspec.structs.replace(status, compact_at=at, compactions=count)
+
+
 def due(agent: Compacts) -> bool:
     """The next prompt has reached the `summarize` processor's share of the window."""
-    processor = settings(agent.prompts.processors)
-    if processor is None or not agent.window or agent.step < agent.compaction_quiet_until:
+    if settings(agent.prompts.processors) is None or not agent.window or agent.step < agent.compaction_quiet_until:
         return False
-    predicted = agent.context_status().next_estimate
-    return predicted is not None and predicted >= processor.at * agent.window
+    status = agent.context_status()  # the meter's own figures: what it shows is what fires
+    return status.to_compaction == 0
 
 
 def fits(agent: Compacts) -> bool:

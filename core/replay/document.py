@@ -8,7 +8,7 @@ Every other file is one JSON document: it is loaded once by the common loader.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -68,8 +68,10 @@ class ReplayDocument(Protocol):
     def trajectory(self) -> Trajectory: ...
 
 
-def _view(messages: Sequence[Message], step: Step, previous_answer: int) -> StepView:
-    """`previous_answer`: the position of the step before's answer (-1: none)."""
+def _view(messages: Sequence[Message], step: Step, previous_answer: int,
+          previous: Callable[[], Step | None] = lambda: None) -> StepView:
+    """`previous_answer`: the position of the step before's answer (-1: none); `previous`, that
+    step (read only after a compaction, for the provider's count beside the agent's figure)."""
     assistant = messages[step.message_index]
     usage, context = step.usage, step.context
     tokens = usage.prompt_tokens if usage and usage.prompt_tokens else None
@@ -80,7 +82,7 @@ def _view(messages: Sequence[Message], step: Step, previous_answer: int) -> Step
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
                     window=context.window if context else None, cost=step.cost, processors=step.processors,
-                    compaction=_compaction(messages, previous_answer, step.message_index))
+                    compaction=_compaction(messages, previous_answer, step.message_index, previous))
 
 
 def _answer_before(steps: Sequence[Step], number: int) -> int:
@@ -91,18 +93,34 @@ def _answer_before(steps: Sequence[Step], number: int) -> int:
     return steps.starts[number - 2] if isinstance(steps, StepList) else steps[number - 2].message_index
 
 
-def _compaction(messages: Sequence[Message], previous_answer: int, answer: int) -> str | None:
+def _compaction(messages: Sequence[Message], previous_answer: int, answer: int,
+                previous: Callable[[], Step | None] = lambda: None) -> str | None:
     """The label of the compaction just before this query (`compaction_position`), with what
-    it kept of what it replaced (`losses.kept_text`)."""
+    it kept of what it replaced (`losses.kept_text`) and, for another agent's, the gap between
+    the figure it acted on and the provider's last count (`trigger_gap`)."""
     try:
         position = compaction_position(messages, previous_answer, answer)
         if position is None:
             return None
         found = messages[position]
         kept = kept_text(loss_at(messages, position)) if found.extra.undoes is None else ""
+        gap = trigger_gap(found, previous())
     except TrajectoryError:
         return None  # a damaged message before it: its own step shows the damage, this one shows itself
-    return compaction_label(found) + (f" · {kept}" if kept else "")
+    return " · ".join(part for part in (compaction_label(found), gap, kept) if part)
+
+
+def trigger_gap(marker: Message, previous: Step | None) -> str:
+    """`acted on 180,000 · provider's last count 176,500 (gap +3,500)`: another agent's
+    compaction whose file records the figure it compacted at (Claude Code's `preTokens`),
+    beside the provider's count of the call before it. swedeck's own markers carry the meter's
+    number itself (`tokens_before` is the `next ≈` the trigger read), so they have no gap."""
+    before = marker.extra.tokens_before
+    if before is None or not marker.extra.unknown.get("compaction_source") or previous is None \
+            or previous.usage is None or previous.usage.estimated or not previous.usage.prompt_tokens:
+        return ""
+    provider = previous.usage.prompt_tokens + previous.usage.completion_tokens
+    return f"acted on {before:,} · provider's last count {provider:,} (gap {before - provider:+,})"
 
 
 class LoadedDocument:
@@ -124,7 +142,8 @@ class LoadedDocument:
     def step(self, number: int) -> StepView:
         trajectory = self._trajectory
         step = trajectory.steps[number - 1]
-        view = _view(trajectory.messages, step, _answer_before(trajectory.steps, number))
+        view = _view(trajectory.messages, step, _answer_before(trajectory.steps, number),
+                     lambda: trajectory.steps[number - 2] if number > 1 else None)
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
         return msgspec.structs.replace(view, provenance=prompt_provenance(trajectory, step.index))
@@ -165,7 +184,8 @@ class LiveDocument:
     def step(self, number: int) -> StepView:
         # A new StepList each time: the last step grows while the session is written.
         steps = StepList(self._messages, self.index.steps)
-        return _view(self._messages, steps[number - 1], _answer_before(steps, number))
+        return _view(self._messages, steps[number - 1], _answer_before(steps, number),
+                     lambda: steps[number - 2] if number > 1 else None)
 
     def messages_before(self, end: int) -> list[Message]:
         return [self.index.message(i) for i in range(end)]
