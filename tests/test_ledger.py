@@ -106,3 +106,46 @@ def test_the_loss_report_is_on_the_compactions_marker_in_replay_and_the_html_exp
                      " · kept: paths 0/1 · commands 1/3 · person's words 0/1")
     page = to_html(load_trajectory(path)).data.decode()
     assert "kept: paths 0/1 · commands 1/3" in page
+
+
+def test_compaction_records_that_do_not_fit_are_said_and_never_change_the_prompt(tmp_path):
+    """Issue 48, bad input: `replaces` out of range, negative, unsorted, repeated, naming later
+    messages, overlapping an earlier compaction, not a list; a ledger with markup and escapes."""
+    import json
+    import subprocess
+
+    from conftest import swedeck_command
+    from swedeck.core.trajectory.compaction import compacted
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    def message(role: str, content: str, kind: str, **extra: object) -> dict:
+        return {"role": role, "content": content, "extra": {"message_type": kind, **extra}}
+
+    def answer(n: int) -> dict:
+        return message("assistant", f"step {n}\n```bash\necho {n}\n```", "action", step=n)
+
+    messages = [message("system", "sys", "system"), message("user", "the task", "task"),
+                answer(1), message("user", "out 1", "observation"), answer(2), message("user", "out 2", "observation"),
+                message("user", "summary one [bold]x[/bold] \x1b[31m", "compaction", summary="one",
+                        replaces=[3, 2, 2, -1, 999]),
+                answer(3), message("user", "out 3", "observation"),
+                message("user", "summary two", "compaction", summary="two", replaces=[2, 3, 4, 9]),
+                answer(4), message("user", "out 4", "observation"),
+                message("user", "summary three", "compaction", summary="three", replaces="all of it"),
+                answer(5)]
+    path = tmp_path / "bad.traj.json"
+    path.write_text(json.dumps({"trajectory_format": "swedeck-1", "info": {}, "messages": messages}))
+    trajectory = load_trajectory(path)
+    seen = [m.text for m in compacted(list(trajectory.messages))]
+    assert "out 3" in seen and "step 4\n```bash\necho 4\n```" in seen  # what came after a marker is never dropped
+    assert "out 1" not in seen and "step 2\n```bash\necho 2\n```" not in seen  # what came before it, as named
+    done = subprocess.run([*swedeck_command(), "replay", str(path), "--print"], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "note: compaction at message 6: replaces names 2 positions that are not before it (-1, 999); ignored" in out
+    assert "note: compaction at message 6: replaces is out of order or repeats positions" in out
+    assert "note: compaction at message 9: replaces names 2 messages an earlier compaction already replaced (2, 3)" in out
+    assert "note: compaction at message 9: replaces names 1 positions that are not before it (9); ignored" in out
+    assert "note: compaction at message 12: its replaces is not a list of message positions ('all of it')" in out
+    assert "\x1b" not in out  # the summary's escape is shown, not sent to the terminal

@@ -46,7 +46,7 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
             kept = [index for index in kept if index != position]
             continue
         if extra.replaces is not None or "replaces" in extra.unknown:  # one it cannot read names no message
-            gone = set(extra.replaces or ())
+            gone = {index for index in extra.replaces or () if 0 <= index < position}  # only what came before it
             first = next((index for index in kept if index in gone), None)
             kept = [position if index == first else index for index in kept
                     if index != position and (index not in gone or index == first)]
@@ -58,6 +58,53 @@ def compacted(messages: Sequence[Message]) -> list[Message]:
         system = [index for index in kept if index < position and messages[index].message_type == MessageType.SYSTEM]
         kept = system[:1] + [index for index in kept if index >= position]
     return [messages[index] for index in kept]
+
+
+REPLACES_SAID = 5
+"""Indices named in one note about a `replaces` that does not fit."""
+
+
+def compaction_problems(messages: Sequence[Message]) -> list[str]:
+    """What does not fit in swedeck's compaction records (`replaces`): said in the fidelity panel.
+    The rebuild (`compacted`) uses only the messages before the marker that are still seen, so a
+    record that names others changes nothing it should not."""
+    notes: list[str] = []
+    gone: set[int] = set()
+    for position, message in enumerate(messages):
+        if not is_compaction(message):
+            continue
+        extra = message.extra
+        if "replaces" in extra.unknown:
+            notes.append(f"compaction at message {position}: its replaces is not a list of message positions "
+                         f"({str(extra.unknown['replaces'])[:80]!r}); it replaces nothing")
+            continue
+        if extra.replaces is None or extra.undoes is not None:
+            continue
+        replaces = list(extra.replaces)
+        outside = [index for index in replaces if not 0 <= index < position]
+        again = [index for index in replaces if index in gone]
+        if outside:
+            notes.append(f"compaction at message {position}: replaces names {len(outside):,} positions that are not "
+                         f"before it ({_some(outside)}); ignored")
+        if again:
+            notes.append(f"compaction at message {position}: replaces names {len(again):,} messages an earlier "
+                         f"compaction already replaced ({_some(again)})")
+        if replaces != sorted(replaces) or len(set(replaces)) != len(replaces):
+            notes.append(f"compaction at message {position}: replaces is out of order or repeats positions; "
+                         "read as the set of them")
+        if not replaces:
+            notes.append(f"compaction at message {position}: replaces names no message")
+        gone.update(index for index in replaces if 0 <= index < position)
+    if any(is_compaction(m) and m.extra.tokens_before is None and m.extra.unknown.get("compaction_source")
+           for m in messages):
+        notes.append("the agent's compaction records no token figures: its loss report counts the tokens with "
+                     "swedeck's own tokenizer")
+    return notes
+
+
+def _some(indices: list[int]) -> str:
+    shown = ", ".join(str(index) for index in indices[:REPLACES_SAID])
+    return shown + (", …" if len(indices) > REPLACES_SAID else "")
 
 
 def sendable(history: Sequence[Message]) -> list[Message]:

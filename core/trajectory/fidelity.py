@@ -76,9 +76,11 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
                                           or not step.usage.prompt_tokens)
     if record["compactions"]:
+        from .compaction import compaction_problems
         from .losses import compaction_losses  # only a run with compactions reads them
 
         record["compaction_losses"] = compaction_losses(trajectory.messages)
+        record["notes"] = [*record["notes"], *compaction_problems(trajectory.messages)]
     errors = reconstruction_errors(trajectory)
     if errors:
         record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}

@@ -121,6 +121,10 @@ def header(trajectory: Trajectory) -> str:
     lines += [f"   warning: {warning}" for warning in info.warnings]
     if trajectory.fidelity is not None:  # another agent's record: say what it holds
         lines += [f"   {line}" for line in summary_lines(summary(trajectory))]
+    else:  # swedeck's own: what does not fit in its compaction records
+        from .compaction import compaction_problems
+
+        lines += [f"   note: {note}" for note in compaction_problems(trajectory.messages)]
     return printable("\n".join(lines))  # a file's name and its model name are the file's words too
 
 
