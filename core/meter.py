@@ -89,6 +89,8 @@ def step_meter(view: StepView, estimate: int | None, window: int | None) -> tupl
         notes.append(f"prompt {view.provenance}")
     if view.compaction is not None:
         notes.append(view.compaction)
+        if view.compaction_detail:
+            notes.append(view.compaction_detail)
     if view.cost is not None:
         notes.append(f"cost ${view.cost:.4f}")
     return status, notes

@@ -100,10 +100,11 @@ def test_the_loss_report_is_on_the_compactions_marker_in_replay_and_the_html_exp
 
     path = FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl"
     document = open_document(path)
-    marked = [document.step(number).compaction for number in range(1, document.step_count + 1)]
-    [label] = [label for label in marked if label]
-    assert label == ("compacted: 180,000 -> summary · acted on 180,000 · provider's last count 12,278 (gap +167,722)"
-                     " · kept: paths 0/1 · commands 1/3 · person's words 0/1")
+    marked = [document.step(number) for number in range(1, document.step_count + 1)]
+    [view] = [view for view in marked if view.compaction]
+    assert view.compaction == "compacted: 180,000 -> summary"  # the step list's mark
+    assert view.compaction_detail == ("acted on 180,000 · provider's last count 12,278 (gap +167,722)"
+                                      " · kept: paths 0/1 · commands 1/3 · person's words 0/1")  # and the meter's
     page = to_html(load_trajectory(path)).data.decode()
     assert "kept: paths 0/1 · commands 1/3" in page
 

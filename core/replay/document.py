@@ -50,6 +50,9 @@ class StepView(msgspec.Struct, frozen=True):
     """How this query's prompt is known: `recorded`, `reconstructed` or `unknown` (SPEC §9.3)."""
     compaction: str | None = None
     """`compacted: 180,000 -> 12,000` when the history was compacted just before this query."""
+    compaction_detail: str = ""
+    """What that compaction kept of what it replaced, and the gap between the figure the agent
+    acted on and the provider's count (`acted on … · kept: paths 2/2 · …`): the meter says it."""
     processors: str | None = None
     """The hash of the processors this query's prompt was built with, as recorded."""
 
@@ -78,11 +81,12 @@ def _view(messages: Sequence[Message], step: Step, previous_answer: int,
     estimated = bool(usage and usage.estimated) if tokens is not None else False
     if tokens is None and context and context.prompt_tokens:
         tokens = context.prompt_tokens
+    compaction, detail = _compaction(messages, previous_answer, step.message_index, previous)
     return StepView(number=step.index, assistant=assistant, actions=step.actions,
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
                     window=context.window if context else None, cost=step.cost, processors=step.processors,
-                    compaction=_compaction(messages, previous_answer, step.message_index, previous))
+                    compaction=compaction, compaction_detail=detail)
 
 
 def _answer_before(steps: Sequence[Step], number: int) -> int:
@@ -94,20 +98,20 @@ def _answer_before(steps: Sequence[Step], number: int) -> int:
 
 
 def _compaction(messages: Sequence[Message], previous_answer: int, answer: int,
-                previous: Callable[[], Step | None] = lambda: None) -> str | None:
+                previous: Callable[[], Step | None] = lambda: None) -> tuple[str | None, str]:
     """The label of the compaction just before this query (`compaction_position`), with what
     it kept of what it replaced (`losses.kept_text`) and, for another agent's, the gap between
     the figure it acted on and the provider's last count (`trigger_gap`)."""
     try:
         position = compaction_position(messages, previous_answer, answer)
         if position is None:
-            return None
+            return None, ""
         found = messages[position]
         kept = kept_text(loss_at(messages, position)) if found.extra.undoes is None else ""
         gap = trigger_gap(found, previous())
     except TrajectoryError:
-        return None  # a damaged message before it: its own step shows the damage, this one shows itself
-    return " · ".join(part for part in (compaction_label(found), gap, kept) if part)
+        return None, ""  # a damaged message before it: its own step shows the damage, this one shows itself
+    return compaction_label(found), " · ".join(part for part in (gap, kept) if part)
 
 
 def trigger_gap(marker: Message, previous: Step | None) -> str:
