@@ -32,6 +32,7 @@ BENCHMARKS = {
     "B8": ("b8_export_page", "export page"),
     "B9": ("b9_diff", "diff"),
     "B10": ("b10_record", "record endpoint"),
+    "B11": ("b11_compaction", "compaction survival"),
 }
 
 
