@@ -197,6 +197,25 @@ def _add_record(sub: argparse._SubParsersAction[_Parser]) -> None:
                         help="the agent's command; {endpoint} in it becomes the endpoint's URL")
 
 
+def _add_rules(sub: argparse._SubParsersAction[_Parser]) -> None:
+    rules = sub.add_parser("rules", help="approval rules of Claude Code, Codex, Gemini CLI, OpenCode: check, dry-run")
+    rules_sub = rules.add_subparsers(dest="rules_command", metavar="ACTION", parser_class=_Parser)
+    check = rules_sub.add_parser("check", help="the decision for one command, part by part, and the rule behind each")
+    check.add_argument("--rules", metavar="FILE", action="append", default=[],
+                       help="a rule file (repeatable): .rules (Codex), .toml (Gemini CLI), settings.json "
+                            "(Claude Code), opencode.json")
+    check.add_argument("--from", dest="owner", metavar="OWNER", choices=("claude", "codex", "gemini", "opencode"),
+                       help="whose semantics (and, without --rules, whose own files)")
+    check.add_argument("--json", action="store_true", help="the verdict as JSON")
+    check.add_argument("command_words", nargs=argparse.REMAINDER, metavar="-- COMMAND")
+    dry = rules_sub.add_parser("dry-run", help="what the rules would have decided over recorded runs")
+    dry.add_argument("rules", metavar="RULES", help="a rule file, or claude|codex|gemini|opencode (their own files)")
+    dry.add_argument("paths", nargs="+", metavar="PATH", help="trajectories of any format, folders, batch folders")
+    dry.add_argument("--from", dest="owner", metavar="OWNER", choices=("claude", "codex", "gemini", "opencode"))
+    dry.add_argument("--json", action="store_true", help="the counts and the commands as JSON")
+    dry.add_argument("--limit", type=int, default=40, metavar="N", help="commands listed per decision (default 40)")
+
+
 def _add_demo(sub: argparse._SubParsersAction[_Parser]) -> None:
     demo = sub.add_parser("demo", help="an offline demo session, no API key needed")
     demo.add_argument("--model", metavar="NAME", help="run the demo task with a real model instead")
@@ -227,6 +246,7 @@ _ADD = {
     "diff": _add_diff,
     "watch": _add_watch,
     "record": _add_record,
+    "rules": _add_rules,
     "demo": _add_demo,
     "config": _add_config,
     "context-window": _add_context_window,
@@ -273,6 +293,8 @@ def _dispatch(args: argparse.Namespace) -> int:
     debug = args.debug or os.environ.get("SWEDECK_DEBUG", "") not in ("", "0")
     if args.command == "config" and not args.config_command:
         build_parser().parse_args(["config", "--help"])
+    if args.command == "rules" and not args.rules_command:
+        build_parser().parse_args(["rules", "--help"])
     module = importlib.import_module(f"swedeck.commands.{args.command.replace('-', '_')}")
     try:
         code = module.run(args)

@@ -20,6 +20,9 @@ from swedeck.core.config import ModelConfig
 from swedeck.core.trajectory.loader import load_trajectory
 
 
+pytestmark = pytest.mark.xdist_group("heavy")  # node adapters: not beside the Ray cluster (pyproject.toml)
+
+
 def in_the_app(test: Any) -> Any:
     return pytest.mark.anyio(pytest.mark.parametrize("anyio_backend", ["asyncio"])(test))
 

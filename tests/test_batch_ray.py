@@ -21,7 +21,7 @@ from support.driver import make_config
 from support.openai_server import model_config
 from swedeck.core.batch.instances import load_instances
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.xdist_group("heavy")]
 
 
 def test_a_batch_on_a_local_ray_cluster(openai_server, tmp_path):

@@ -33,6 +33,8 @@ parameter expansion (`${_@P}` expands a prompt string, `${x:-$(...)}`, `${!x}`),
 (`$[...]`, `$((...))`: an array index in it is evaluated), `$_` (the last argument of the
 command before: a rule's own argument becomes code), ANSI-C and locale quoting (`$'\x24(...)'`
 hides a `$`): always ask."""
+NEVER_BY_PREFIX = _NEVER_BY_PREFIX
+"""What no rule allows (the approval rules of SPEC §20 read it too)."""
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RUNS_ANOTHER_OPTION = re.compile(
     r"^(-c|--config(-env)?|--exec(-path)?(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|-u|--ext-diff|--textconv"

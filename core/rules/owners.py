@@ -1,0 +1,343 @@
+"""Each owner's rule files, read with the owner's documented semantics (SPEC §20).
+
+- **Claude Code** (`settings.json`'s `permissions`: `allow`, `ask`, `deny`; user, project and
+  local settings). A `Bash(…)` rule: `Bash` or `Bash(*)` is every command; `Bash(npm run
+  test:*)` a prefix (the words `npm run test`, then anything); `*` elsewhere matches any
+  characters; otherwise the exact command. deny before ask before allow, in any file; no
+  match: Claude Code asks. Rules about other tools (`Read(…)`, `WebFetch`) say nothing about
+  commands.
+- **Codex** (`execpolicy` `.rules` files: `prefix_rule(pattern=[…], decision=…)`). A pattern
+  is a list of words, each a string or a list of alternatives, matched against the command's
+  first words; every matching rule counts and the strictest wins (`forbidden` > `prompt` >
+  `allow`); no match: Codex's approval policy decides, here "ask". Files are Starlark; their
+  `prefix_rule` calls are read as Python literals (a file that is more than that is refused).
+- **Gemini CLI** (policy TOML, `[[rule]]` with `toolName`, `commandPrefix` or `commandRegex`,
+  `decision` `allow` / `deny` / `ask_user`, `priority`): the matching rule of highest priority
+  wins, the stricter at a tie; no match: ask.
+- **OpenCode** (`opencode.json`'s `permission.bash`: a decision, or patterns to decisions,
+  `*` a wildcard): the last matching pattern wins; no match: ask.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .model import Decision, Rule, RulesError, RuleSet, strictest
+
+MAX_FILE = 8 << 20
+"""A rule file larger than this is refused (bounded time, whatever it holds)."""
+
+
+def _text(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_FILE:
+            raise RulesError(f"{path}: larger than {MAX_FILE >> 20} MB: not read")
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise RulesError(f"{path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise RulesError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _line_of(text: str, needle: str, start: int) -> tuple[int, int]:
+    """The line of `needle` at or after `start` (1 when not found), and where it was found."""
+    found = text.find(needle, start)
+    if found < 0:
+        found = text.find(needle)
+    return (text.count("\n", 0, found) + 1, found + 1) if found >= 0 else (1, start)
+
+
+# --- Claude Code ---------------------------------------------------------------------------
+
+CLAUDE_ORDER = ("deny", "ask", "allow")
+CLAUDE_DECISIONS: dict[str, Decision] = {"allow": "allow", "ask": "ask", "deny": "deny"}
+_BASH = re.compile(r"^Bash(?:\((.*)\))?$", re.S)
+
+
+def _claude_matcher(inner: str | None) -> Callable[[tuple[str, ...], str], bool] | None:
+    if inner is None or inner.strip() in ("", "*"):
+        return (lambda words, text: True) if inner is None or inner.strip() == "*" else None
+    if inner.endswith(":*"):
+        prefix = inner[:-2].split()
+        if not prefix:
+            return None
+        return lambda words, text: list(words[: len(prefix)]) == prefix
+    if "*" in inner:
+        pattern = re.compile(".*".join(re.escape(piece) for piece in inner.split("*")) + r"\Z", re.S)
+        return lambda words, text: pattern.match(text) is not None
+    return lambda words, text: text == inner.strip()
+
+
+def claude_rules(paths: list[tuple[Path, str]]) -> RuleSet:
+    """`paths`: (settings file, scope) in the order read (user, project, local)."""
+    rules: list[Rule] = []
+    dead: list[tuple[Rule, str]] = []
+    for path, scope in paths:
+        text = _text(path)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise RulesError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}") from None
+        permissions = data.get("permissions") if isinstance(data, dict) else None
+        if permissions is None:
+            continue
+        if not isinstance(permissions, dict):
+            raise RulesError(f"{path}: permissions must be an object, not {type(permissions).__name__}")
+        at = 0
+        for decision_name in ("allow", "ask", "deny"):
+            entries = permissions.get(decision_name, [])
+            if not isinstance(entries, list):
+                raise RulesError(f"{path}: permissions.{decision_name} must be a list")
+            for entry in entries:
+                line, at = _line_of(text, json.dumps(entry), at)
+                if not isinstance(entry, str):
+                    raise RulesError(f"{path}:{line}: permissions.{decision_name}: a rule is a string, not {entry!r}")
+                decision: Decision = CLAUDE_DECISIONS[decision_name]
+                bash = _BASH.match(entry.strip())
+                if bash is None:
+                    continue  # another tool's rule (Read, Edit, WebFetch, mcp__…): not about commands
+                matcher = _claude_matcher(bash.group(1))
+                rule = Rule("claude", decision, entry, str(path), line, scope, len(rules),
+                            matches=matcher or (lambda words, text: False))
+                rules.append(rule)
+                if matcher is None:
+                    dead.append((rule, "an empty pattern matches no command"))
+    for rule in rules:  # an allow or ask rule that a deny rule always overrides
+        if rule.decision == "deny" or rule in (dead_rule for dead_rule, _ in dead):
+            continue
+        words = _prefix_words(rule.pattern)
+        if words is None:
+            continue
+        for other in rules:
+            if STRICT[other.decision] > STRICT[rule.decision] and other.matches(tuple(words), " ".join(words)) \
+                    and _covers(other.pattern, words):
+                dead.append((rule, f"{other.decision} {other.pattern} ({other.where()}) always comes first"))
+                break
+    return RuleSet("claude", rules, [str(path) for path, _ in paths], _claude_part, dead,
+                   "Claude Code: deny, then ask, then allow, across every settings file; no match asks")
+
+
+STRICT = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def _prefix_words(pattern: str) -> list[str] | None:
+    bash = _BASH.match(pattern.strip())
+    inner = bash.group(1) if bash else None
+    if inner is None or "*" in inner.removesuffix(":*"):
+        return None
+    return inner.removesuffix(":*").split() or None
+
+
+def _covers(pattern: str, words: list[str]) -> bool:
+    """Whether a rule matches every command that starts with `words` (a prefix or everything)."""
+    bash = _BASH.match(pattern.strip())
+    inner = bash.group(1) if bash else None
+    if inner is None or inner.strip() == "*":
+        return True
+    if inner.endswith(":*") and "*" not in inner[:-2]:
+        prefix = inner[:-2].split()
+        return words[: len(prefix)] == prefix
+    return False
+
+
+def _claude_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Decision, Rule | None, str]:
+    for decision in CLAUDE_ORDER:
+        for rule in rules.rules:
+            if rule.decision == decision and rule.matches(words, text):
+                return rule.decision, rule, f"{rule.decision}: {rule.pattern} ({rule.where()})"
+    return "ask", None, "no rule matches: Claude Code asks"
+
+
+# --- Codex execpolicy ----------------------------------------------------------------------
+
+CODEX_DECISIONS: dict[str, Decision] = {"allow": "allow", "prompt": "ask", "forbidden": "deny"}
+
+
+def codex_rules(paths: list[Path]) -> RuleSet:
+    rules: list[Rule] = []
+    dead: list[tuple[Rule, str]] = []
+    for path in paths:
+        text = _text(path)
+        try:
+            tree = ast.parse(text, filename=str(path))
+        except SyntaxError as error:
+            raise RulesError(f"{path}:{error.lineno}:{error.offset}: not a rules file: {error.msg}") from None
+        for node in tree.body:
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                continue  # a docstring
+            call = node.value if isinstance(node, ast.Expr) else None
+            name = call.func.id if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) else None
+            if name == "host_executable":
+                continue
+            if name != "prefix_rule" or not isinstance(call, ast.Call):
+                raise RulesError(f"{path}:{node.lineno}: swedeck reads prefix_rule(…) calls only: "
+                                 f"{ast.get_source_segment(text, node) or type(node).__name__}"[:300])
+            rules.append(_codex_rule(path, text, call, len(rules), dead))
+    return RuleSet("codex", rules, [str(path) for path in paths], _codex_part, dead,
+                   "Codex execpolicy: every matching prefix rule counts, the strictest wins; no match: "
+                   "Codex's approval policy (here: ask)")
+
+
+def _codex_rule(path: Path, text: str, call: ast.Call, order: int, dead: list[tuple[Rule, str]]) -> Rule:
+    where = f"{path}:{call.lineno}"
+    try:
+        arguments = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+    except ValueError:
+        raise RulesError(f"{where}: prefix_rule's arguments must be literals") from None
+    pattern = arguments.get("pattern")
+    decision = arguments.get("decision", "allow")
+    if not isinstance(pattern, list) or not pattern:
+        raise RulesError(f"{where}: invalid pattern: it must be a non-empty list (Codex: pattern cannot be empty)")
+    if decision not in CODEX_DECISIONS:
+        raise RulesError(f"{where}: invalid decision: {decision!r} (allow, prompt, forbidden)")
+    alternatives: list[list[str]] = []
+    for element in pattern:
+        choices = element if isinstance(element, list) else [element]
+        if not choices or not all(isinstance(choice, str) for choice in choices):
+            raise RulesError(f"{where}: invalid pattern element: {element!r}")
+        alternatives.append(choices)
+
+    def matches(words: tuple[str, ...], line: str) -> bool:
+        return len(words) >= len(alternatives) and all(word in choices for word, choices in zip(words, alternatives, strict=False))
+
+    shown = json.dumps(pattern)
+    rule = Rule("codex", CODEX_DECISIONS[decision], shown, str(path), call.lineno, "file", order, matches=matches)
+    for field_name, expected in (("match", True), ("not_match", False)):
+        for example in arguments.get(field_name, []) or []:
+            words = tuple(example.split()) if isinstance(example, str) else tuple(example)
+            if matches(words, " ".join(words)) != expected:
+                raise RulesError(f"{where}: the example {example!r} in {field_name} "
+                                 f"{'does not match' if expected else 'matches'} the pattern {shown}")
+    return rule
+
+
+def _codex_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Decision, Rule | None, str]:
+    matched = [rule for rule in rules.rules if rule.matches(words, text)]
+    if not matched:
+        return "ask", None, "no prefix rule matches: Codex's approval policy decides (swedeck: ask)"
+    decision = strictest([rule.decision for rule in matched])
+    rule = next(rule for rule in matched if rule.decision == decision)
+    also = f"; {len(matched) - 1} more match" if len(matched) > 1 else ""
+    return decision, rule, f"{decision}: {rule.pattern} ({rule.where()}), the strictest that matches{also}"
+
+
+# --- Gemini CLI ----------------------------------------------------------------------------
+
+GEMINI_DECISIONS: dict[str, Decision] = {"allow": "allow", "deny": "deny", "ask_user": "ask"}
+SHELL_TOOLS = ("run_shell_command", "ShellTool")
+
+
+def gemini_rules(paths: list[Path]) -> RuleSet:
+    rules: list[Rule] = []
+    dead: list[tuple[Rule, str]] = []
+    for path in paths:
+        text = _text(path)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as error:
+            raise RulesError(f"{path}: not TOML: {error}") from None
+        entries = data.get("rule", [])
+        if not isinstance(entries, list):
+            raise RulesError(f"{path}: [[rule]] entries expected")
+        at = 0
+        for number, entry in enumerate(entries, 1):
+            line, at = _line_of(text, "[[rule]]", at)
+            if not isinstance(entry, dict):
+                raise RulesError(f"{path}:{line}: rule {number} is not a table")
+            tool = entry.get("toolName")
+            decision = entry.get("decision")
+            if decision not in GEMINI_DECISIONS:
+                raise RulesError(f"{path}:{line}: rule {number}: decision {decision!r} (allow, deny, ask_user)")
+            if tool not in (None, *SHELL_TOOLS):
+                continue  # another tool's rule
+            priority = entry.get("priority", 0)
+            if not isinstance(priority, (int, float)):
+                raise RulesError(f"{path}:{line}: rule {number}: priority must be a number")
+            prefixes = entry.get("commandPrefix")
+            regex = entry.get("commandRegex")
+            matcher, shown = _gemini_matcher(prefixes, regex, f"{path}:{line}: rule {number}")
+            rule = Rule("gemini", GEMINI_DECISIONS[decision], shown, str(path), line, "file", len(rules),
+                        float(priority), matches=matcher)
+            rules.append(rule)
+    return RuleSet("gemini", rules, [str(path) for path in paths], _gemini_part, dead,
+                   "Gemini CLI: the matching rule of highest priority wins (the stricter at a tie); no match: ask")
+
+
+def _gemini_matcher(prefixes: Any, regex: Any, where: str) -> tuple[Callable[[tuple[str, ...], str], bool], str]:
+    if prefixes is not None:
+        listed = [prefixes] if isinstance(prefixes, str) else prefixes
+        if not isinstance(listed, list) or not all(isinstance(item, str) and item for item in listed):
+            raise RulesError(f"{where}: commandPrefix must be a string or a list of strings")
+        return (lambda words, text: any(text == prefix or text.startswith(prefix + " ") for prefix in listed),
+                f"commandPrefix {listed!r}")
+    if regex is not None:
+        try:
+            compiled = re.compile(str(regex))
+        except re.error as error:
+            raise RulesError(f"{where}: commandRegex {regex!r}: {error}") from None
+        return (lambda words, text: compiled.search(text) is not None), f"commandRegex {regex!r}"
+    return (lambda words, text: True), "every command"
+
+
+def _gemini_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Decision, Rule | None, str]:
+    matched = [rule for rule in rules.rules if rule.matches(words, text)]
+    if not matched:
+        return "ask", None, "no rule matches: ask"
+    top = max(rule.priority for rule in matched)
+    decision = strictest([rule.decision for rule in matched if rule.priority == top])
+    rule = next(rule for rule in matched if rule.priority == top and rule.decision == decision)
+    return decision, rule, f"{decision}: {rule.pattern} ({rule.where()}), priority {rule.priority:g}, the highest"
+
+
+# --- OpenCode -------------------------------------------------------------------------------
+
+OPENCODE_DECISIONS: dict[str, Decision] = {"allow": "allow", "ask": "ask", "deny": "deny"}
+
+
+def opencode_rules(paths: list[Path]) -> RuleSet:
+    rules: list[Rule] = []
+    for path in paths:
+        text = _text(path)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise RulesError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}") from None
+        permission = data.get("permission") if isinstance(data, dict) else None
+        bash = permission.get("bash") if isinstance(permission, dict) else permission
+        if bash is None:
+            continue
+        entries = {"*": bash} if isinstance(bash, str) else bash
+        if not isinstance(entries, dict):
+            raise RulesError(f"{path}: permission.bash must be a decision or an object of patterns")
+        at = 0
+        for pattern, decision in entries.items():
+            line, at = _line_of(text, json.dumps(pattern), at)
+            if decision not in OPENCODE_DECISIONS:
+                raise RulesError(f"{path}:{line}: {pattern!r}: decision {decision!r} (allow, ask, deny)")
+            rules.append(Rule("opencode", OPENCODE_DECISIONS[decision], pattern, str(path), line, "file", len(rules),
+                              matches=_glob(pattern)))
+    dead: list[tuple[Rule, str]] = []
+    for index, rule in enumerate(rules):  # last match wins: a later `*` leaves nothing to the ones before it
+        later = next((other for other in rules[index + 1:] if other.pattern.strip() == "*"), None)
+        if later is not None:
+            dead.append((rule, f"the later {later.pattern!r} ({later.where()}) matches every command and wins"))
+    return RuleSet("opencode", rules, [str(path) for path in paths], _opencode_part, dead,
+                   "OpenCode: the last matching pattern wins; no match: ask")
+
+
+def _glob(pattern: str) -> Callable[[tuple[str, ...], str], bool]:
+    return lambda words, text: fnmatch.fnmatchcase(text, pattern)
+
+
+def _opencode_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Decision, Rule | None, str]:
+    for rule in reversed(rules.rules):
+        if rule.matches(words, text):
+            return rule.decision, rule, f"{rule.decision}: {rule.pattern!r} ({rule.where()}), the last that matches"
+    return "ask", None, "no pattern matches: ask"
