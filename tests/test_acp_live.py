@@ -19,7 +19,6 @@ from support.waiting import wait_for
 from swedeck.core.config import ModelConfig
 from swedeck.core.trajectory.loader import load_trajectory
 
-
 pytestmark = pytest.mark.xdist_group("heavy")  # node adapters: not beside the Ray cluster (pyproject.toml)
 
 
