@@ -104,6 +104,10 @@ class AgentConfig(_Section):
     mode: Literal["confirm", "yolo", "human"] = "confirm"
     whitelist_actions: list[str] = []
     """Regexes: matching commands never ask for confirmation."""
+    rules: list[str] = []
+    """Approval rule files of Claude Code, Codex, Gemini CLI or OpenCode (one owner's), read with
+    their owner's semantics (docs/rules.md): in confirm mode what they allow runs without asking,
+    and in every mode what they deny is rejected; an ACP agent's permission requests too."""
     confirm_exit: bool = True
     max_consecutive_format_errors: int = Field(3, ge=1)
     history_processors: list[ProcessorConfig] = []

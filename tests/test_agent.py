@@ -543,3 +543,22 @@ def test_collaborators_return_changes_that_the_agent_applies():
     assert fitted == Change(quiet_until=7, fit_applied=True, processors=[{"type": "last_n_observations", "n": 2}])
     assert fitted.then(Change(quiet_until=0)).quiet_until == 0 and NO_CHANGE.then(NO_CHANGE) == NO_CHANGE
     assert Change(compacted=True).then(Change(progress=True)) == Change(compacted=True, progress=True)
+
+
+def test_agent_rules_allow_deny_and_leave_the_rest_to_the_person(openai_server, tmp_path):
+    """SPEC §20: `agent.rules` (here a Claude Code settings file) in swedeck's confirm mode."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(ls:*)", "Bash(echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT)"],
+                                                    "deny": ["Bash(rm:*)"]}}))
+    openai_server.script(Turn.bash_tool("ls -la"), Turn.bash_tool("ls && rm -rf build"), Turn.bash_tool("echo hi"),
+                         Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__rules=[str(settings)])
+    driver = Driver(decisions=[ev.Decision("approve")], inputs=[None])
+    result = run_session(config, "t", driver)
+    assert result.exit_status == "Submitted"
+    assert [event.command for event in driver.of(ev.ConfirmationRequested)] == ["echo hi"]
+    decided = [(event.command, event.decision, event.reason) for event in driver.of(ev.ActionDecided)]
+    assert decided[0][:2] == ("ls -la", "auto") and "allow: Bash(ls:*)" in decided[0][2]
+    assert decided[1][:2] == ("ls && rm -rf build", "rejected") and "deny: Bash(rm:*)" in decided[1][2]
+    rejected = [message for message in openai_server.requests[2]["messages"] if message["role"] in ("tool", "user")]
+    assert "deny: Bash(rm:*)" in json.dumps(rejected[-1])  # the model is told which rule

@@ -218,3 +218,49 @@ def test_dry_run_counts_every_command_and_lists_the_risky_allowed_first(tmp_path
                           capture_output=True, text=True, timeout=120).stdout
     assert text.splitlines()[0].startswith(f"codex rules ({rules_path}) over {result.runs} runs")
     assert "allowed but risky" in text.splitlines()[1]
+
+
+def test_agent_rules_decide_swedecks_own_confirmations_and_an_acp_agents_requests(tmp_path):
+    """`agent.rules`: what they allow runs without asking (with the rule said), what they deny is
+    rejected without asking, the rest is the person's; the same for an ACP agent's requests."""
+    import sys
+
+    from support.acp_agent import __file__ as agent_script
+    from swedeck.core import events as ev
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.core.config import SwedeckConfig
+
+    rules = tmp_path / "policy.rules"
+    rules.write_text('prefix_rule(pattern = ["ls"], decision = "allow")\n'
+                     'prefix_rule(pattern = ["rm"], decision = "forbidden")\n')
+    options = [{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+               {"optionId": "no", "name": "Reject", "kind": "reject_once"}]
+    turns = [[{"ask": {"toolCall": {"toolCallId": f"c{n}", "title": command, "rawInput": {"command": command}},
+                       "options": options}} for n, command in enumerate(["ls -la", "rm -rf /", "cat x"])]]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": turns, "log": str(tmp_path / "log.jsonl")}))
+    config = SwedeckConfig.model_validate({"agent": {"mode": "confirm", "rules": [str(rules)]}})
+    session = AcpSession(config, f"{sys.executable} {agent_script} {script}", "t", cwd=tmp_path,
+                         output=str(tmp_path / "acp"))
+    asked: list[str] = []
+    decided: list[tuple[str, str]] = []
+
+    def emit(event: object) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            asked.append(event.command)
+            event.future.set_result(ev.Decision(kind="approve"))
+        elif isinstance(event, ev.ActionDecided):
+            decided.append((event.decision, event.reason))
+        elif isinstance(event, ev.InputRequested):
+            event.future.set_result("")
+
+    session.run(emit)
+    assert asked == ["cat x"]
+    assert decided[0][0] == "auto" and decided[0][1].startswith("allowed by the rules: allow: [\"ls\"]")
+    assert decided[1][0] == "rejected" and decided[1][1].startswith("denied by the rules: deny: [\"rm\"]")
+    received = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
+    answers = [message["result"]["outcome"].get("optionId") for message in received
+               if isinstance(message.get("result"), dict) and "outcome" in message["result"]]
+    assert answers == ["once", "no", "once"]
+    with pytest.raises(RulesError):
+        load_rules([str(tmp_path / "missing.rules")])

@@ -32,6 +32,7 @@ from ..config import SwedeckConfig
 from ..context_status import ContextStatus
 from ..environments.base import ExecutionResult
 from ..messages import Message, MessageType, make_message
+from ..rules.load import config_rules
 from ..session import PromptPreview, SessionResult
 from .run import AcpRun, Option, allow_once
 
@@ -82,7 +83,7 @@ class AcpSession:
         self._run: AcpRun | None = None
         self._status = ContextStatus(window=None, prompt_tokens=None)
         self._waiting: Future[Any] | None = None
-        self._gate = Gate(config.agent.whitelist_actions)
+        self._gate = Gate(config.agent.whitelist_actions, rules=config_rules(config.agent.rules))
         """swedeck's approval rules, applied to the shell command a permission request runs."""
 
     # --- what the front end holds ------------------------------------------------------------
@@ -268,8 +269,13 @@ class AcpSession:
         call = self._proposed(call_id, title)
         action_id, command = str(call.action_id), call.title
         by_kind = {option.kind: option for option in options}
-        # swedeck's rules (the whitelist, what the person allowed with `a`) for the shell command it runs
+        # swedeck's rules (`agent.rules`, the whitelist, what the person allowed with `a`) for its shell command
+        denied = self._gate.denied(shell) if shell else None
         reason = self._gate.auto_reason(self._mode, shell) if shell else ("yolo" if self._mode == "yolo" else None)
+        if denied is not None:
+            chosen = by_kind.get("reject_once") or by_kind.get("reject_always")
+            self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=denied))
+            return chosen
         if reason is not None:
             chosen = allow_once(options)
             self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))

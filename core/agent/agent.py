@@ -37,6 +37,7 @@ from ..models.base import (
     ReplayExhausted,
 )
 from ..processors.base import active_labels
+from ..rules.load import config_rules
 from ..trajectory.normalize import is_step
 from . import commands, compaction, endings, limits, replies
 from .changes import Change
@@ -87,7 +88,7 @@ class Agent:
         self.transcript = Transcript(list(history or []), emit, record)
         self.control = Control(config.agent.mode, emit)
         self.person = PersonChannel(emit, interactive)
-        self.gate = Gate(config.agent.whitelist_actions, resolver(env))
+        self.gate = Gate(config.agent.whitelist_actions, resolver(env), config_rules(config.agent.rules))
         self.context = ContextTracker(window, window_source)
         self.window = window
         self.fit_applied = False

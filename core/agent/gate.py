@@ -5,6 +5,7 @@ rejects it."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from .. import events as ev
 from ..messages import Action, MessageType
@@ -14,13 +15,27 @@ from .exits import Rejected
 from .resolution import Resolver, changed
 from .seams import Asks
 
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
+
 
 class Gate:
-    def __init__(self, whitelist: list[str], resolve: Resolver | None = None):
+    def __init__(self, whitelist: list[str], resolve: Resolver | None = None, rules: RuleSet | None = None):
         self.approvals = Approvals()
         self._whitelist = [re.compile(pattern) for pattern in whitelist]
         self._resolve = resolve
         """Asks the session's shell what names resolve to (`resolution`); None: not checked."""
+        self.rules = rules
+        """`agent.rules`: another agent's approval rules (`core/rules`), or None."""
+
+    def denied(self, command: str) -> str | None:
+        """Why `agent.rules` reject `command` (in every mode), or None."""
+        if self.rules is None:
+            return None
+        verdict = self.rules.decide(command)
+        if verdict.decision != "deny":
+            return None
+        return "denied by the rules: " + "; ".join(part.why for part in verdict.parts if part.decision == "deny")
 
     def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
         """Why `command` runs without asking, or None when the person decides."""
@@ -28,12 +43,22 @@ class Gate:
             return mode
         if any(pattern.search(command) for pattern in self._whitelist):
             return "whitelisted"
+        if self.rules is not None:
+            verdict = self.rules.decide(command)
+            if verdict.decision == "allow":
+                return "allowed by the rules: " + "; ".join(part.why for part in verdict.parts)
         return self.approvals.allowed_by(command)
 
     def decide(self, agent: Asks, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
         """The command to run and how it was approved (recorded on its observation); a
         rejection answers `unrun` (this action and those after it) with the person's words."""
         command = action.command
+        denied = self.denied(command)
+        if denied is not None:  # the rules' deny: rejected without asking, the rule said to the model
+            agent.emit(ev.ActionProposed(action_id=action_id, step=step, command=command, needs_confirmation=False))
+            agent.emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=denied))
+            text = replies.rejected(agent.config.agent, agent.template_vars(), denied)
+            raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
         reason = self.auto_reason(agent.mode, command)
         if reason is not None and reason.startswith("always allowed:") and command not in self.approvals.exact \
                 and self._resolve is not None:

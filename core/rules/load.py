@@ -83,3 +83,8 @@ def load_rules(files: list[str], owner: str | None = None, cwd: Path | None = No
     if owner == "gemini":
         return gemini_rules([path for path, _ in found])
     return opencode_rules([path for path, _ in found])
+
+
+def config_rules(files: list[str]) -> RuleSet | None:
+    """`agent.rules` read, or None; a file that cannot be read stops the session's start."""
+    return load_rules(list(files)) if files else None
