@@ -33,6 +33,7 @@ BENCHMARKS = {
     "B9": ("b9_diff", "diff"),
     "B10": ("b10_record", "record endpoint"),
     "B11": ("b11_compaction", "compaction survival"),
+    "B12": ("b12_rules", "rules dry-run"),
 }
 
 
