@@ -264,3 +264,36 @@ def test_agent_rules_decide_swedecks_own_confirmations_and_an_acp_agents_request
     assert answers == ["once", "no", "once"]
     with pytest.raises(RulesError):
         load_rules([str(tmp_path / "missing.rules")])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_R_in_replay_and_watch_shows_the_dry_run_table(tmp_path, anyio_backend):
+    from support.waiting import wait_for
+    from swedeck.core.watch import DirectoryWatcher
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplaySettings
+    from swedeck.tui.shared.rules_screen import RulesScreen
+    from swedeck.tui.watch.app import WatchApp
+
+    run = next((Path(__file__).parent / "fixtures").rglob("mini-v2-tool-calls.traj.json"))
+    rules = str(RULES / "codex.rules")
+    app = ReplayApp([run], settings=lambda: ReplaySettings([], None, [rules]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, RulesScreen)
+                       and "over 1 runs" in str(app.screen.query_one("#rules-text").render()), 30)
+        text = str(app.screen.query_one("#rules-text").render())
+        assert text.startswith(f"codex rules ({rules}) over 1 runs, ") and "ASK    python3 test_calc.py" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RulesScreen)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / run.name).write_bytes(run.read_bytes())
+    watch = WatchApp(DirectoryWatcher(folder), interval_s=0.1)  # no agent.rules: the screen says how
+    async with watch.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(watch.screen, RulesScreen), 10)
+        assert "set agent.rules" in str(watch.screen.query_one("#rules-text").render())

@@ -53,7 +53,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     def settings() -> ReplaySettings:
         whole = config()
         return ReplaySettings([p.model_dump(mode="json") for p in whole.agent.history_processors],
-                              whole.model.model_name)
+                              whole.model.model_name, list(whole.agent.rules))
 
     app = ReplayApp(replay_paths(Path(args.path)), ui=load_ui_settings(args.config, flags), theme=args.theme,
                     start_step=args.step, follow=args.follow, play=args.play, settings=settings,

@@ -18,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{folder} is not a folder")
     watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after)
     config = load_config(args.config)  # ui.keymap and ui.theme here; the model for `f` (fork)
-    app = WatchApp(watcher, ui=config.ui, theme=args.theme)
+    app = WatchApp(watcher, ui=config.ui, theme=args.theme, rules=list(config.agent.rules))
     request = app.run()
     if app.return_code:
         from swedeck.tui.live.launch import ui_ended

@@ -33,6 +33,8 @@ REPLAY_BINDINGS: list[Binding] = [
             tooltip="Previous trajectory of the folder"),
     Binding("t", "prompt", "Prompt", id="replay_prompt",
             tooltip="Prompt inspector: what the model saw at this step"),
+    Binding("R", "rules", "Rules", id="replay_rules", show=False,
+            tooltip="Approval rules (agent.rules): what they would have decided for every command of this run"),
     Binding("i", "fidelity", "Fidelity", id="replay_fidelity", show=False,
             tooltip="Fidelity: what the file recorded, what was rebuilt, what was skipped"),
     Binding("b", "branches", "Branches", id="replay_branches", show=False,

@@ -66,6 +66,8 @@ class ReplaySettings(msgspec.Struct, frozen=True):
 
     processors: list[dict[str, Any]]
     fork_model: str | None
+    rules: list[str] = msgspec.field(default_factory=list)
+    """`agent.rules`: the approval rules `R` tries over the open file."""
 
 
 class ReplayScreen(ReplayState, StepBrowser):
@@ -135,6 +137,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             self.notify(visible(str(error)), title="The config cannot be read", severity="error", markup=False)
             return
         self._processors, self._fork_model = list(loaded.processors), loaded.fork_model
+        self._rules = list(loaded.rules)
 
     @property
     def processors(self) -> list[dict[str, Any]]:
@@ -445,6 +448,14 @@ class ReplayScreen(ReplayState, StepBrowser):
 
             prompt = step_prompt(trajectory, self.step, self.processors, self._window(), trust_file=self.trust_file)
             self.app.push_screen(PromptInspector.at_step(prompt))
+
+    _rules: list[str] = []
+
+    def action_rules(self) -> None:
+        from ..shared.rules_screen import RulesScreen  # on its key, not before the first frame
+
+        self._settled()
+        self.app.push_screen(RulesScreen(self._rules, [self.path]))
 
     def action_fidelity(self) -> None:
         from .fidelity_screen import FidelityScreen  # on its key, not before the first frame

@@ -19,11 +19,12 @@ class WatchApp(ViewApp[ForkRequest | None]):
     """A default screen's own CSS file is not read: the app reads it."""
 
     def __init__(self, watcher: DirectoryWatcher, *, ui: UIConfig | None = None, theme: str | None = None,
-                 interval_s: float = SCAN_INTERVAL_S) -> None:
+                 interval_s: float = SCAN_INTERVAL_S, rules: list[str] | None = None) -> None:
         super().__init__(ui=ui, theme=theme)
         self.watcher = watcher
         self.interval_s = interval_s
+        self.rules = list(rules or [])
 
     def get_default_screen(self) -> WatchScreen:
         """The app's first screen (as in ReplayApp)."""
-        return WatchScreen(self.watcher, self.interval_s)
+        return WatchScreen(self.watcher, self.interval_s, self.rules)

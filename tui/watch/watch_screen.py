@@ -60,13 +60,18 @@ class WatchScreen(WatchState, ViewScreen):
         Binding("enter", "follow", "Follow", id="watch_follow", tooltip="Follow the selected trajectory in the replay view"),
         Binding("v", "next_filter", "Filter by verdict", id="watch_filter",
                 tooltip="Show only the rows of the next verdict (then every row again)"),
+        Binding("R", "rules", "Rules", id="watch_rules", show=False,
+                tooltip="Approval rules (agent.rules): what they would have decided over the runs of this folder"),
         Binding("q", "quit_watch", "Quit", id="watch_quit", tooltip="Quit"),
         Binding("f1,question_mark", "app.help", "Help", id="watch_help", tooltip="This help"),
     ]
     WORK: ClassVar[dict[str, str]] = {"scan": "following the folder"}
 
-    def __init__(self, watcher: DirectoryWatcher, interval_s: float = SCAN_INTERVAL_S) -> None:
+    def __init__(self, watcher: DirectoryWatcher, interval_s: float = SCAN_INTERVAL_S,
+                 rules: list[str] | None = None) -> None:
         super().__init__()
+        self.rules = list(rules or [])
+        """`agent.rules`: the approval rules `R` tries over the folder's runs."""
         self.watcher = watcher
         """The core's reader of the folder: used by the worker only."""
         self.interval_s = interval_s
@@ -173,6 +178,11 @@ class WatchScreen(WatchState, ViewScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_follow()
+
+    def action_rules(self) -> None:
+        from ..shared.rules_screen import RulesScreen  # on its key
+
+        self.app.push_screen(RulesScreen(self.rules, [self.watcher.root]))
 
     def action_quit_watch(self) -> None:
         self._stop.set()  # the worker leaves its wait at once
