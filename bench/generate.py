@@ -225,6 +225,54 @@ def write_claude_code(path: Path, steps: int, mean_output_chars: int) -> Path:
     return path
 
 
+def write_claude_code_with_sidechains(path: Path, steps: int, mean_output_chars: int, sidechains: int = 400,
+                                      main_share: float = 0.3) -> Path:
+    """A Claude Code session whose subagents ran inside it (issue 49's input): the main line's
+    steps, and `sidechains` Task runs (`isSidechain`, each its own chain from a root) that hold
+    the rest of the steps, interleaved with the main line as Claude Code writes them."""
+    base = {"userType": "external", "cwd": "/work", "sessionId": "bench", "version": "2.0.14", "timestamp": STAMP}
+    pairs = list(_pairs(steps, mean_output_chars))
+    main_steps = max(1, int(len(pairs) * main_share))
+    per_chain = max(1, (len(pairs) - main_steps) // max(sidechains, 1))
+    with open(path, "w", encoding="utf-8") as handle:
+        def put(kind: str, uuid: str, parent: str | None, sidechain: bool, message: dict) -> None:
+            handle.write(json.dumps({"parentUuid": parent, "isSidechain": sidechain, **base, "type": kind,
+                                     "uuid": uuid, "message": message}) + "\n")
+
+        def step_records(prefix: str, parent: str | None, sidechain: bool, step: int, thought: str, command: str,
+                         output: str) -> str:
+            usage = {"input_tokens": 4, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 400 * step,
+                     "output_tokens": 60}
+            message = {"id": f"msg_{prefix}{step}", "type": "message", "role": "assistant",
+                       "model": "claude-sonnet-4-5", "stop_reason": None, "usage": usage}
+            call = f"toolu_{prefix}{step:06d}"
+            put("assistant", f"{prefix}a{step}", parent, sidechain, {**message, "content": [{"type": "text", "text": thought}]})
+            put("assistant", f"{prefix}b{step}", f"{prefix}a{step}", sidechain, {**message, "content": [
+                {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": command}}]})
+            put("user", f"{prefix}r{step}", f"{prefix}b{step}", sidechain, {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": output, "is_error": False}]})
+            return f"{prefix}r{step}"
+
+        put("user", "u0", None, False, {"role": "user", "content": TASK})
+        main, rest = pairs[:main_steps], iter(pairs[main_steps:])
+        last = "u0"
+        chain = 0
+        for index, (step, thought, command, output) in enumerate(main):
+            last = step_records("", last, False, step, thought, command, output)
+            while chain < sidechains and (chain + 1) * len(main) <= (index + 1) * sidechains:  # evenly between
+                prefix = f"s{chain}-"
+                parent: str | None = None
+                put("user", f"{prefix}u", None, True, {"role": "user", "content": f"subtask {chain}"})
+                parent = f"{prefix}u"
+                for _ in range(per_chain):
+                    taken = next(rest, None)
+                    if taken is None:
+                        break
+                    parent = step_records(prefix, parent, True, *taken)
+                chain += 1
+    return path
+
+
 def write_codex(path: Path, steps: int, mean_output_chars: int) -> Path:
     """A Codex CLI rollout: session_meta, then response items and token counts per model call."""
     def line(kind: str, payload: dict) -> str:

@@ -34,6 +34,7 @@ BENCHMARKS = {
     "B10": ("b10_record", "record endpoint"),
     "B11": ("b11_compaction", "compaction survival"),
     "B12": ("b12_rules", "rules dry-run"),
+    "B13": ("b13_huge", "huge Claude Code session"),
 }
 
 

@@ -133,7 +133,7 @@ def test_the_installed_swedeck_drives_claude_code_in_a_real_terminal(tmp_path):
     import uuid
 
     from conftest import swedeck_command
-    from support.terminal import TMUX, send_keys, wait_for_text
+    from support.terminal import TMUX, exit_code, send_keys, wait_for_text
 
     agent_cli("claude-code-acp")
     work = tmp_path / "work"
@@ -147,8 +147,10 @@ def test_the_installed_swedeck_drives_claude_code_in_a_real_terminal(tmp_path):
         command = shlex.join(["env", *variables, *swedeck_command(), "run", "--acp", "claude-code", "--upstream",
                               server.url, "-t", "make a.txt", "--cwd", str(work), "-o", str(tmp_path / "acp"),
                               "--mode", "confirm"])
+        done = tmp_path / "exit-code"
         session = f"swedeck-acp-{uuid.uuid4().hex[:6]}"
-        subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "100", "-y", "30", command], check=True)
+        subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+                        f"{command}; echo $? > {shlex.quote(str(done))}"], check=True)
         try:
             screen = wait_for_text(session, "echo one > a.txt", timeout=90)
             assert "ACP: claude-code" in screen
@@ -158,9 +160,9 @@ def test_the_installed_swedeck_drives_claude_code_in_a_real_terminal(tmp_path):
             assert (work / "a.txt").read_text() == "one\n"
             send_keys(session, "i")
             send_keys(session, "Enter")
-            from support.waiting import wait_until
-
-            wait_until(lambda: (tmp_path / "acp.traj.json").exists(), timeout=60, what="the record")
+            wait_for_text(session, "session ended", timeout=60)
+            send_keys(session, "C-q")  # the person quits: the process ends, and says how
+            assert exit_code(done, timeout=30) == "0"
         finally:
             subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
     assert os.path.getsize(tmp_path / "acp.traj.json") > 0

@@ -392,3 +392,35 @@ def test_records_no_step_shows_are_counted_and_said(tmp_path):
     assert said == ["observation", "Claude Code's note (isMeta: not the person's words)"]
     branched = load_trajectory(f"{session}#a1")
     assert any(b.label.endswith("ending 'Bash: cat calc.py'") for b in branched.fidelity.openable)
+
+
+def test_a_claude_code_session_reads_only_its_main_line_whole(tmp_path):
+    """Issue 49: the records of subagent runs inside a session (sidechains: most of a large file)
+    are read for their uuids only; the main line's records, and each branch's last one (its
+    label), are the ones parsed whole. The result is the same as reading every record."""
+    import bench.generate as generate
+    from swedeck.core.trajectory.readers import claude_code
+
+    path = generate.write_claude_code_with_sidechains(tmp_path / "s.jsonl", 600, 300, sidechains=40)
+    parsed: list[int] = []
+    real = claude_code.loads
+
+    def counting(data):  # type: ignore[no-untyped-def]
+        parsed.append(len(data))
+        return real(data)
+
+    claude_code.loads = counting
+    try:
+        trajectory = load_trajectory(path)
+    finally:
+        claude_code.loads = real
+    total = path.stat().st_size
+    main_records = 1 + 3 * len(trajectory.steps)
+    assert len(trajectory.steps) == 180 and fidelity_branches(trajectory) == 40
+    assert len(parsed) == main_records + 40  # the main line, and each sidechain's last record for its label
+    assert sum(parsed) < 0.45 * total  # the sidechains' bytes were never parsed whole
+    assert trajectory.steps[-1].actions[0].command and trajectory.messages[0].text.startswith("Fix the failing")
+
+
+def fidelity_branches(trajectory) -> int:  # type: ignore[no-untyped-def]
+    return summary(trajectory)["branches"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import swedeck_command
-from support.agent_clis import agent_cli, claude_environment, codex_environment
+from support.agent_clis import agent_cli, claude_environment, codex_environment, processes_in
 from support.anthropic_server import AnthropicServer, Reply
 from support.openai_server import OpenAIServer, Turn
 from support.reliability import SUBMIT
@@ -470,6 +470,10 @@ def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "It printed hello-from-codex." in done.stdout and "Exception ignored" not in done.stderr
     assert "completed: hello-from-codex" in done.stdout  # it ran (echo is harmless to Codex: not asked)
+    from support.waiting import wait_until
+
+    # the npm wrapper's native child ended with it: the agent's whole process group is ended
+    wait_until(lambda: not processes_in(tmp_path), timeout=15, what="no agent process left in the session's folder")
     events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
     assert same_requests(events, received)
     assert len(received) == 2 and any(event["event"] == "acp_session" for event in events)

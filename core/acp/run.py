@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import re
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -167,9 +168,10 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
     # as `asyncio.create_subprocess_exec`, with the transport in hand (closed here, while the loop
     # runs) and lines of any size (a JSON-RPC message is one line; the default limit is 64 KiB)
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
+    transport, protocol = await loop.subprocess_exec(  # its own process group: ended whole (a wrapper's child too)
         lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop), *command,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd)
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd,
+        start_new_session=True)
     process = asyncio.subprocess.Process(transport, protocol, loop)
     assert process.stdin is not None and process.stdout is not None
     client = _Client(cwd, run.writer, driver, Terminals(environment, f"acp-{os.urandom(4).hex()}"))
@@ -238,14 +240,27 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         await client.close()
         await connection.close()  # its reader stops; then the pipes are ended here, not by the collector
         process.stdin.close()
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
+        await _end_group(process)
         transport.close()
+
+
+async def _end_group(process: asyncio.subprocess.Process) -> None:
+    """The agent and every process of its group (an npm wrapper's native child, its tools):
+    SIGTERM, then SIGKILL to what is left after 10 s."""
+    def signal_group(number: int) -> None:
+        try:
+            os.killpg(process.pid, number)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    signal_group(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), 10)
+    except TimeoutError:
+        pass
+    signal_group(signal.SIGKILL)  # the leader may be gone while its group is not
+    if process.returncode is None:
+        await process.wait()
 
 
 def _failure(error: Exception) -> str:

@@ -41,3 +41,17 @@ def codex_environment(home: Path) -> dict[str, str]:
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
     return {**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+
+
+def processes_in(folder: Path) -> list[str]:
+    """The command lines of the processes whose working folder is `folder` (an agent left running)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder:
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import msgspec
 
 from ...messages import MessageType
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..parse import loads
 from . import chat
 from .source import Source, sniff_lines
 
@@ -52,31 +55,100 @@ def sniff(name: str, head: bytes, text: str) -> bool:
     return sniff_lines(accepts, name, text)
 
 
-def read(source: Source) -> Trajectory:
-    tally = chat.Tally()
-    info = TrajectoryInfo()
-    records: list[Mapping[str, Any]] = []
-    requests = _Requests()
-    titles = []
-    for number, record in source.json_lines():
-        if isinstance(record, ValueError):
-            chat.skip_damaged(number, record, info, tally)
+class _Head(msgspec.Struct):
+    """A record's fields the tree needs, read without building the record (issue 49: a session's
+    subagent runs, most of a large file, are never parsed whole when the main line is opened)."""
+
+    type: Any = None
+    uuid: Any = None
+    parentUuid: Any = None
+    logicalParentUuid: Any = None
+    isSidechain: Any = None
+    subtype: Any = None
+    summary: Any = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default) if key in _HEAD_FIELDS else default
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+
+_HEAD_FIELDS = frozenset(_Head.__struct_fields__)
+_decode_head = msgspec.json.Decoder(_Head).decode
+_FULL_TYPES = ("api-request-shape", "api-request-blob", "api-request")
+
+
+class _Lines:
+    """The file's lines by position: each record's head at once, the whole record when asked."""
+
+    def __init__(self, source: Source) -> None:
+        self.content = source.content
+        self.spans: list[tuple[int, int]] = []
+        self._full: dict[int, Mapping[str, Any]] = {}
+
+    def full(self, index: int) -> Mapping[str, Any]:
+        record = self._full.get(index)
+        if record is None:
+            start, end = self.spans[index]
+            record = loads(self.content[start:end])
+        return record
+
+    def keep(self, index: int, record: Mapping[str, Any]) -> None:
+        self._full[index] = record
+
+
+def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
+          titles: list[str]) -> tuple[list[Any], _Lines]:
+    """One pass over the lines: the heads of the message records (in file order), the request
+    records and titles; damaged lines said and counted, as `json_lines` does."""
+    lines = _Lines(source)
+    heads: list[Any] = []
+    text = source.content
+    newline = "\n" if isinstance(text, str) else b"\n"
+    start, number = 0, 0
+    while start <= len(text):
+        end = text.find(newline, start)  # type: ignore[arg-type]
+        end = len(text) if end == -1 else end
+        line_start, start, number = start, end + 1, number + 1
+        line = text[line_start:end]
+        if not line or line.isspace():
             continue
-        if not isinstance(record, Mapping):
-            tally.skip(type(record).__name__)
-            continue
-        kind = record.get("type")
-        uuid = record.get("uuid")
-        if kind in _MESSAGE_TYPES and isinstance(uuid, str):
-            records.append(record)
+        try:
+            head: Any = _decode_head(line)
+        except msgspec.MsgspecError:
+            try:
+                record = loads(line)
+            except ValueError as error:
+                chat.skip_damaged(number, error, info, tally)
+                continue
+            if not isinstance(record, Mapping):
+                tally.skip(type(record).__name__)
+                continue
+            head = record  # not the shape the head expects (a field of another type): read whole
+        kind = head.get("type")
+        if kind in _MESSAGE_TYPES and isinstance(head.get("uuid"), str):
+            lines.spans.append((line_start, end))
+            if isinstance(head, Mapping):
+                lines.keep(len(heads), head)
+            heads.append(head)
         elif kind == "summary":
-            titles.append(str(record.get("summary") or ""))
+            titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
-        elif requests.add(record):
+        elif kind in _FULL_TYPES and requests.add(loads(line)):
             continue
         else:
             tally.skip(kind)
-    tree = _Tree(records)
+    return heads, lines
+
+
+def read(source: Source) -> Trajectory:
+    tally = chat.Tally()
+    info = TrajectoryInfo()
+    requests = _Requests()
+    titles: list[str] = []
+    records, lines = _scan(source, info, tally, requests, titles)
+    tree = _Tree(records, lines.full)
     if source.branch is not None and source.branch not in tree.position:
         raise ValueError(f"#{source.branch}: no record with that uuid in this session")
     main = [i for i in tree.leaves if not records[i].get("isSidechain")] or tree.leaves  # a subagent file: all sidechain
@@ -101,13 +173,14 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    entries = _entries([records[i] for i in chain], tally)
-    first = records[chain[0]] if chain else {}
+    whole = [lines.full(i) for i in chain]  # the main line's records, read whole (only them)
+    entries = _entries(whole, tally)
+    first = whole[0] if whole else {}
     info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
-    info.model_name = next((optional_str(mapping(records[i].get("message")).get("model")) for i in chain
-                            if records[i].get("type") == "assistant"), None)
+    info.model_name = next((optional_str(mapping(record.get("message")).get("model")) for record in whole
+                            if record.get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
-    prompts = requests.prompts(entries, [records[i] for i in chain], fidelity)
+    prompts = requests.prompts(entries, whole, fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                            provenance=lambda number: "recorded" if number in prompts else None)
 
@@ -126,8 +199,11 @@ class _Tree:
     that Claude Code, or whatever wrote the file, left unlinked) continues the record before
     it, except a sidechain's first record, which starts its own run."""
 
-    def __init__(self, records: list[Mapping[str, Any]]):
+    def __init__(self, records: list[Any], full: Callable[[int], Mapping[str, Any]]):
         self.records = records
+        """Each record's head (`_Head`) or, where it did not fit one, the record."""
+        self.full = full
+        """A record read whole, by position (a branch's label reads its last one)."""
         self.parent: list[int | None] = []
         self.depth: list[int] = []
         """Records from the root to each (parents come earlier: one pass, no walk per leaf)."""
@@ -162,7 +238,7 @@ class _Tree:
     def label(self, leaf: int) -> str:
         """What a branch is, for the list `b` shows: a sidechain (a Task's run) or a rewound line,
         its length, and the first words of its last message."""
-        record = self.records[leaf]
+        record = self.full(leaf)
         kind = "sidechain" if record.get("isSidechain") else "branch"
         words = " ".join(_words(mapping(record.get("message")).get("content")).split())[:60]
         return f"{kind} of {self.depth[leaf]} records" + (f", ending {words!r}" if words else "")
