@@ -38,3 +38,19 @@ def agent_command(spec: str) -> list[str]:
     if shutil.which(command[0]) is None and not Path(command[0]).exists():
         raise UsageError(f"--acp: {command[0]} is not a program here")
     return command
+
+
+INTERPRETERS = ("python", "node", "bun", "deno", "uv", "npx")
+
+
+def agent_label(spec: str) -> str:
+    """A short name for the header: the preset, else the agent's program (its script, when the
+    program is an interpreter): `claude-code`, `acp_agent.py`, `my-agent`."""
+    if spec in PRESETS:
+        return spec
+    words = shlex.split(spec) if spec.strip() else [spec]
+    name = Path(words[0]).name
+    if name.startswith(INTERPRETERS):
+        script = next((word for word in words[1:] if not word.startswith("-")), None)
+        name = Path(script).name if script else name
+    return name

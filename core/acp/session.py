@@ -34,6 +34,7 @@ from ..environments.base import ExecutionResult
 from ..messages import Message, MessageType, make_message
 from ..rules.load import config_rules
 from ..session import PromptPreview, SessionResult
+from .presets import agent_label
 from .run import AcpRun, Option, allow_once
 
 
@@ -49,7 +50,7 @@ class _Call:
 
 def _where(config: SwedeckConfig, cwd: Path) -> str:
     terminals = "docker" if config.environment.environment_class == "docker" else "local"
-    return f"the agent's own tools in {cwd}; its terminals: {terminals}"
+    return f"local: the agent's tools · terminals {terminals} · {cwd}"  # its own tools run here (the header warns)
 
 
 CONFIRM_ANSWERS = {"approve": "allow_once", "always_allow": "allow_always", "reject": "reject_once"}
@@ -150,7 +151,7 @@ class AcpSession:
             return SessionResult(exit_status=ExitStatus.ENVIRONMENT_ERROR, exit_code=1, message=str(error))
         self.trajectory_path = str(run.writer.path)
         self._run = run
-        emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {self.spec}",
+        emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {agent_label(self.spec)}",
                                environment=_where(self.config, self.cwd), mode=self._mode,
                                trajectory_path=self.trajectory_path, task=self.task or ""))
         task = self.task or self._ask_text("task", "What next? (the agent continues its session)" if self.resume
