@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
 from pathlib import Path
 
@@ -31,6 +32,11 @@ same in every worker of a run (they inherit it), printed in the header; set it t
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault(KILL_SEED, str(random.SystemRandom().randrange(1 << 32)))
+    # A suite started in the background by a shell without job control (`.ci/run &`) inherits
+    # SIGINT ignored, and so would every process it starts: Ctrl+C's tests (a headless run, a
+    # container's owner, `ray.cancel`) would test nothing. The tests' processes get it back.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

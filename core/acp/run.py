@@ -245,20 +245,31 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
 
 
 async def _end_group(process: asyncio.subprocess.Process) -> None:
-    """The agent and every process of its group (an npm wrapper's native child, its tools):
-    SIGTERM, then SIGKILL to what is left after 10 s."""
-    def signal_group(number: int) -> None:
+    """The agent, then every process left in its group (an npm wrapper's native child, a tool it
+    started): the agent first, alone, so it ends its children its own way (Claude Code's CLI
+    writes its session file as it goes); then SIGTERM to the group, then SIGKILL."""
+    def group_alive(number: int = 0) -> bool:
         try:
             os.killpg(process.pid, number)
+            return True
         except (ProcessLookupError, PermissionError):
-            pass
+            return False
 
-    signal_group(signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), 10)
-    except TimeoutError:
-        pass
-    signal_group(signal.SIGKILL)  # the leader may be gone while its group is not
+    async def wait_group(seconds: float) -> None:
+        deadline = asyncio.get_running_loop().time() + seconds
+        while group_alive() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+
+    if process.returncode is None:
+        process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), 10)
+        except TimeoutError:
+            pass
+    await wait_group(3)  # its children, ending as it asked them to
+    if group_alive(signal.SIGTERM):
+        await wait_group(3)
+    group_alive(signal.SIGKILL)
     if process.returncode is None:
         await process.wait()
 
