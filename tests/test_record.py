@@ -412,50 +412,6 @@ def test_acp_says_what_it_needs(tmp_path):
     assert absent.returncode == 2 and "npm install -g @zed-industries/codex-acp" in absent.stderr
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_an_acp_agent_in_the_live_panes_asks_through_swedecks_confirm(tmp_path, anyio_backend, monkeypatch):
-    """SPEC §19: the real Claude Code ACP adapter in swedeck's live layout: its words stream into
-    the model pane, its tool call is the step's command block, its permission request is
-    swedeck's confirmation (y: allow once), the end of its turn asks for a follow-up."""
-    from support.driver import make_config
-    from support.waiting import wait_for
-    from swedeck.core.acp.session import AcpSession
-    from swedeck.tui.live.app import SwedeckApp
-    from swedeck.tui.widgets.input_line import InputLine
-    from swedeck.tui.widgets.observation_pane import ObservationPane
-
-    adapter = agent_cli("claude-code-acp")
-    for key, value in claude_environment(tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
-    work = tmp_path / "work"
-    work.mkdir()
-    with AnthropicServer() as server:
-        server.script(Reply.acp_bash("echo hello > out.txt", text="I will write the file."),
-                      Reply(text="Done: out.txt holds hello."))
-        from swedeck.core.config import ModelConfig
-
-        config = make_config(tmp_path, ModelConfig(model_name="acp"), agent__mode="confirm")
-        session = AcpSession(config, adapter, "write hello to out.txt", cwd=work,
-                             output=str(tmp_path / "acp"), upstream=server.url)
-        app = SwedeckApp(session)
-        async with app.run_test(size=(140, 40)) as pilot:
-            screen = app.session_screen
-            await wait_for(pilot, lambda: screen.confirmation is not None, 60)
-            assert screen.confirmation.command == "`echo hello > out.txt`" and not (work / "out.txt").exists()
-            await pilot.press("y")
-            await wait_for(pilot, lambda: screen.query_one(InputLine).purpose == "follow_up", 60)
-            assert (work / "out.txt").read_text() == "hello\n"
-            records = screen.query_one(ObservationPane).records.values()
-            assert any(record.command == "`echo hello > out.txt`" and record.result is not None for record in records)
-            assert [m.role for m in session.history][:2] == ["user", "assistant"]
-            await pilot.press("i", "enter")  # no follow-up: the session ends
-            await wait_for(pilot, lambda: screen.ended, 60)
-    events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
-    permission = next(event for event in events if event["event"] == "acp_permission")
-    assert permission["kind"] == "allow_once"
-
-
 def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
     """The codex preset hands Codex's adapter the record's endpoint as a provider of its own
     (`-c model_providers.swedeck=…`), and signs in with the key the environment holds."""

@@ -46,6 +46,15 @@ def _text(path: Path) -> str:
         raise RulesError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
+def _json(path: Path) -> tuple[str, Any]:
+    """A JSON settings file: its text (for the rules' lines) and its value."""
+    text = _text(path)
+    try:
+        return text, json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RulesError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}") from None
+
+
 def _line_of(text: str, needle: str, start: int) -> tuple[int, int]:
     """The line of `needle` at or after `start` (1 when not found), and where it was found."""
     found = text.find(needle, start)
@@ -80,11 +89,7 @@ def claude_rules(paths: list[tuple[Path, str]]) -> RuleSet:
     rules: list[Rule] = []
     dead: list[tuple[Rule, str]] = []
     for path, scope in paths:
-        text = _text(path)
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise RulesError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}") from None
+        text, data = _json(path)
         permissions = data.get("permissions") if isinstance(data, dict) else None
         if permissions is None:
             continue
@@ -304,11 +309,7 @@ OPENCODE_DECISIONS: dict[str, Decision] = {"allow": "allow", "ask": "ask", "deny
 def opencode_rules(paths: list[Path]) -> RuleSet:
     rules: list[Rule] = []
     for path in paths:
-        text = _text(path)
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise RulesError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg}") from None
+        text, data = _json(path)
         permission = data.get("permission") if isinstance(data, dict) else None
         bash = permission.get("bash") if isinstance(permission, dict) else permission
         if bash is None:
