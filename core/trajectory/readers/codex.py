@@ -141,7 +141,7 @@ def read(source: Source) -> Trajectory:
     info = reader.info
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
-    for number, record in source.json_lines():
+    for number, record in source.iter_json_lines():  # the records are not kept: what is made of them is
         if isinstance(record, ValueError):
             chat.skip_damaged(number, record, info, reader.tally)
             continue

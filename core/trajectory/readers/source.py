@@ -7,6 +7,7 @@ is not copied into a string to be parsed."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -44,27 +45,38 @@ class Source(msgspec.Struct, dict=True):
         whole file's lines are parsed once (a reader's `accepts` and its `read` share them)."""
         if self._lines is not None:
             return self._lines if limit is None else self._lines[:limit]
-        out: list[tuple[int, Any]] = []
-        text, start, number = self.content, 0, 0
+        out = list(self._parsed(limit))
+        if limit is None:
+            self._lines = out
+        return out
+
+    def iter_json_lines(self) -> Iterator[tuple[int, Any]]:
+        """`json_lines` one line at a time, none kept (issue 49: a reader that keeps what it
+        makes of each record, not the records, reads a large file in less memory)."""
+        if self._lines is not None:
+            yield from self._lines
+            return
+        yield from self._parsed(None)
+
+    def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
+        text, start, number, count = self.content, 0, 0, 0
         newline = "\n" if isinstance(text, str) else b"\n"
-        while start <= len(text) and (limit is None or len(out) < limit):
+        while start <= len(text) and (limit is None or count < limit):
             end = text.find(newline, start) if start else self._first_end  # type: ignore[arg-type]
             end = len(text) if end == -1 else end
             line, start, number = text[start:end], end + 1, number + 1
             if not line or line.isspace():
                 continue
+            count += 1
             try:
-                whole = len(line) == len(text) or self._blank_from(start) and not out
+                whole = len(line) == len(text) or self._blank_from(start) and count == 1
                 if not whole:
                     value = loads(line)
                 else:  # one line: the document, parsed once (all of it for a reader that keeps the records)
                     value = self.document if limit is not None else plain(self.document)
-                out.append((number, value))
+                yield number, value
             except ValueError as error:
-                out.append((number, error))
-        if limit is None:
-            self._lines = out
-        return out
+                yield number, error
 
     @cached_property
     def first_line(self) -> Any:
