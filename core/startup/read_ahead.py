@@ -31,6 +31,15 @@ def key(info: os.stat_result) -> _Key:
     return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
+def _zip(path: Path) -> bool:
+    """A zip (Inspect's `.eval`) is mapped by the loader and read member by member: never ahead."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
 class ReadAhead:
     """One file's bytes, read in a thread; taken once."""
 
@@ -48,7 +57,7 @@ class ReadAhead:
             info = path.stat()
         except OSError:
             return ahead
-        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES and not _zip(path):
             ahead._thread = threading.Thread(target=ahead._read, name="swedeck-read-ahead", daemon=True)
             ahead._thread.start()
         return ahead

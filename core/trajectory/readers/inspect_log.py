@@ -15,6 +15,8 @@ Inspect's `input_tokens` leaves out cache reads and writes, so the prompt is the
 
 from __future__ import annotations
 
+import io
+import mmap
 import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
@@ -35,7 +37,7 @@ _ATTACHMENT = "attachment://"
 def accepts(source: Source) -> bool:
     if source.data:
         try:
-            with zipfile.ZipFile(BytesIO(source.data)) as archive:
+            with zipfile.ZipFile(_readable(source.data)) as archive:
                 return "header.json" in archive.namelist()
         except zipfile.BadZipFile:
             return False
@@ -43,6 +45,40 @@ def accepts(source: Source) -> bool:
         return False
     document = source.document
     return isinstance(document, Mapping) and isinstance(document.get("eval"), Mapping) and "version" in document
+
+
+class _Mapped(io.RawIOBase):
+    """A mapped file as the file `zipfile` reads (never copied into memory)."""
+
+    def __init__(self, data: mmap.mmap) -> None:
+        super().__init__()
+        self.data = data
+        self.at = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        self.at = max(0, offset if whence == io.SEEK_SET else self.at + offset if whence == io.SEEK_CUR
+                      else len(self.data) + offset)
+        return self.at
+
+    def tell(self) -> int:
+        return self.at
+
+    def read(self, size: int | None = -1) -> bytes:
+        end = len(self.data) if size is None or size < 0 else min(len(self.data), self.at + size)
+        chunk = self.data[self.at:end]
+        self.at = max(self.at, end)
+        return chunk
+
+
+def _readable(data: Any) -> Any:
+    """The zip's bytes as a file: a mapped file as it is (never copied), bytes in a BytesIO."""
+    return _Mapped(data) if isinstance(data, mmap.mmap) else BytesIO(data)
 
 
 MAX_MEMBERS = 1_000_000
@@ -63,7 +99,7 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
     """The log's header, how many samples it holds, and sample `source.unit` (parsed). A `.eval`
     lists its samples from the zip's directory and decompresses only the header and that sample."""
     if source.data:
-        with zipfile.ZipFile(BytesIO(source.data)) as archive:
+        with zipfile.ZipFile(_readable(source.data)) as archive:
             infos = archive.infolist()
             if len(infos) > MAX_MEMBERS:
                 raise ValueError(f"{len(infos):,} members in the archive: more than a log holds ({MAX_MEMBERS:,})")
