@@ -44,7 +44,7 @@ def on_ready(app: App, _event: events.Ready) -> None:
             figures = {"first_screen_s": first, "shown_step": shown, "steps": total,
                        "jump_median_s": statistics.median(jumps), "jump_max_s": max(jumps),
                        "next_median_s": statistics.median(steps), "next_max_s": max(steps),
-                       "peak_rss_mb": peak_rss_mb()}
+                       "peak_rss_mb": peak_rss_mb(), "jumps_ms": [round(value * 1000, 1) for value in jumps]}
             os.write(1, (json.dumps(figures) + "\n").encode())  # Textual may have replaced sys.stdout
             os._exit(0)
         random_phase = len(jumps) < JUMPS

@@ -13,6 +13,7 @@ kit); the modal views (`t` the prompt inspector shared with the live screen, `p`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -59,6 +60,10 @@ PLAY_TICK_S = 0.05
 
 
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
+
+
+CURVE_BATCH_S = 0.5
+"""How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
 
 
 class ReplaySettings(msgspec.Struct, frozen=True):
@@ -313,11 +318,12 @@ class ReplayScreen(ReplayState, StepBrowser):
     def read_curve(self, path: Path) -> None:
         document = open_document(path)  # its own reader: the UI's document stays on the UI thread
         batch: list[tuple[int, int, str, str]] = []
+        sent = time.monotonic()
         for point in token_curve(document):
             batch.append((point.step, point.tokens, point.label, point.mark))
-            if len(batch) >= 200:
+            if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most
                 self.post_message(self.CurvePoints(path, batch))
-                batch = []
+                batch, sent = [], time.monotonic()
         self.post_message(self.CurvePoints(path, batch))
 
     def on_replay_screen_curve_points(self, message: CurvePoints) -> None:
