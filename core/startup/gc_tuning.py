@@ -27,6 +27,11 @@ def freeze_permanent_objects() -> None:
     gc.freeze()
 
 
+def thaw() -> None:
+    """What was frozen may be garbage now (a replay's previous file): back in the collector's reach."""
+    gc.unfreeze()
+
+
 def hold_collections() -> None:
     """No cyclic collections until `release_collections()`."""
     global _held

@@ -29,10 +29,11 @@ from textual.widgets import Static
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
-from swedeck.core.replay.document import ReplayDocument, StepView, final_of, open_document
+from swedeck.core.replay.document import LoadedDocument, ReplayDocument, StepView, final_of, open_document
 from swedeck.core.replay.search import matching_steps
 from swedeck.core.replay.step_text import command_lines, model_text, opening, output_text
 from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.startup.gc_tuning import freeze_permanent_objects, thaw
 from swedeck.core.startup.read_ahead import ReadAhead
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
@@ -64,6 +65,11 @@ __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 CURVE_BATCH_S = 0.5
 """How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
+CURVE_YIELD_EVERY = 200
+CURVE_YIELD_S = 0.002
+"""The curve's worker sleeps this long every so many steps: a thread that never blocks keeps
+the GIL from the UI's thread for its whole switch interval, again and again (bench: jumps of
+45,000-step files took 100-280 ms while it ran)."""
 
 
 class ReplaySettings(msgspec.Struct, frozen=True):
@@ -194,12 +200,16 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.error = None
         steps = self.step_list
         steps.clear()
+        thaw()  # the previous file's objects: collectable again once unreferenced
         try:
             ahead, self._ahead = self._ahead, None
             self.document = open_document(self.path, ahead)
         except TrajectoryError as error:
             self.show_error(str(error))
             return
+        # what the file became lives while it is open: out of the collector's full walks (a
+        # 45,000-step file is millions of objects, and each walk holds the GIL for the length of it)
+        freeze_permanent_objects()
         self._opened()
         self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
@@ -212,7 +222,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.start_step = None
         self.go(min(max(wanted, 1), count), force=True)
         # After the first frame: reading every step for the curve competes for the GIL (bench B2).
-        self.call_after_refresh(self.read_curve, self.path)
+        loaded = self.document if isinstance(self.document, LoadedDocument) else None
+        self.call_after_refresh(self.read_curve, self.path, loaded)
 
     def _opened(self) -> None:
         """The open document's name, format, model and step count, for the header."""
@@ -315,12 +326,16 @@ class ReplayScreen(ReplayState, StepBrowser):
             self.points = points
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
-    def read_curve(self, path: Path) -> None:
-        document = open_document(path)  # its own reader: the UI's document stays on the UI thread
+    def read_curve(self, path: Path, shared: ReplayDocument | None = None) -> None:
+        # its own reader, as a lazy document's file position is the UI's; a file read whole is only
+        # read from, and is shared (not parsed a second time beside the UI's)
+        document = shared if shared is not None else open_document(path)
         batch: list[tuple[int, int, str, str]] = []
         sent = time.monotonic()
         for point in token_curve(document):
             batch.append((point.step, point.tokens, point.label, point.mark))
+            if point.step % CURVE_YIELD_EVERY == 0:
+                time.sleep(CURVE_YIELD_S)  # the GIL to the UI thread: a key waits for no more than this stretch
             if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most
                 self.post_message(self.CurvePoints(path, batch))
                 batch, sent = [], time.monotonic()
