@@ -105,15 +105,8 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     lines = _Lines(source)
     heads: list[Any] = []
     text = source.content
-    newline = "\n" if isinstance(text, str) else b"\n"
-    start, number = 0, 0
-    while start <= len(text):
-        end = text.find(newline, start)  # type: ignore[arg-type]
-        end = len(text) if end == -1 else end
-        line_start, start, number = start, end + 1, number + 1
+    for number, line_start, end in source.line_spans():
         line = text[line_start:end]
-        if not line or line.isspace():
-            continue
         try:
             head: Any = _decode_head(line)
         except msgspec.MsgspecError:

@@ -58,18 +58,27 @@ class Source(msgspec.Struct, dict=True):
             return
         yield from self._parsed(None)
 
-    def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
-        text, start, number, count = self.content, 0, 0, 0
+    def line_spans(self) -> Iterator[tuple[int, int, int]]:
+        """(line number, start, end) of each non-blank line, in `content`'s offsets."""
+        text, start, number = self.content, 0, 0
         newline = "\n" if isinstance(text, str) else b"\n"
-        while start <= len(text) and (limit is None or count < limit):
+        while start <= len(text):
             end = text.find(newline, start) if start else self._first_end  # type: ignore[arg-type]
             end = len(text) if end == -1 else end
-            line, start, number = text[start:end], end + 1, number + 1
-            if not line or line.isspace():
-                continue
+            line_start, start, number = start, end + 1, number + 1
+            line = text[line_start:end]
+            if line and not line.isspace():
+                yield number, line_start, end
+
+    def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
+        text, count = self.content, 0
+        for number, start, end in self.line_spans():
+            if limit is not None and count >= limit:
+                return
+            line = text[start:end]
             count += 1
             try:
-                whole = len(line) == len(text) or self._blank_from(start) and count == 1
+                whole = len(line) == len(text) or self._blank_from(end + 1) and count == 1
                 if not whole:
                     value = loads(line)
                 else:  # one line: the document, parsed once (all of it for a reader that keeps the records)
