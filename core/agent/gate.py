@@ -16,7 +16,7 @@ from .resolution import Resolver, changed
 from .seams import Asks
 
 if TYPE_CHECKING:
-    from ..rules.model import RuleSet
+    from ..rules.model import RuleSet, Verdict
 
 
 class Gate:
@@ -27,13 +27,20 @@ class Gate:
         """Asks the session's shell what names resolve to (`resolution`); None: not checked."""
         self.rules = rules
         """`agent.rules`: another agent's approval rules (`core/rules`), or None."""
+        self._last: tuple[str, Verdict] | None = None
+
+    def _verdict(self, command: str) -> Verdict | None:
+        """The rules' verdict on `command`, decided once for `denied` and `auto_reason` both."""
+        if self.rules is None:
+            return None
+        if self._last is None or self._last[0] != command:
+            self._last = (command, self.rules.decide(command))
+        return self._last[1]
 
     def denied(self, command: str) -> str | None:
         """Why `agent.rules` reject `command` (in every mode), or None."""
-        if self.rules is None:
-            return None
-        verdict = self.rules.decide(command)
-        if verdict.decision != "deny":
+        verdict = self._verdict(command)
+        if verdict is None or verdict.decision != "deny":
             return None
         return "denied by the rules: " + "; ".join(part.why for part in verdict.parts if part.decision == "deny")
 
@@ -43,10 +50,9 @@ class Gate:
             return mode
         if any(pattern.search(command) for pattern in self._whitelist):
             return "whitelisted"
-        if self.rules is not None:
-            verdict = self.rules.decide(command)
-            if verdict.decision == "allow":
-                return "allowed by the rules: " + "; ".join(part.why for part in verdict.parts)
+        verdict = self._verdict(command)
+        if verdict is not None and verdict.decision == "allow":
+            return "allowed by the rules: " + "; ".join(part.why for part in verdict.parts)
         return self.approvals.allowed_by(command)
 
     def decide(self, agent: Asks, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:

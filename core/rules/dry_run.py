@@ -75,8 +75,8 @@ class DryRun:
 
 def risks(command: str, cwd: str | None) -> list[str]:
     found: list[str] = []
-    parts = split_command(command) or []
-    for part in parts:
+    parts = split_command(command)
+    for part in parts or []:
         words = [word for word in part.words if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)] or [""]
         name = words[0].rsplit("/", 1)[-1]
         targets = [match.group(1) for match in _REDIRECT_TARGET.finditer(part.text)]
@@ -91,7 +91,7 @@ def risks(command: str, cwd: str | None) -> list[str]:
                 name in ("python", "python3", "perl", "ruby", "node") and {"-c", "-e"} & set(words[1:])) or (
                 name == "find" and {"-exec", "-execdir", "-delete"} & set(words[1:])):
             found.append("runs another program")
-    if split_command(command) is None:
+    if parts is None:
         found.append("runs another program")  # a subshell or a group
     return sorted(set(found), key=found.index)
 

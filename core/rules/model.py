@@ -102,18 +102,12 @@ class RuleSet:
             return Verdict(command, "ask", [], ["an empty command"])
         verdicts = []
         for part in parts:
-            if NEVER_BY_PREFIX.search(part.text):
-                decision, rule, why = self.decide_part(self, part.words, part.text)
-                if decision == "allow":
-                    verdicts.append(PartVerdict(part.text, "ask", rule, "it substitutes, expands or redirects: no "
-                                                f"rule allows that in swedeck (the rule {rule.pattern if rule else ''} "
-                                                "would)"))
-                    notes.append("swedeck asks where the owner's rule would allow: a substitution, expansion or "
-                                 "redirection in a part")
-                    continue
-                verdicts.append(PartVerdict(part.text, decision, rule, why))
-                continue
             decision, rule, why = self.decide_part(self, part.words, part.text)
+            if decision == "allow" and NEVER_BY_PREFIX.search(part.text):
+                decision, why = "ask", ("it substitutes, expands or redirects: no rule allows that in swedeck "
+                                        f"(the rule {rule.pattern if rule else ''} would)")
+                notes.append("swedeck asks where the owner's rule would allow: a substitution, expansion or "
+                             "redirection in a part")
             verdicts.append(PartVerdict(part.text, decision, rule, why))
         if len(parts) > 1:
             notes.append(f"split by swedeck's tokenizer into {len(parts)} simple commands; the strictest decides")

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .model import Decision, Rule, RulesError, RuleSet, strictest
+from .model import STRICTNESS, Decision, Rule, RulesError, RuleSet, strictest
 
 MAX_FILE = 8 << 20
 """A rule file larger than this is refused (bounded time, whatever it holds)."""
@@ -121,15 +121,11 @@ def claude_rules(paths: list[tuple[Path, str]]) -> RuleSet:
         if words is None:
             continue
         for other in rules:
-            if STRICT[other.decision] > STRICT[rule.decision] and other.matches(tuple(words), " ".join(words)) \
-                    and _covers(other.pattern, words):
+            if STRICTNESS[other.decision] > STRICTNESS[rule.decision] and _covers(other.pattern, words):
                 dead.append((rule, f"{other.decision} {other.pattern} ({other.where()}) always comes first"))
                 break
     return RuleSet("claude", rules, [str(path) for path, _ in paths], _claude_part, dead,
                    "Claude Code: deny, then ask, then allow, across every settings file; no match asks")
-
-
-STRICT = {"allow": 0, "ask": 1, "deny": 2}
 
 
 def _prefix_words(pattern: str) -> list[str] | None:
