@@ -73,7 +73,7 @@ def test_a_terminal_runs_in_swedecks_shell_with_its_folder_variables_and_limit(t
 def test_a_killed_terminal_ends_with_a_signal(tmp_path):
     started = time.monotonic()
     result, lines, _ = run(tmp_path, [[{"terminal": {"toolCallId": "t1", "command": "echo begun; sleep 30",
-                                                     "kill_after": 1.0}}]])
+                                                     "kill_when": "begun"}}]])
     assert time.monotonic() - started < 25
     assert "terminal: exit None signal SIGKILL truncated False output 'begun\\n" in said(lines), said(lines)
 

@@ -280,7 +280,7 @@ async def test_R_in_replay_and_watch_shows_the_dry_run_table(tmp_path, anyio_bac
     rules = str(RULES / "codex.rules")
     app = ReplayApp([run], settings=lambda: ReplaySettings([], None, [rules]))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: getattr(app.screen, "step", 0) == 1, 10)  # the file is open
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(app.screen, RulesScreen)
                        and "over 1 runs" in str(app.screen.query_one("#rules-text").render()), 30)
@@ -293,7 +293,7 @@ async def test_R_in_replay_and_watch_shows_the_dry_run_table(tmp_path, anyio_bac
     (folder / run.name).write_bytes(run.read_bytes())
     watch = WatchApp(DirectoryWatcher(folder), interval_s=0.1)  # no agent.rules: the screen says how
     async with watch.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await wait_for(pilot, lambda: type(watch.screen).__name__ == "WatchScreen", 10)
         await pilot.press("R")
         await wait_for(pilot, lambda: isinstance(watch.screen, RulesScreen), 10)
         assert "set agent.rules" in str(watch.screen.query_one("#rules-text").render())

@@ -84,6 +84,8 @@ class AcpSession:
         self._run: AcpRun | None = None
         self._status = ContextStatus(window=None, prompt_tokens=None)
         self._waiting: Future[Any] | None = None
+        self._pending_comment = ""
+        """A reject's comment, sent on as the person's next words once the agent's turn ends."""
         self._gate = Gate(config.agent.whitelist_actions, rules=config_rules(config.agent.rules))
         """swedeck's approval rules, applied to the shell command a permission request runs."""
 
@@ -308,8 +310,6 @@ class AcpSession:
         if chosen is not None and chosen.kind.startswith("allow"):
             self._started(call)
         return chosen
-
-    _pending_comment = ""
 
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         call = self._proposed(call_id)

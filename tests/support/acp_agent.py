@@ -12,7 +12,7 @@ The script is `{"turns": [[action, ...], ...], "log": PATH, "load_session": bool
 - `{"raw": TEXT}`: TEXT as a line, as it is (a malformed message);
 - `{"ask": {"toolCall": {...}, "options": [...]}}`: `session/request_permission`, waiting for
   the answer, which is said back as an `agent_message_chunk` (`permission: OUTCOME`);
-- `{"terminal": {"toolCallId": ID, "command": C, "args": [...], "kill_after": S?}}`: a tool call
+- `{"terminal": {"toolCallId": ID, "command": C, "args": [...], "kill_when": TEXT?}}`: a tool call
   showing a terminal the client runs (`terminal/create`, `wait_for_terminal_exit` or `kill`,
   `terminal/output`, `terminal/release`), ended with the output it got;
 - `{"write": {"path": P, "content": C}}` / `{"read": {"path": P}}`: the client's `fs/*`;
@@ -158,8 +158,9 @@ class Agent:
         self.notify({"sessionUpdate": "tool_call", "toolCallId": call, "title": spec.get("title", spec["command"]),
                      "kind": "execute", "status": "in_progress",
                      "content": [{"type": "terminal", "terminalId": terminal}]})
-        if "kill_after" in spec:
-            time.sleep(spec["kill_after"])
+        if "kill_when" in spec:  # once the terminal has printed this, the agent kills it
+            while spec["kill_when"] not in self.request("terminal/output", {"terminalId": terminal})["result"]["output"]:
+                time.sleep(0.02)
             self.request("terminal/kill", {"terminalId": terminal})
         exited = self.request("terminal/wait_for_exit", {"terminalId": terminal})["result"]
         output = self.request("terminal/output", {"terminalId": terminal})["result"]
