@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import swedeck_command
+from support.measured import peak_of, raw_zip
 from swedeck.core.messages import MessageType, make_message
 from swedeck.core.redact import Redactor
 from swedeck.core.trajectory.writer import TrajectoryWriter
@@ -531,40 +532,6 @@ def test_a_harbor_trials_files_are_read_as_bounded_regular_files_inside_it(tmp_p
     assert listed.returncode == 0 and "SECRET-HASH" not in listed.stdout
 
 
-_MEASURED = (
-    "import resource, subprocess, sys\n"
-    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)\n"
-    "sys.stdout.write(done.stdout); sys.stderr.write(done.stderr)\n"
-    "sys.stderr.write(f'PEAK_KB {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\\n')\n"
-    "sys.exit(done.returncode)\n")
-
-
-def _peak_of(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
-    """Runs `command` under a fresh parent that reports the command's own peak memory (MB)."""
-    import sys
-
-    ran = subprocess.run([sys.executable, "-c", _MEASURED, *command], capture_output=True, text=True, timeout=150)
-    lines = ran.stderr.splitlines()
-    peak = next(float(line.split()[1]) for line in reversed(lines) if line.startswith("PEAK_KB "))
-    ran.stderr = "".join(line + "\n" for line in lines if not line.startswith("PEAK_KB "))
-    return ran, peak / 1024
-
-
-def _raw_zip(entries: list[tuple[str, int, bytes, int, int]]) -> bytes:
-    """A zip archive written by hand: each entry (name, method, its compressed bytes, the size it
-    claims once decompressed, its CRC) exactly as given, so an entry can lie."""
-    import struct
-
-    body, central = b"", b""
-    for name, method, data, claimed, crc in entries:
-        encoded = name.encode()
-        offset = len(body)
-        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0, crc, len(data), claimed,
-                            len(encoded), 0) + encoded + data
-        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0, crc, len(data), claimed,
-                               len(encoded), 0, 0, 0, 0, 0, offset) + encoded
-    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(body), 0)
-    return body + central + end
 
 
 def _zeros(size: int, kind: str) -> bytes:
@@ -602,8 +569,8 @@ def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
         kind = attack.split("-")[0]
         entries.append(("samples/s1_epoch_1.json", 8 if kind == "deflate" else 93, _zeros(256 << 20, kind), 1 << 20, 0))
     path = tmp_path / "log.eval"
-    path.write_bytes(_raw_zip(entries))
-    ran, peak_mb = _peak_of([*swedeck_command(), "replay", str(path), "--print"])
+    path.write_bytes(raw_zip(entries))
+    ran, peak_mb = peak_of([*swedeck_command(), "replay", str(path), "--print"])
     assert "Traceback" not in ran.stderr
     if attack == "many-samples":
         assert ran.returncode == 0 and "runs in this file: 20000" in ran.stdout, ran.stderr

@@ -22,6 +22,8 @@ from pathlib import Path
 
 MAX_FILE_BYTES = 2 << 30
 """Larger files are refused rather than read into memory whole (the loader's limit too)."""
+MAP_BYTES = 64 << 20
+"""Files this large or larger are mapped by the loader, not read (issue 49): never read ahead."""
 
 _Key = tuple[int, int, int, int]
 
@@ -57,7 +59,7 @@ class ReadAhead:
             info = path.stat()
         except OSError:
             return ahead
-        if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES and not _zip(path):
+        if stat.S_ISREG(info.st_mode) and info.st_size < MAP_BYTES and not _zip(path):
             ahead._thread = threading.Thread(target=ahead._read, name="swedeck-read-ahead", daemon=True)
             ahead._thread.start()
         return ahead

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from ..errors import UsageError
-from ..startup.read_ahead import MAX_FILE_BYTES, ReadAhead
+from ..startup.read_ahead import MAP_BYTES, MAX_FILE_BYTES, ReadAhead
 from . import readers
 from .errors import TrajectoryError
 from .files import inside_folder
@@ -96,22 +96,26 @@ def _source(path: Path, unit: int | str, ahead: ReadAhead | None = None) -> Sour
         return source
     if path.is_dir():
         return Source(path=path, folder=True, unit=unit)
-    check_regular_file(path)  # never opened otherwise (a FIFO would block the open)
-    mapped = _mapped_zip(path)
-    if mapped is not None:  # a zip archive (Inspect's `.eval`): its directory and the members asked for are read
+    info = check_regular_file(path)  # never opened otherwise (a FIFO would block the open)
+    mapped = _mapped(path, info.st_size)
+    if mapped is not None and mapped[:4] == b"PK\x03\x04":  # a zip (Inspect's `.eval`): its directory and the members asked for are read
         return Source(path=path, data=mapped, unit=unit)  # type: ignore[arg-type]
+    if mapped is not None:  # a large text file: its lines are found and parsed in the mapping
+        _check_text(path, mapped[:8192])
+        return Source(path=path, content=mapped, unit=unit)
     data = _read_bytes(path, ahead)
     if data.startswith(b"PK\x03\x04"):  # a zip archive: Inspect's `.eval`
         return Source(path=path, data=data, unit=unit)
     return Source(path=path, content=_content(path, data), unit=unit)
 
 
-def _mapped_zip(path: Path) -> mmap.mmap | None:
-    """A zip file mapped, not read (issue 49: a 1 GB `.eval` opens its sample list from the
-    zip's directory, and one sample's member, in bounded memory); None for any other file."""
+def _mapped(path: Path, size: int) -> mmap.mmap | None:
+    """A zip file (of any size) or a file of `MAP_BYTES` or more mapped, not read (issue 49: a
+    1 GB `.eval` opens its sample list from the zip's directory and one sample's member, a 2 GB
+    rollout is indexed line by line, in bounded memory); None for any other file."""
     try:
         with path.open("rb") as handle:
-            if handle.read(4) != b"PK\x03\x04":
+            if size < MAP_BYTES and handle.read(4) != b"PK\x03\x04":
                 return None
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
@@ -178,14 +182,18 @@ def _read_bytes(path: Path, ahead: ReadAhead | None = None) -> bytes:
 
 def _content(path: Path, data: bytes) -> str | bytes:
     """The file's text; its bytes when they are ASCII alone (decoded when a reader asks: `Source.text`)."""
-    if b"\x00" in data[:8192]:
-        raise TrajectoryError(path, "a binary file, not JSON")
+    _check_text(path, data[:8192])
     if data.isascii():
         return data
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise TrajectoryError(path, f"not UTF-8 text (byte {error.start})") from None
+
+
+def _check_text(path: Path, head: bytes) -> None:
+    if b"\x00" in head:
+        raise TrajectoryError(path, "a binary file, not JSON")
 
 
 def check_regular_file(path: Path) -> os.stat_result:

@@ -15,6 +15,7 @@ whole, so a file reads the same either way, only sooner.
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any, TypedDict
@@ -44,7 +45,7 @@ _OBJECT_START = re.compile(r"[ \t\r\n]*\{")
 _OBJECT_START_BYTES = re.compile(rb"[ \t\r\n]*\{")
 
 
-def outline(text: str | bytes) -> Any:
+def outline(text: str | bytes | mmap.mmap) -> Any:
     """The document in `text`: an `Outline` when its top is an object msgspec reads, else the
     parsed value (raises ValueError when it is not JSON)."""
     starts_object = _OBJECT_START.match(text) if isinstance(text, str) else _OBJECT_START_BYTES.match(text)

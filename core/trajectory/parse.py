@@ -11,6 +11,7 @@ person sees.
 from __future__ import annotations
 
 import json
+import mmap
 from typing import Any
 
 import msgspec
@@ -18,7 +19,7 @@ import msgspec
 _decode = msgspec.json.Decoder().decode
 
 
-def loads(data: str | bytes | msgspec.Raw) -> Any:
+def loads(data: str | bytes | msgspec.Raw | mmap.mmap) -> Any:
     try:
         return _decode(data)
     except msgspec.MsgspecError:

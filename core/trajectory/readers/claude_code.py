@@ -33,7 +33,7 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines
+from .source import MAX_LINE_BYTES, Source, sniff_lines, too_long
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -106,6 +106,9 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     heads: list[Any] = []
     text = source.content
     for number, line_start, end in source.line_spans():
+        if end - line_start > MAX_LINE_BYTES:
+            chat.skip_damaged(number, too_long(end - line_start), info, tally)
+            continue
         line = text[line_start:end]
         try:
             head: Any = _decode_head(line)

@@ -2,10 +2,17 @@
 
 A file of ASCII alone (what JSON writers produce by default) is parsed from its bytes and
 decoded to text only when a reader asks for the text (the JSONL readers): a 24 MB document
-is not copied into a string to be parsed."""
+is not copied into a string to be parsed.
+
+A file of `MAP_BYTES` or more is mapped, not read (issue 49): `content` is then the mapping,
+its lines are found in it and parsed one at a time, and the pages a pass over its lines has
+left behind are given back (`MADV_DONTNEED`), so the process holds what it made of the
+file, never the file. A line longer than `MAX_LINE_BYTES` is damaged, said and skipped,
+never copied (a JSON line of 1 GB)."""
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator
 from functools import cached_property
@@ -18,6 +25,11 @@ from ..outline import outline, plain
 from ..parse import loads
 
 _UNSET = object()
+MAX_LINE_BYTES = 256 << 20
+"""A JSONL line past this is not parsed (it would take several times its size in memory): the
+reader skips it as damaged, with a warning that says its size."""
+_GIVE_BACK = 64 << 20
+"""A pass over a mapped file's lines gives back the pages behind it every this many bytes."""
 _NON_SPACE = re.compile(r"\S")
 _NON_SPACE_BYTES = re.compile(rb"\S")
 
@@ -26,8 +38,9 @@ class Source(msgspec.Struct, dict=True):
     """A trajectory file (or folder) as the readers see it (`dict=True`: room for its cached properties)."""
 
     path: Path
-    content: str | bytes = ""
-    """The file's text; bytes when they are ASCII alone (`text` decodes them when first read)."""
+    content: str | bytes | mmap.mmap = ""
+    """The file's text; bytes when they are ASCII alone (`text` decodes them when first read);
+    the file mapped when it is `MAP_BYTES` or larger (its bytes, UTF-8, never decoded whole)."""
     data: bytes = b""
     """The raw bytes of a binary file (an Inspect `.eval` zip); empty for text files."""
     folder: bool = False
@@ -59,15 +72,21 @@ class Source(msgspec.Struct, dict=True):
         yield from self._parsed(None)
 
     def line_spans(self) -> Iterator[tuple[int, int, int]]:
-        """(line number, start, end) of each non-blank line, in `content`'s offsets."""
+        """(line number, start, end) of each non-blank line, in `content`'s offsets. Over a
+        mapped file, the pages already passed are given back as it goes."""
         text, start, number = self.content, 0, 0
         newline = "\n" if isinstance(text, str) else b"\n"
+        non_space = _NON_SPACE if isinstance(text, str) else _NON_SPACE_BYTES
+        mapped = text if isinstance(text, mmap.mmap) else None
+        given_back = 0
         while start <= len(text):
-            end = text.find(newline, start) if start else self._first_end  # type: ignore[arg-type]
+            if mapped is not None:  # a long line is searched, and given back, a window at a time
+                end, given_back = _find_line_end(mapped, start, given_back)
+            else:
+                end = text.find(newline, start) if start else self._first_end  # type: ignore[arg-type]
             end = len(text) if end == -1 else end
             line_start, start, number = start, end + 1, number + 1
-            line = text[line_start:end]
-            if line and not line.isspace():
+            if end > line_start and non_space.search(text, line_start, end):  # type: ignore[arg-type]
                 yield number, line_start, end
 
     def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
@@ -75,8 +94,11 @@ class Source(msgspec.Struct, dict=True):
         for number, start, end in self.line_spans():
             if limit is not None and count >= limit:
                 return
-            line = text[start:end]
             count += 1
+            if end - start > MAX_LINE_BYTES and not (count == 1 and self._blank_from(end + 1)):
+                yield number, too_long(end - start)
+                continue
+            line = text[start:end]
             try:
                 whole = len(line) == len(text) or self._blank_from(end + 1) and count == 1
                 if not whole:
@@ -98,6 +120,8 @@ class Source(msgspec.Struct, dict=True):
                 return self.document
             except ValueError:
                 return None
+        if end > MAX_LINE_BYTES:
+            return None
         try:
             return loads(self.content[:end])
         except ValueError:
@@ -106,6 +130,8 @@ class Source(msgspec.Struct, dict=True):
     @cached_property
     def text(self) -> str:
         content = self.content
+        if isinstance(content, mmap.mmap):
+            return content[:].decode("utf-8", errors="replace")
         return content if isinstance(content, str) else content.decode("ascii")
 
     @property
@@ -123,6 +149,8 @@ class Source(msgspec.Struct, dict=True):
         """Where the first line ends (-1: the text is one line); found once, as a one-line
         document of 24 MB is searched to its end. (Bytes are ASCII: their offsets are the text's.)"""
         content = self.content
+        if isinstance(content, mmap.mmap):
+            return _find_line_end(content, 0, 0)[0]
         return content.find("\n") if isinstance(content, str) else content.find(b"\n")
 
     @property
@@ -132,6 +160,38 @@ class Source(msgspec.Struct, dict=True):
         if self._document is _UNSET:
             self._document = outline(self.content)
         return self._document
+
+
+def too_long(size: int) -> ValueError:
+    """What a reader says of a line it does not parse for its size."""
+    return ValueError(f"a line of {size:,} bytes, larger than the {MAX_LINE_BYTES:,} swedeck parses")
+
+
+def _find_line_end(mapped: mmap.mmap, start: int, given_back: int) -> tuple[int, int]:
+    """Where the line at `start` ends in a mapped file (-1: at the end), searched a window at a
+    time, every window passed given back; and where the next give-back starts."""
+    size = len(mapped)
+    while True:
+        if start - given_back >= _GIVE_BACK:
+            given_back = _give_back(mapped, given_back, start)
+        stop = min(size, start + _GIVE_BACK)
+        end = mapped.find(b"\n", start, stop)
+        if end != -1 or stop >= size:
+            return end, given_back
+        start = stop
+
+
+def _give_back(mapped: mmap.mmap, start: int, end: int) -> int:
+    """Drop the pages of `mapped` in [start, end) from the process (read again from the page
+    cache if touched later); returns where the next give-back starts."""
+    start -= start % mmap.PAGESIZE
+    end -= end % mmap.PAGESIZE
+    if end > start:
+        try:
+            mapped.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError, AttributeError):  # not every platform has it: the pages stay
+            return start
+    return end
 
 
 def sniff_lines(accepts: Any, name: str, text: str) -> bool:

@@ -15,7 +15,7 @@ from ..model import Fidelity, MetaEvent, Trajectory, TrajectoryFormat, Trajector
 from ..normalize import build_steps
 from ..parse import loads
 from .common import model_name
-from .source import Source
+from .source import MAX_LINE_BYTES, Source, too_long
 
 FORMAT: TrajectoryFormat = "swedeck-jsonl"
 FIDELITY = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded", "messages": "recorded",
@@ -36,17 +36,20 @@ def is_header(record: object) -> bool:
 
 
 def read(source: Source) -> Trajectory:
-    lines = source.text.split("\n")
     header = source.first_line
     info = header_info(header)
     messages: list[Message] = []
     events: list[MetaEvent] = []
-    last = max((i for i, line in enumerate(lines) if line and not line.isspace()), default=0)
-    for number, line in enumerate(lines[1:], start=2):
-        if not line or line.isspace():
+    spans = list(source.line_spans())
+    last = spans[-1][0] if spans else 0
+    content = source.content
+    for number, start, end in spans:
+        if number == 1:
             continue
         try:
-            record = loads(line)
+            if end - start > MAX_LINE_BYTES:
+                raise too_long(end - start)
+            record = loads(content[start:end])
             if not isinstance(record, Mapping):
                 raise ValueError(f"a {type(record).__name__}, not an object")
             if record.get("role") == "meta":
@@ -54,7 +57,7 @@ def read(source: Source) -> Trajectory:
             else:
                 messages.append(Message.from_record(record))
         except ValueError as error:  # pydantic's ValidationError is a ValueError too
-            if number - 1 == last:
+            if number == last:
                 info.warnings.append(f"line {number} is incomplete (the session was cut off mid-write); skipped")
             else:  # one damaged line costs that line, not the file
                 info.warnings.append(f"line {number} is damaged ({_short(error)}); skipped")

@@ -1,0 +1,216 @@
+"""Issue 49: huge and hostile files open in bounded memory and time, with a clear message.
+
+A file of `MAP_BYTES` or more is mapped, not read: every reader must read it exactly as it
+reads the same file in memory (checked here on every fixture, mapped whatever its size). A
+JSON line of a gigabyte is skipped unparsed, a zip whose directory lies is refused, a uuid
+cycle never hangs, and the process's own peak memory says so.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
+from support.measured import peak_of, raw_zip
+from swedeck.core.messages import MessageType, make_message
+from swedeck.core.trajectory import loader
+from swedeck.core.trajectory.fidelity import summary
+from swedeck.core.trajectory.loader import load_trajectory
+from swedeck.core.trajectory.model import Trajectory
+from swedeck.core.trajectory.readers.source import MAX_LINE_BYTES
+from swedeck.core.trajectory.writer import TrajectoryWriter
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GIGABYTE = 1 << 30
+
+
+def _swedeck_files(folder: Path) -> list[Path]:
+    """A swedeck `.traj.jsonl` (kept) and its `.traj.json`, written by the real writer."""
+    writer = TrajectoryWriter(folder / "own.traj.json", {"id": "own", "model": "m", "config": {}}, keep_jsonl=True)
+    writer.add_message(make_message("system", "you are", MessageType.SYSTEM))
+    writer.add_message(make_message("user", "the task ü", MessageType.TASK, step=0))
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    writer.add_message(make_message("assistant", "look — here", MessageType.ACTION, step=1, tool_calls=[call]))
+    writer.add_message(make_message("tool", "<output>a ✓</output>", MessageType.OBSERVATION, step=1,
+                                    tool_call_id="call_1"))
+    final = writer.finish({"exit_status": "Submitted", "submission": ""})
+    return [folder / "own.traj.jsonl", final]
+
+
+def _fixture_files() -> list[Path]:
+    agents = FIXTURES / "agents"
+    return [MINI_FIXTURE, SWEAGENT_FIXTURE, *sorted(FIXTURES.glob("*.traj*")),
+            agents / "claude-code" / "cc-session-1.jsonl", *sorted(agents.glob("codex/*.jsonl")),
+            *sorted(agents.glob("atif/*.json")), agents / "openhands" / "v0-events.json",
+            agents / "openhands" / "eval-output.jsonl", agents / "inspect" / "calc.json"]
+
+
+def _digest(trajectory: Trajectory) -> dict[str, Any]:
+    """Everything a person sees of a trajectory: its messages, its steps, the fidelity panel, the warnings."""
+    return {"messages": [message.to_record() for message in trajectory.messages],
+            "steps": [(step.index, [action.command for action in step.actions], step.observation_indices,
+                       step.usage, step.provenance) for step in trajectory.steps],
+            "summary": summary(trajectory), "warnings": trajectory.info.warnings,
+            "stats": trajectory.info.model_stats}
+
+
+@pytest.mark.parametrize("path", [*_fixture_files(), "own.traj.jsonl", "own.traj.json"],
+                         ids=lambda path: Path(path).name)
+def test_a_mapped_file_reads_as_the_same_file_read_into_memory(tmp_path, monkeypatch, path):
+    if isinstance(path, str):
+        path = next(file for file in _swedeck_files(tmp_path) if file.name == path)
+    read = _digest(load_trajectory(path))
+    mapped: list[Any] = []
+    real = loader._mapped
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    monkeypatch.setattr(loader, "_mapped", lambda *args: mapped.append(real(*args)) or mapped[-1])
+    assert _digest(load_trajectory(path)) == read
+    assert mapped and isinstance(mapped[0], mmap.mmap)
+
+
+# --- a JSON line of a gigabyte ----------------------------------------------------------------------
+
+STAMP = "2026-11-20T10:00:00.000Z"
+
+
+def _codex(kind: str, payload: dict[str, Any]) -> str:
+    return json.dumps({"timestamp": STAMP, "type": kind, "payload": payload})
+
+
+def _jsonl_around(name: str) -> tuple[list[str], list[str]]:
+    """The lines before and after the huge one, for each JSONL format."""
+    if name == "codex":
+        head = [_codex("session_meta", {"id": "s", "cwd": "/w", "cli_version": "0.46.0"}),
+                _codex("turn_context", {"model": "gpt-5-codex"}),
+                _codex("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]})]
+        tail = [_codex("response_item", {"type": "function_call", "name": "shell", "call_id": "c1",
+                                         "arguments": json.dumps({"command": ["bash", "-lc", "ls"]})}),
+                _codex("response_item", {"type": "function_call_output", "call_id": "c1",
+                                         "output": json.dumps({"output": "a", "metadata": {"exit_code": 0}})})]
+        return head, tail
+    if name == "claude-code":
+        def record(uuid: str, parent: str | None, kind: str, message: dict[str, Any]) -> str:
+            return json.dumps({"sessionId": "s", "uuid": uuid, "parentUuid": parent, "type": kind, "timestamp": STAMP,
+                               "message": message})
+        head = [record("u1", None, "user", {"role": "user", "content": "go"})]
+        tail = [record("a1", "u1", "assistant", {"id": "m1", "role": "assistant", "model": "claude",
+                                                 "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                              "input": {"command": "ls"}}]}),
+                record("u2", "a1", "user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                                                          "content": "a"}]})]
+        return head, tail
+    header = json.dumps({"role": "meta", "format": "swedeck-traj/1", "session": {"id": "s", "model": "m"}})
+    head = [header, json.dumps({"role": "user", "content": "go", "extra": {"message_type": "task", "step": 0}})]
+    tail = [json.dumps({"role": "assistant", "content": "look", "extra": {"message_type": "assistant_message",
+                                                                        "step": 1}})]
+    return head, tail
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("name", ["codex", "claude-code", "swedeck"])
+def test_a_json_line_of_a_gigabyte_is_skipped_unparsed_in_bounded_memory(tmp_path, name):
+    """The line is never copied: its size is known from where it ends, found in the mapping a
+    window at a time, each window given back. (Most of the gigabyte is a hole in the file: zero
+    bytes, what a torn write leaves, that cost no disk.)"""
+    head, tail = _jsonl_around(name)
+    path = tmp_path / ("huge.traj.jsonl" if name == "swedeck" else "huge.jsonl")
+    before, after = ("\n".join(head) + "\n").encode(), ("\n" + "\n".join(tail) + "\n").encode()
+    with path.open("wb") as handle:
+        handle.write(before + b'{"type": "assistant", "text": "' + b"x" * 16384)
+        handle.seek(GIGABYTE, 1)
+        handle.write(after)
+    ran, peak_mb = peak_of([*swedeck_command(), "replay", str(path), "--print"])
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr, ran.stderr
+    huge_line, size = len(head) + 1, path.stat().st_size - len(before) - len(after)
+    assert f"line {huge_line}" in ran.stdout and f"a line of {size:,} bytes" in ran.stdout, ran.stdout
+    assert f"{MAX_LINE_BYTES:,}" in ran.stdout
+    assert "steps: 1" in ran.stdout or "step 1" in ran.stdout, ran.stdout
+    assert peak_mb < 250, peak_mb  # the gigabyte is never in the process
+
+
+# --- a zip whose directory lies ---------------------------------------------------------------------
+
+def _eval_entries() -> list[tuple[str, int, bytes, int, int]]:
+    import zlib
+
+    header = json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}}).encode()
+    sample = json.dumps({"id": "s1", "epoch": 1, "messages": [
+        {"role": "user", "content": "go"}, {"role": "assistant", "content": "done"}]}).encode()
+    return [("header.json", 0, header, len(header), zlib.crc32(header)),
+            ("samples/s1_epoch_1.json", 0, sample, len(sample), zlib.crc32(sample))]
+
+
+def _lie(data: bytes, lie: str) -> bytes:
+    """`data` (a zip) with its end record, or its directory's first entry, lying."""
+    import struct
+
+    end = data.rindex(b"PK\x05\x06")
+    count, size, offset = struct.unpack_from("<HII", data, end + 10)  # entries, directory size and offset
+    patched = bytearray(data)
+    if lie == "directory-past-the-end":
+        struct.pack_into("<I", patched, end + 16, len(data) * 1000)
+    elif lie == "million-entries":
+        struct.pack_into("<HH", patched, end + 8, 65535, 65535)
+    elif lie == "directory-size":
+        struct.pack_into("<I", patched, end + 12, 0xFFFFFFF0)
+    elif lie == "member-offset":
+        struct.pack_into("<I", patched, offset + 42, len(data) * 7)  # the first entry's local header offset
+    elif lie == "member-size":
+        struct.pack_into("<I", patched, offset + 20, 0x7FFFFFF0)  # the first entry's compressed size
+    assert count == 2 and size > 0
+    return bytes(patched)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("lie", ["directory-past-the-end", "million-entries", "directory-size", "member-offset",
+                                 "member-size"])
+def test_a_zip_whose_directory_lies_is_one_clear_line(tmp_path, lie):
+    path = tmp_path / "log.eval"
+    path.write_bytes(_lie(raw_zip(_eval_entries()), lie))
+    ran, peak_mb = peak_of([*swedeck_command(), "replay", str(path), "--print"])
+    assert "Traceback" not in ran.stderr and "internal error" not in ran.stderr, ran.stderr
+    if lie in ("million-entries", "member-size"):  # harmless lies: the directory's own bytes say how many
+        # entries it holds, and a member is read to the size it decompresses to (its CRC checked), as zipfile does
+        assert ran.returncode == 0 and "step 1/1" in ran.stdout, ran.stderr
+        return
+    assert ran.returncode == 1, (ran.returncode, ran.stdout)
+    assert ran.stderr.startswith("swedeck: ") and ran.stderr.count("\n") == 1 and str(path) in ran.stderr, ran.stderr
+    assert peak_mb < 250, peak_mb
+
+
+# --- a uuid cycle ------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("cycle", ["self", "pair", "long"])
+def test_a_uuid_cycle_in_a_claude_code_session_never_hangs(tmp_path, cycle):
+    """Records whose parents lead back to themselves: a parent is always an earlier record, so a
+    record naming itself or a later one continues the record before it (a cycle cannot form),
+    and the fidelity panel says how many did."""
+    def record(uuid: str, parent: str | None, kind: str = "user", text: str = "go") -> dict[str, Any]:
+        message = {"role": kind, "content": text} if kind == "user" else {"id": uuid, "role": "assistant",
+                                                                           "content": text}
+        return {"sessionId": "s", "uuid": uuid, "parentUuid": parent, "type": kind, "timestamp": STAMP,
+                "message": message}
+
+    lines = [record("root", None), record("a1", "root", "assistant", "answer")]
+    if cycle == "self":
+        lines += [record("x", "x", "assistant", "looped")]
+    elif cycle == "pair":
+        lines += [record("x", "y", "assistant", "looped"), record("y", "x")]
+    else:
+        lines += [record(f"c{n}", f"c{(n + 1) % 5000}", "assistant" if n % 2 else "user", "looped") for n in range(5000)]
+    path = tmp_path / "cycle.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    trajectory = load_trajectory(path)
+    texts = [message.content for message in trajectory.messages]
+    assert texts[:2] == ["go", "answer"] and "looped" in texts
+    unlinked = {"self": 1, "pair": 1, "long": 4999}[cycle]
+    assert any(note.startswith(f"{unlinked} records name no parent") for note in trajectory.fidelity.notes), \
+        trajectory.fidelity.notes
+    printed = peak_of([*swedeck_command(), "replay", str(path), "--print"])[0]
+    assert printed.returncode == 0 and "Traceback" not in printed.stderr, printed.stderr
