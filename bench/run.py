@@ -35,6 +35,7 @@ BENCHMARKS = {
     "B11": ("b11_compaction", "compaction survival"),
     "B12": ("b12_rules", "rules dry-run"),
     "B13": ("b13_huge", "huge Claude Code session"),
+    "B14": ("b14_codex", "huge Codex rollout"),
 }
 
 

@@ -179,13 +179,19 @@ def trajectory(source: Source, format: TrajectoryFormat, entries: list[Entry], i
                 info.model_stats.completion_tokens += recorded.completion_tokens
             if isinstance(entry.extra.get("cost"), float):
                 info.model_stats.instance_cost += entry.extra["cost"]
-    fidelity.unit = source.unit
     fidelity.compactions = sum(1 for entry in entries if entry.kind == MessageType.COMPACTION)
+    return built(source, format, len(entries), starts, lambda index: entries[index].build(), info, fidelity,
+                 provenance=provenance, recorded_prompts=recorded_prompts)
 
-    def build(start: int, end: int) -> list[Message]:
-        return [entries[i].build() for i in range(start, end)]
 
-    messages = MessageList(len(entries), starts, build, source.path)
+def built(source: Source, format: TrajectoryFormat, size: int, starts: list[int], build: Callable[[int], Message],
+          info: TrajectoryInfo, fidelity: Fidelity, *, provenance: Callable[[int], Provenance | None] | None = None,
+          recorded_prompts: Mapping[int, Sequence[Message]] | None = None) -> Trajectory:
+    """The trajectory of `size` messages, message i made by `build(i)` when first read; step k
+    starts at message `starts[k - 1]` (a reader that keeps its entries in columns, not as a list
+    of `Entry`s, gives them here: Codex's)."""
+    fidelity.unit = source.unit
+    messages = MessageList(size, starts, lambda start, end: [build(i) for i in range(start, end)], source.path)
     provenances = [provenance(number) if provenance else None for number in range(1, len(starts) + 1)]
     return Trajectory(path=source.path, format=format, messages=messages,
                       steps=StepList(messages, starts, provenance=provenances), info=info, fidelity=fidelity,

@@ -18,15 +18,19 @@ unless `session_meta` stores the base instructions.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
 from collections.abc import Mapping
 from typing import Any
 
-from ...messages import ContextInfo, MessageType
+import msgspec
+
+from ...messages import ContextInfo, Message, MessageType, Usage
 from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines
+from .source import Source, sniff_lines, too_long
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -41,74 +45,193 @@ def accepts(source: Source) -> bool:
     return first is not None and first.get("type") in _ITEM_TYPES and isinstance(first.get("payload"), Mapping)
 
 
+class _PayloadHead(msgspec.Struct):
+    type: Any = None
+    role: Any = None
+    info: Any = None
+    """A `token_count`'s usage (parsed with the head: these records are small)."""
+
+
+class _Head(msgspec.Struct):
+    """What the scan reads of every record (issue 49): its type, and its payload's type and
+    role. A response item's body is parsed when its step is built, from the line's bytes."""
+
+    type: Any = None
+    payload: _PayloadHead | None = None
+
+
+_decode_head = msgspec.json.Decoder(_Head).decode
+_WHOLE = ("session_meta", "turn_context", "compacted")
+"""Records read whole at once (few and small): what they say shapes every step after them."""
+
+
+def _response(items: list[Mapping[str, Any]], model: str | None) -> chat.Entry:
+    """One model call: the run of assistant-side items (message, reasoning, calls)."""
+    texts, reasoning, calls = [], [], []
+    for item in items:
+        kind = item.get("type")
+        if kind == "message":
+            texts.append(chat.text_of(item.get("content")))
+        elif kind == "reasoning":
+            reasoning.append(chat.text_of(item.get("summary")) or chat.text_of(item.get("content")))
+        elif kind == "function_call":
+            calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""), item.get("arguments") or {}))
+        elif kind == "custom_tool_call":
+            calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""),
+                                   {"input": item.get("input") or ""}))
+        elif kind == "local_shell_call":
+            action = mapping(item.get("action"))
+            calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), "local_shell",
+                                   {"command": action.get("command") or []}))
+    return chat.assistant("\n".join(texts), calls, reasoning="\n".join(r for r in reasoning if r) or None, model=model)
+
+
+_ACTION, _ANSWER, _OUTPUT, _TASK, _USER, _SYSTEM, _DEVELOPER, _WHOLE_ENTRY = range(8)
+"""An entry's code in `_Columns.codes`: a model call with tool calls or without, a tool's
+output, the task, a later user message, the first system/developer message, a later one, and
+an entry made whole at once (the base instructions, a compaction)."""
+_KINDS = {_ACTION: MessageType.ACTION, _ANSWER: MessageType.ASSISTANT_MESSAGE, _OUTPUT: MessageType.OBSERVATION,
+          _TASK: MessageType.TASK, _USER: MessageType.USER_MESSAGE, _SYSTEM: MessageType.SYSTEM,
+          _DEVELOPER: MessageType.USER_MESSAGE}
+_NONE = -1
+
+
+class _Columns:
+    """The rollout's entries as columns of numbers (issue 49: 690,000 steps of a 2 GB rollout
+    as objects took a gigabyte): each entry's code and its first line, each line's span in the
+    file, each model call's usage; an entry is made when its message is built, from its lines."""
+
+    def __init__(self, content: Any) -> None:
+        self.content = content
+        self.codes = bytearray()
+        self.first = array("q")
+        """Each entry's first line in `spans` (its lines run to the next entry's first)."""
+        self.spans = array("q")
+        """Each line's start and end, flat."""
+        self.usage = array("q")
+        """Each entry's prompt, completion and cached tokens and the context window, flat (-1: none)."""
+        self.whole: dict[int, chat.Entry] = {}
+        self.model_from: list[int] = []
+        """The entries where the model changes (`turn_context`), and the model from there on."""
+        self.models: list[str | None] = []
+        self.instructions: chat.Entry | None = None
+        """The base instructions of `session_meta`, the first message wherever the record is."""
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def add(self, code: int, *lines: tuple[int, int]) -> None:
+        self.codes.append(code)
+        self.first.append(len(self.spans) // 2)
+        for start, end in lines:
+            self.spans.extend((start, end))
+        self.usage.extend((_NONE, _NONE, _NONE, _NONE))
+
+    def add_whole(self, entry: chat.Entry) -> None:
+        self.whole[len(self.codes)] = entry
+        self.add(_WHOLE_ENTRY)
+
+    def is_step(self, index: int) -> bool:
+        code = self.codes[index]
+        return code in (_ACTION, _ANSWER) or (code == _WHOLE_ENTRY and self.whole[index].is_step)
+
+    def model_at(self, index: int) -> str | None:
+        position = bisect_right(self.model_from, index) - 1
+        return self.models[position] if position >= 0 else None
+
+    def entry(self, index: int) -> chat.Entry:
+        code = self.codes[index]
+        if code == _WHOLE_ENTRY:
+            return self.whole[index]
+        end = self.first[index + 1] if index + 1 < len(self.first) else len(self.spans) // 2
+        payloads = [mapping(mapping(loads(self.content[self.spans[2 * line]:self.spans[2 * line + 1]])).get("payload"))
+                    for line in range(self.first[index], end)]
+        if code in (_ACTION, _ANSWER):
+            made = _response(payloads, self.model_at(index))
+        elif code == _OUTPUT:
+            made = _output(payloads[0])
+        elif code in (_TASK, _USER):
+            made = chat.Entry("user", chat.text_of(payloads[0].get("content")), _KINDS[code])
+        else:
+            made = chat.Entry("system", chat.text_of(payloads[0].get("content")), _KINDS[code],
+                              {"codex_role": payloads[0].get("role")})
+        made.kind = _KINDS[code]
+        prompt, completion, cached, window = self.usage[4 * index:4 * index + 4]
+        if prompt != _NONE:
+            made.extra["usage"] = Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached)
+            if window != _NONE:
+                made.extra["context"] = ContextInfo(window=window, prompt_tokens=prompt,
+                                                    left_percent=round(100 * (1 - prompt / window), 1))
+        return made
+
+
 class _Reader:
-    def __init__(self) -> None:
-        self.entries: list[chat.Entry] = []
+    def __init__(self, content: Any) -> None:
+        self.columns = _Columns(content)
         self.tally = chat.Tally()
         self.info = TrajectoryInfo()
-        self.response: list[Mapping[str, Any]] = []
-        self.model: str | None = None
+        self.response: list[tuple[int, int]] = []
+        self.calls = False
         self.system = False
+        self.task = False
+        self.last_step = _NONE
+        """The entry of the latest model call: what a `token_count` after it counts."""
 
     def flush(self) -> None:
         if not self.response:
             return
-        texts, reasoning, calls = [], [], []
-        for item in self.response:
-            kind = item.get("type")
-            if kind == "message":
-                texts.append(chat.text_of(item.get("content")))
-            elif kind == "reasoning":
-                reasoning.append(chat.text_of(item.get("summary")) or chat.text_of(item.get("content")))
-            elif kind == "function_call":
-                calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""), item.get("arguments") or {}))
-            elif kind == "custom_tool_call":
-                calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""),
-                                       {"input": item.get("input") or ""}))
-            elif kind == "local_shell_call":
-                action = mapping(item.get("action"))
-                calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), "local_shell",
-                                       {"command": action.get("command") or []}))
-        self.entries.append(chat.assistant("\n".join(texts), calls, reasoning="\n".join(r for r in reasoning if r) or None,
-                                           model=self.model))
-        self.response = []
+        self.last_step = len(self.columns)
+        self.columns.add(_ACTION if self.calls else _ANSWER, *self.response)
+        self.response, self.calls = [], False
 
-    def item(self, payload: Mapping[str, Any]) -> None:
-        kind = payload.get("type")
-        role = payload.get("role")
+    def item(self, payload: _PayloadHead, span: tuple[int, int]) -> None:
+        kind, role = payload.type, payload.role
         if kind == "reasoning" or kind in _CALLS or (kind == "message" and role == "assistant"):
-            self.response.append(payload)
+            self.response.append(span)
+            self.calls = self.calls or kind in _CALLS
             return
         self.flush()
         if kind == "message":
-            text = chat.text_of(payload.get("content"))
             if role in ("developer", "system"):
-                self.entries.append(chat.Entry("system", text, MessageType.SYSTEM if not self.system
-                                               else MessageType.USER_MESSAGE, {"codex_role": role}))
+                self.columns.add(_DEVELOPER if self.system else _SYSTEM, span)
                 self.system = True
             else:
-                first = not any(entry.kind == MessageType.TASK for entry in self.entries)
-                self.entries.append(chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE))
+                self.columns.add(_USER if self.task else _TASK, span)
+                self.task = True
         elif kind in _OUTPUTS:
-            self.entries.append(_output(payload))
+            self.columns.add(_OUTPUT, span)
         else:
             self.tally.skip(f"response_item/{kind}")
 
+    def whole(self, entry: chat.Entry) -> None:
+        self.flush()
+        if entry.is_step:
+            self.last_step = len(self.columns)
+        self.columns.add_whole(entry)
+
     def token_count(self, payload: Mapping[str, Any]) -> None:
+        """The usage of the latest model call (`last_token_usage`), kept in its columns: its
+        first `token_count` only (Codex repeats the count when nothing was called since)."""
         details = mapping(payload.get("info"))
         last = mapping(details.get("last_token_usage"))
         self.flush()
-        target = next((entry for entry in reversed(self.entries) if entry.is_step), None)
-        if target is None or not last or "usage" in target.extra:
+        target, usage = self.last_step, self.columns.usage
+        if target == _NONE or not last or usage[4 * target] != _NONE:
             self.tally.skip("event_msg/token_count")
             return
-        usage = chat.usage(last.get("input_tokens"), last.get("output_tokens"), last.get("cached_input_tokens"))
-        if usage is not None:
-            target.extra["usage"] = usage
+        prompt, completion, cached = (_count(last.get(key)) for key in ("input_tokens", "output_tokens",
+                                                                         "cached_input_tokens"))
+        if prompt or completion or cached:  # as `chat.usage`: a count of nothing is no count
             window = details.get("model_context_window")
-            if isinstance(window, int) and window > 0:
-                target.extra["context"] = ContextInfo(window=window, prompt_tokens=usage.prompt_tokens,
-                                                      left_percent=round(100 * (1 - usage.prompt_tokens / window), 1))
+            at = 4 * target
+            usage[at], usage[at + 1], usage[at + 2] = prompt, completion, cached
+            usage[at + 3] = window if isinstance(window, int) and not isinstance(window, bool) \
+                and 0 < window <= chat.MAX_COUNT else _NONE
+
+
+def _count(value: Any) -> int:
+    """A token count as `chat.usage` takes it (0 when it is not one)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= chat.MAX_COUNT else 0
 
 
 def _output(payload: Mapping[str, Any]) -> chat.Entry:
@@ -137,46 +260,94 @@ def sniff(name: str, head: bytes, text: str) -> bool:
 
 
 def read(source: Source) -> Trajectory:
-    reader = _Reader()
+    """One pass over the lines: each record's head (`_Head`); the few records that shape the
+    steps read whole; the response items' lines kept as spans, parsed when their step is built."""
+    content = source.content
+    reader = _Reader(content)
     info = reader.info
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
-    for number, record in source.iter_json_lines():  # the records are not kept: what is made of them is
-        if isinstance(record, ValueError):
-            chat.skip_damaged(number, record, info, reader.tally)
+    for number, start, line in source.lines():
+        if line is None:
+            chat.skip_damaged(number, too_long(source.long_line_size), info, reader.tally)
             continue
-        record = mapping(record)
-        kind, payload = record.get("type"), mapping(record.get("payload"))
-        if kind == "response_item":
-            reader.item(payload)
-        elif kind == "event_msg" and payload.get("type") == "token_count":
-            reader.token_count(payload)
-        elif kind == "event_msg":
-            reader.tally.skip(f"event_msg/{payload.get('type')}")
-        elif kind == "session_meta":
-            meta = mapping(payload.get("meta")) or payload
-            info.session = {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider")
-                            if meta.get(key)}
-            base = meta.get("base_instructions")
-            text = chat.text_of(base) if base else ""
-            if text:
-                reader.entries.insert(0, chat.Entry("system", text, MessageType.SYSTEM, {"codex_role": "instructions"}))
-                reader.system = True
-                fidelity.parts["system prompt"] = "recorded"
-        elif kind == "turn_context":
-            reader.flush()
-            reader.model = optional_str(payload.get("model")) or reader.model
-            info.model_name = info.model_name or reader.model
-        elif kind == "compacted":
-            reader.flush()
-            replaced = payload.get("replacement_history")
-            summary = chat.text_of(payload.get("message"))
-            if not summary and isinstance(replaced, list):
-                summary = "\n\n".join(chat.text_of(mapping(item).get("content")) for item in replaced)
-            reader.entries.append(chat.compaction(summary, source="codex compacted"))
-        else:
-            reader.tally.skip(kind)
+        try:
+            head = _decode_head(line)
+            kind, payload_head = head.type, head.payload
+            if kind == "response_item" and payload_head is not None:
+                reader.item(payload_head, (start, start + len(line)))
+                continue
+            if kind == "event_msg" and payload_head is not None:
+                if payload_head.type == "token_count":
+                    reader.token_count({"info": payload_head.info})
+                else:
+                    reader.tally.skip(f"event_msg/{payload_head.type}")
+                continue
+        except msgspec.MsgspecError:
+            pass  # damaged, or a record of another shape: read whole, below
+        try:
+            record = mapping(loads(line))
+        except ValueError as error:
+            chat.skip_damaged(number, error, info, reader.tally)
+            continue
+        _whole(reader, record, (start, start + len(line)), fidelity)
     reader.flush()
-    entries = reader.entries
     fidelity.skipped = reader.tally.as_dict()
-    return chat.trajectory(source, FORMAT, entries, info, fidelity)
+    return _trajectory(source, reader, fidelity)
+
+
+def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity) -> Trajectory:
+    """`chat.trajectory` over the columns: the steps and totals from the numbers, no entry made."""
+    columns, info = reader.columns, reader.info
+    shift = 1 if columns.instructions is not None else 0
+    steps = [index for index in range(len(columns)) if columns.is_step(index)]
+    info.model_stats.api_calls = len(steps)
+    usage = columns.usage
+    info.model_stats.prompt_tokens = sum(value for value in usage[0::4] if value != _NONE)
+    info.model_stats.completion_tokens = sum(value for value in usage[1::4] if value != _NONE)
+    fidelity.compactions = sum(1 for entry in columns.whole.values() if entry.kind == MessageType.COMPACTION)
+
+    def build(index: int) -> Message:
+        if shift and index == 0:
+            assert columns.instructions is not None
+            return columns.instructions.build()
+        return columns.entry(index - shift).build()
+
+    return chat.built(source, FORMAT, len(columns) + shift, [index + shift for index in steps], build, info, fidelity)
+
+
+def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fidelity: Fidelity) -> None:
+    """A record read whole: the steps' context (session, model, compaction, usage)."""
+    info = reader.info
+    kind, payload = record.get("type"), mapping(record.get("payload"))
+    if kind == "response_item":
+        reader.item(_PayloadHead(payload.get("type"), payload.get("role")), span)
+    elif kind == "event_msg" and payload.get("type") == "token_count":
+        reader.token_count(payload)
+    elif kind == "event_msg":
+        reader.tally.skip(f"event_msg/{payload.get('type')}")
+    elif kind == "session_meta":
+        meta = mapping(payload.get("meta")) or payload
+        info.session = {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider")
+                        if meta.get(key)}
+        base = meta.get("base_instructions")
+        text = chat.text_of(base) if base else ""
+        if text:
+            reader.columns.instructions = chat.Entry("system", text, MessageType.SYSTEM, {"codex_role": "instructions"})
+            reader.system = True
+            fidelity.parts["system prompt"] = "recorded"
+    elif kind == "turn_context":
+        reader.flush()
+        model = optional_str(payload.get("model")) or reader.columns.model_at(len(reader.columns))
+        reader.columns.model_from.append(len(reader.columns))
+        reader.columns.models.append(model)
+        info.model_name = info.model_name or model
+    elif kind == "compacted":
+        reader.flush()
+        replaced = payload.get("replacement_history")
+        summary = chat.text_of(payload.get("message"))
+        if not summary and isinstance(replaced, list):
+            summary = "\n\n".join(chat.text_of(mapping(item).get("content")) for item in replaced)
+        reader.whole(chat.compaction(summary, source="codex compacted"))
+    else:
+        reader.tally.skip(kind)

@@ -28,6 +28,8 @@ _UNSET = object()
 MAX_LINE_BYTES = 256 << 20
 """A JSONL line past this is not parsed (it would take several times its size in memory): the
 reader skips it as damaged, with a warning that says its size."""
+_WINDOW = 8 << 20
+"""`Source.lines` splits this many bytes at a time."""
 _GIVE_BACK = 64 << 20
 """A pass over a mapped file's lines gives back the pages behind it every this many bytes."""
 _NON_SPACE = re.compile(r"\S")
@@ -51,6 +53,7 @@ class Source(msgspec.Struct, dict=True):
     """A branch inside the file (`PATH#NAME`: a Claude Code leaf's uuid, an embedded ATIF subagent's id)."""
     _document: Any = _UNSET
     _lines: list[tuple[int, Any]] | None = None
+    _long: int = 0
 
     def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
         """(line number, parsed value) of each non-blank line; a damaged line's value is the
@@ -88,6 +91,50 @@ class Source(msgspec.Struct, dict=True):
             line_start, start, number = start, end + 1, number + 1
             if end > line_start and non_space.search(text, line_start, end):  # type: ignore[arg-type]
                 yield number, line_start, end
+
+    def lines(self) -> Iterator[tuple[int, int, Any]]:
+        """(line number, start, line) of each non-blank line, the line's text or bytes as in
+        `content`, or None when it is longer than `MAX_LINE_BYTES` (never copied: its end is
+        `start` plus its size, given by `long_line_size`). Split a window at a time, which costs
+        a fraction of finding each line on its own (issue 49: 2.8 million lines of a 2 GB
+        rollout); a mapped file's windows are given back as they are passed."""
+        content = self.content
+        size, pos, number = len(content), 0, 1
+        newline: Any = "\n" if isinstance(content, str) else b"\n"
+        mapped = content if isinstance(content, mmap.mmap) else None
+        given_back = 0
+        while pos < size:
+            stop = min(size, pos + _WINDOW)
+            window: Any = content if pos == 0 and stop == size and mapped is None else content[pos:stop]
+            parts = window.split(newline)
+            if stop < size:
+                parts.pop()  # the line the window cut: it starts the next window
+            if not parts:  # a line longer than the window
+                if mapped is not None:
+                    end, given_back = _find_line_end(mapped, pos, given_back)
+                else:
+                    end = content.find(newline, pos)
+                end = size if end == -1 else end
+                self._long = end - pos
+                if end - pos > MAX_LINE_BYTES:
+                    yield number, pos, None
+                elif content[pos:end].strip():
+                    yield number, pos, content[pos:end]
+                pos, number = end + 1, number + 1
+                continue
+            del window
+            for line in parts:
+                if line and not line.isspace():
+                    yield number, pos, line
+                pos += len(line) + 1
+                number += 1
+            if mapped is not None:
+                given_back = _give_back(mapped, given_back, min(pos, size))
+
+    @property
+    def long_line_size(self) -> int:
+        """The size of the last line `lines` gave as None."""
+        return self._long
 
     def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
         text, count = self.content, 0
