@@ -36,6 +36,7 @@ BENCHMARKS = {
     "B12": ("b12_rules", "rules dry-run"),
     "B13": ("b13_huge", "huge Claude Code session"),
     "B14": ("b14_codex", "huge Codex rollout"),
+    "B15": ("b15_inspect_sample", "one huge Inspect sample"),
 }
 
 

@@ -45,7 +45,7 @@ _OBJECT_START = re.compile(r"[ \t\r\n]*\{")
 _OBJECT_START_BYTES = re.compile(rb"[ \t\r\n]*\{")
 
 
-def outline(text: str | bytes | mmap.mmap) -> Any:
+def outline(text: str | bytes | bytearray | mmap.mmap | msgspec.Raw) -> Any:
     """The document in `text`: an `Outline` when its top is an object msgspec reads, else the
     parsed value (raises ValueError when it is not JSON)."""
     starts_object = _OBJECT_START.match(text) if isinstance(text, str) else _OBJECT_START_BYTES.match(text)
@@ -86,6 +86,13 @@ class Outline(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._raw)
 
+    def outline_at(self, key: str) -> Any:
+        """The value at `key` (None when missing), an object read in outline in its turn: a
+        nested record whose parts are read apart (an Inspect sample's `events_data`)."""
+        if key not in self._raw or key in self._values:
+            return self.get(key)
+        return outline(self._raw[key])
+
     def records(self, key: str, head: type = Head) -> Any:
         """The value at `key` (None when missing); a list of objects as `RawRecords` whose
         heads are read as `head` (a `TypedDict` of what the reader needs up front)."""
@@ -115,6 +122,10 @@ class RawRecords(LazySequence[Any]):
 
     def _item(self, index: int) -> Any:
         return loads(self._items[index])
+
+    def outline(self, index: int) -> Any:
+        """Record `index` read in outline (its values parsed when read)."""
+        return outline(self._items[index])
 
 
 def records_at(document: Mapping[str, Any], key: str, head: type = Head) -> Any:

@@ -19,7 +19,7 @@ import msgspec
 _decode = msgspec.json.Decoder().decode
 
 
-def loads(data: str | bytes | msgspec.Raw | mmap.mmap) -> Any:
+def loads(data: str | bytes | bytearray | msgspec.Raw | mmap.mmap) -> Any:
     try:
         return _decode(data)
     except msgspec.MsgspecError:

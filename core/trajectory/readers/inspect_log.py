@@ -19,13 +19,14 @@ import io
 import mmap
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from io import BytesIO
-from typing import Any
+from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
 from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..outline import Outline, RawRecords, heads, outline, records_at
 from ..parse import loads
 from . import chat
 from .source import Source
@@ -106,12 +107,33 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
             header = loads(_member(archive, source.data, "header.json"))
             names = sorted((info.filename for info in infos if info.filename.startswith("samples/")
                             and info.filename.endswith(".json")), key=_sample_order)
-            sample = loads(_member(archive, source.data, names[source.unit - 1])) \
+            sample = outline(_member(archive, source.data, names[source.unit - 1])) \
                 if 1 <= source.unit <= len(names) else None
             return header, len(names), sample
     document = source.document
-    samples = list(document.get("samples") or [])
-    return document, len(samples), samples[source.unit - 1] if 1 <= source.unit <= len(samples) else None
+    samples = records_at(document, "samples", _Nothing) or []
+    if not 1 <= source.unit <= len(samples):
+        return document, len(samples), None
+    return document, len(samples), samples.outline(source.unit - 1) if isinstance(samples, RawRecords) \
+        else samples[source.unit - 1]
+
+
+class _Nothing(TypedDict, total=False):
+    """No part of a record is needed up front (the samples of a `.json` log, the message pool)."""
+
+
+class _EventHead(TypedDict, total=False):
+    """What the reader needs of every event up front: a model event's output (its message's id,
+    its usage), model and input ranges, a compaction's figures. A model event's `input` (the
+    whole history, in logs without `input_refs`) is parsed only when its step's prompt is shown."""
+
+    event: Any
+    type: Any
+    model: Any
+    output: Any
+    input_refs: Any
+    tokens_before: Any
+    tokens_after: Any
 
 
 _ZSTD = 93
@@ -119,15 +141,15 @@ _ZSTD = 93
 stored, deflate, bzip2 and lzma members only)."""
 
 
-def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytes:
+def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytearray:
     """A member's bytes, decompressed to at most `MAX_MEMBER_BYTES` whatever its entry claims."""
     info = archive.getinfo(name)
     if info.file_size > MAX_MEMBER_BYTES:
         raise ValueError(f"{name}: {info.file_size:,} bytes once decompressed: more than {MAX_MEMBER_BYTES:,}")
     if info.compress_type != _ZSTD:
         try:  # zipfile stops at the size the entry says, and checks the data against its CRC
-            with archive.open(info) as member:
-                return b"".join(iter(lambda: member.read(1 << 20), b""))  # a MB at a time: no bomb inflated whole
+            with archive.open(info) as member:  # a MB at a time: no bomb inflated whole
+                return _filled(iter(lambda: member.read(1 << 20), b""), info.file_size, name)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
             raise ValueError(f"{name}: {error}") from None
     import zstandard  # only for these logs
@@ -139,20 +161,25 @@ def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytes:
         int.from_bytes(data[offset + 28:offset + 30], "little")
     raw = data[start:start + info.compress_size]
     # streamed, so the frame's own claimed size (a bomb's 3 GB) is never allocated up front
-    chunks, size = [], 0
     try:
         with zstandard.ZstdDecompressor().stream_reader(BytesIO(raw)) as reader:
-            while size <= info.file_size:
-                chunk = reader.read(min(1 << 20, info.file_size + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
+            return _filled(iter(lambda: reader.read(1 << 20), b""), info.file_size, name)
     except zstandard.ZstdError as error:
         raise ValueError(f"{name}: damaged zstd data ({error})") from None
-    if size > info.file_size:
-        raise ValueError(f"{name}: decompresses past the {info.file_size:,} bytes its entry says")
-    return b"".join(chunks)
+
+
+def _filled(chunks: Iterator[bytes], size: int, name: str) -> bytearray:
+    """The member's bytes, written into one buffer of the size its entry says as they are
+    decompressed (joining the chunks held the member twice over: 2 x 127 MB for one sample)."""
+    buffer, at = bytearray(size), 0
+    for chunk in chunks:
+        if at + len(chunk) > size:
+            raise ValueError(f"{name}: decompresses past the {size:,} bytes its entry says")
+        buffer[at:at + len(chunk)] = chunk
+        at += len(chunk)
+    if at < size:
+        raise ValueError(f"{name}: {at:,} bytes where its entry says {size:,}")
+    return buffer
 
 
 def _sample_order(name: str) -> tuple[int, str]:
@@ -184,20 +211,25 @@ def read(source: Source) -> Trajectory:
     if sample.get("error"):
         info.exit_status = "error: " + str(mapping(sample["error"]).get("message") or sample["error"])[:200]
     tally = chat.Tally()
-    pool = list(mapping(sample.get("events_data")).get("messages") or [])
+    events_data = sample.outline_at("events_data") if isinstance(sample, Outline) else sample.get("events_data")
+    pool = records_at(mapping(events_data), "messages", _Nothing) or []
+    events = records_at(sample, "events", _EventHead) or []
     by_output: dict[str, Mapping[str, Any]] = {}
     summaries: list[Mapping[str, Any]] = []
     """The `summary` compaction events, in order: each has its summary message in `messages`."""
     compacted_before: dict[str, list[Mapping[str, Any]]] = {}
     """The trim and edit compactions (no message of their own), by the output id of the next model call."""
     pending: list[Mapping[str, Any]] = []
-    for event in sample.get("events") or []:
+    by_index: dict[int, int] = {}
+    """Each model event's position in `events` (what its step's prompt is read from)."""
+    for position, event in enumerate(heads(events) if isinstance(events, list | RawRecords) else []):
         event = mapping(event)
         kind = event.get("event")
         if kind == "model":
             message = _output_message(event, attachments)
             if message.get("id"):
                 by_output[str(message["id"])] = event
+                by_index[id(event)] = position
                 if pending:
                     compacted_before.setdefault(str(message["id"]), []).extend(pending)
                     pending = []
@@ -208,7 +240,7 @@ def read(source: Source) -> Trajectory:
         elif kind != "tool":  # tool events repeat the tool messages
             tally.skip(f"event/{kind}")
     entries: list[chat.Entry] = []
-    recorded = _Prompts(pool, attachments)
+    recorded = _Prompts(pool, attachments, events)
     step = 0
     for message in sample.get("messages") or []:
         message = _resolved(mapping(message), attachments)
@@ -228,7 +260,7 @@ def read(source: Source) -> Trajectory:
             continue
         entry.extra.update(_usage_of(event))
         entry.extra["model"] = optional_str(event.get("model"))
-        recorded.events[step] = event
+        recorded.events[step] = by_index[id(event)]
     if by_output:
         tally.counts["model call outside the sample's messages (a scorer, a sub-agent)"] += len(by_output)
     missing = step - len(recorded)
@@ -265,10 +297,13 @@ class _Prompts(Mapping[int, list[Message]]):
 
     KEEP = 4
 
-    def __init__(self, pool: list[Any], attachments: Mapping[str, Any]):
+    def __init__(self, pool: Sequence[Any], attachments: Mapping[str, Any], events: Sequence[Any]):
         self.pool = pool
         self.attachments = attachments
-        self.events: dict[int, Mapping[str, Any]] = {}
+        self.all_events = events
+        """The sample's events (`RawRecords`: each read whole when its prompt is built)."""
+        self.events: dict[int, int] = {}
+        """Step number -> the position of its model event."""
         self._built: dict[int, list[Message]] = {}
 
     def __contains__(self, number: object) -> bool:
@@ -277,7 +312,7 @@ class _Prompts(Mapping[int, list[Message]]):
     def __getitem__(self, number: int) -> list[Message]:
         if number not in self._built:
             entries: list[chat.Entry] = []
-            for item in _input(self.events[number], self.pool):
+            for item in _input(mapping(self.all_events[self.events[number]]), self.pool):
                 entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
             if len(self._built) >= self.KEEP:
                 del self._built[next(iter(self._built))]
@@ -296,7 +331,7 @@ def _output_message(event: Mapping[str, Any], attachments: Mapping[str, Any]) ->
     return _resolved(mapping(mapping(choices[0]).get("message")), attachments) if choices else {}
 
 
-def _input(event: Mapping[str, Any], pool: list[Any]) -> list[Any]:
+def _input(event: Mapping[str, Any], pool: Sequence[Any]) -> list[Any]:
     """The event's input: with `input_refs` (even an empty list), the pool's ranges
     (`[start, end)`), as Inspect's own reader expands them; else its `input`."""
     refs = event.get("input_refs")
@@ -321,6 +356,8 @@ def _usage_of(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def _resolved(value: Any, attachments: Mapping[str, Any]) -> Any:
     """`value` with every `attachment://<hash>` string replaced by the text it stands for."""
+    if not attachments:  # nothing to put back: no walk over every message
+        return value
     if isinstance(value, str):
         if value.startswith(_ATTACHMENT):
             return attachments.get(value[len(_ATTACHMENT):], value)
