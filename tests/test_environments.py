@@ -133,6 +133,17 @@ def test_huge_output_keeps_head_and_tail(env):
     assert result.output_chars > 50_000_000
 
 
+def test_a_pipe_closed_early_ends_its_writer_quietly(env):
+    """Commands get SIGPIPE and SIGXFSZ as a terminal's shell gives them: `yes | head` ends at
+    once, with no `Broken pipe` error (the local shell's Python parent ignores both, and its
+    children inherited that)."""
+    result = env.execute("yes hello | head -n 2; grep SigIgn /proc/self/status", timeout=20)
+    assert result.output.splitlines()[:2] == ["hello", "hello"], result.output
+    assert "Broken pipe" not in result.output
+    ignored = int(result.output.split("SigIgn:")[1].split()[0], 16)
+    assert not ignored & (1 << 12), result.output  # SIGPIPE is signal 13: bit 12
+
+
 def test_output_is_cleaned(env):
     result = env.execute(r"printf 'x\xffy\n\033[31mred\033[0m\n10%%\r50%%\r100%%\n'")
     assert result.output == "x\ufffdy\nred\n100%\n"

@@ -57,6 +57,9 @@ if os.getppid() == 1:
 shell = os.fork()
 if shell == 0:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores these; the shell and its commands must not
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     os.execvp(sys.argv[1], sys.argv[1:])
 os.close(0)
 while True:
