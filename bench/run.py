@@ -37,6 +37,7 @@ BENCHMARKS = {
     "B13": ("b13_huge", "huge Claude Code session"),
     "B14": ("b14_codex", "huge Codex rollout"),
     "B15": ("b15_inspect_sample", "one huge Inspect sample"),
+    "B16": ("b16_live_stress", "live stress"),
 }
 
 

@@ -3,9 +3,10 @@ never competes with the client for the GIL.
 
     python -m bench.stream_server SCRIPT.json      prints `PORT` on its first stdout line
 
-SCRIPT.json is a list of responses `{"tokens": N, "command": "...", "latency_s": S}`:
-request k gets response k (the last one repeats), after `latency_s` (default 0: a real
-model's time to answer, without holding up the other requests). A response streams N one-token content deltas of
+SCRIPT.json is a list of responses `{"tokens": N, "command": "...", "latency_s": S,
+"tokens_per_s": R}`: request k gets response k (the last one repeats), after `latency_s`
+(default 0: a real model's time to answer, without holding up the other requests), its
+content deltas paced at R a second when R is given (B16: a model streaming at 100 tok/s). A response streams N one-token content deltas of
 markdown-ish prose, then one `bash` tool call with the command, then a usage chunk. Each
 whole response is encoded before the first request, so the socket writes as fast as the
 client reads.
@@ -53,6 +54,12 @@ def sse_body(tokens: int, command: str) -> bytes:
     return b"".join(parts)
 
 
+def paced(body: bytes, tokens_per_s: float) -> list[tuple[bytes, float]]:
+    """The response's SSE events, each with the pause before the next: one token's time."""
+    events = [event + b"\n\n" for event in body.split(b"\n\n") if event]
+    return [(event, 1 / tokens_per_s if b'"content": "' in event else 0.0) for event in events]
+
+
 def response(body: bytes) -> bytes:
     head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
@@ -76,7 +83,7 @@ def read_request(conn: socket.socket) -> None:
         body += chunk
 
 
-def serve(responses: list[bytes], latencies: list[float]) -> None:
+def serve(responses: list[bytes], latencies: list[float], rates: list[float] | None = None) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     print(listener.getsockname()[1], flush=True)
     served = 0
@@ -91,7 +98,16 @@ def serve(responses: list[bytes], latencies: list[float]) -> None:
                 served += 1
             if latencies[index]:
                 time.sleep(latencies[index])
-            conn.sendall(responses[index])
+            rate = rates[index] if rates else 0
+            if not rate:
+                conn.sendall(responses[index])
+                return
+            head, _, body = responses[index].partition(b"\r\n\r\n")
+            conn.sendall(head + b"\r\n\r\n")
+            for event, pause in paced(body, rate):
+                conn.sendall(event)
+                if pause:
+                    time.sleep(pause)
 
     while True:
         conn, _ = listener.accept()
@@ -101,4 +117,4 @@ def serve(responses: list[bytes], latencies: list[float]) -> None:
 if __name__ == "__main__":
     script = json.loads(Path(sys.argv[1]).read_text())
     serve([response(sse_body(item["tokens"], item["command"])) for item in script],
-          [float(item.get("latency_s", 0)) for item in script])
+          [float(item.get("latency_s", 0)) for item in script], [float(item.get("tokens_per_s", 0)) for item in script])

@@ -21,6 +21,34 @@ def test_textual_render_cache_can_be_replaced_by_an_empty_one():
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_textual_log_parts_the_output_log_writes_through(anyio_backend):
+    # tui/widgets/observation_pane.py OutputLog: Log._lines, _width, _process_line, _prune_max_lines,
+    # textual._line_split.line_split; the same lines, width and scroll as Log.write
+    from textual.app import App, ComposeResult
+    from textual.widgets import Log
+
+    from swedeck.tui.widgets.observation_pane import OutputLog
+
+    class Both(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Log(max_lines=50, id="theirs")
+            yield OutputLog(max_lines=50, id="ours")
+
+    text = "".join(f"line {n}\r\n" if n % 3 else f"wide {'x' * n}\n" for n in range(80)) + "no ending"
+    app = Both()
+    async with app.run_test(size=(40, 30)) as pilot:
+        theirs, ours = app.query_one("#theirs", Log), app.query_one("#ours", OutputLog)
+        for log in (theirs, ours):
+            log.write(text[:500])
+            log.write(text[500:])
+        await pilot.pause()
+        assert ours._lines == theirs._lines and ours.lines == theirs.lines and ours.line_count == 50
+        assert ours._width == theirs._width and ours.virtual_size == theirs.virtual_size
+        assert ours.scroll_y == theirs.scroll_y > 0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_textual_keeps_the_exception_that_ended_an_app(capsys, anyio_backend):
     # tui/launch.py ui_ended: App._exception names what stopped the UI
     from textual.app import App

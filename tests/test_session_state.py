@@ -161,7 +161,7 @@ async def test_widgets_follow_the_state():
         assert screen.query_one(HeaderBar).info.title == "a title from the state"
         assert "a title from the state" in screen_text(app) and "step 7" in screen_text(app)
         assert screen.query_one(ContextMeter).has_class("-danger")
-        assert screen.query_one("#panes").has_class("-stacked")
+        assert screen.query_one("#panes").is_stacked
         assert screen.query_one(ProcessorsPanel).has_class("-open")
 
 

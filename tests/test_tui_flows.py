@@ -497,12 +497,12 @@ async def test_keymap_from_config_remaps_a_binding(openai_server, tmp_path):
 async def test_80x24_stacks_the_panes_and_still_confirms(openai_server, tmp_path):
     session = live(openai_server, tmp_path, Turn.bash_tool("touch small.txt", text="Look."))
     async with running(session, pending, size=(80, 24)) as (app, pilot):
-        assert app.session_screen.query_one("#panes").has_class("-stacked")
+        assert app.session_screen.query_one("#panes").is_stacked
         for widget_id in ("#transcript", "#observation", "#meter", "#input"):
             widget = app.session_screen.query_one(widget_id)
             assert widget.region.height > 0 and widget.region.width > 0
         await pilot.press("s")
-        assert not app.session_screen.query_one("#panes").has_class("-stacked")
+        await wait_for(pilot, lambda: not app.session_screen.query_one("#panes").is_stacked, WAIT)
         await pilot.press("y")
         await wait_for(pilot, lambda: (tmp_path / "small.txt").exists(), WAIT)
 

@@ -66,7 +66,25 @@ Draw = Callable[["SessionScreen", Any], Awaitable[None] | None]
 class Panes(Container):
     """The transcript and the command output: side by side, or stacked."""
 
-    stacked: var[bool] = var(False, toggle_class="-stacked")
+    stacked: var[bool] = var(False)
+
+    def watch_stacked(self, stacked: bool) -> None:
+        """Set as the three widgets' own styles, not as a class: a class on the container
+        restyles every widget under it, each Markdown block of the transcript (80 ms a press
+        while an answer streamed, B16), where these styles lay out three widgets."""
+        self.styles.layout = "vertical" if stacked else "horizontal"
+        for child, share in zip(self.children, (3, 2), strict=False):
+            child.styles.width = "1fr" if stacked else f"{share}fr"
+            child.styles.height = f"{share}fr" if stacked else "1fr"
+
+    def on_mount(self) -> None:
+        self.watch_stacked(self.stacked)  # a value bound before the children were there
+
+    @property
+    def is_stacked(self) -> bool:
+        """The panes one above the other, as laid out."""
+        first, second = self.children[0].region, self.children[1].region
+        return second.y >= first.bottom and second.x == first.x
 
 
 class SessionScreen(SessionState, ViewScreen):
