@@ -409,3 +409,29 @@ async def test_step_one_shows_the_task_and_long_lines_wrap_in_every_pane(tmp_pat
         await wait_for(pilot, lambda: screen.step == 2)
         assert not text_of(screen, "#model-text").startswith("task: ")
         assert "".join(comment.split()) in "".join(text_of(screen, "#output-text").split())  # whole, wrapped
+
+
+async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path):
+    """Issue 49: from a key's arrival to the frame after it, a worker that waits on the app's
+    `key_quiet` sleeps (the GIL the UI's); it goes on once the frame is drawn."""
+    import threading
+
+    path = write_trajectory(tmp_path / "t", 12)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.pause()
+        quiet, marks = app.key_quiet, []
+        arrived = quiet.arrived
+        quiet.arrived = lambda owner: (arrived(owner), marks.append(quiet.quiet))  # type: ignore[method-assign]
+        waited = threading.Event()
+        await pilot.press("l")
+        assert marks == [False] and screen.step == 2  # quiet from the key's arrival
+        await wait_for(pilot, lambda: quiet.quiet, 5)  # and again once its frame is drawn
+        quiet._quiet.clear()  # as a key would: a waiting worker sleeps until it is set
+        worker = threading.Thread(target=lambda: (quiet.wait(), waited.set()))
+        worker.start()
+        assert not waited.wait(0.05)
+        quiet._quiet.set()
+        assert waited.wait(5)
+        worker.join()

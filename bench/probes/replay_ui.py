@@ -8,6 +8,11 @@ parent's `time.time()` just before it started this process) and the step on scre
 jumps to JUMPS random steps one after the other, then moves JUMPS times to the next (or,
 at the end, the previous) step, each timed from `go(step)` to the end of the frame that
 shows it, and prints those figures and the peak resident memory.
+
+With `SWEDECK_PROBE_KEYS=1` in its environment it first times keys, pressed as the terminal
+driver posts them, from the first frame on (while the token curve's worker runs, issue 49):
+JUMPS go-tos (`g`, the step's digits, `enter`: from `enter` to the frame showing the step)
+and JUMPS next-steps (`l`, `h` at the last step), each to the frame after it.
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ def on_ready(app: App, _event: events.Ready) -> None:
             figures = {"first_screen_s": first, "shown_step": shown, "steps": total,
                        "jump_median_s": statistics.median(jumps), "jump_max_s": max(jumps),
                        "next_median_s": statistics.median(steps), "next_max_s": max(steps),
-                       "peak_rss_mb": peak_rss_mb(), "jumps_ms": [round(value * 1000, 1) for value in jumps]}
+                       "peak_rss_mb": peak_rss_mb(), "jumps_ms": [round(value * 1000, 1) for value in jumps], **KEYS}
             os.write(1, (json.dumps(figures) + "\n").encode())  # Textual may have replaced sys.stdout
             os._exit(0)
         random_phase = len(jumps) < JUMPS
@@ -54,7 +59,61 @@ def on_ready(app: App, _event: events.Ready) -> None:
         screen.go(target, force=True)
         app.call_after_refresh(lambda: (times.append(time.perf_counter() - started), app.call_later(jump)))
 
-    app.call_later(jump)
+    if os.environ.get("SWEDECK_PROBE_KEYS") == "1":
+        app.run_worker(key_phase(app, rng, total, jump, jumps, steps))
+    else:
+        app.call_later(jump)
+
+
+async def _until(condition, limit_s: float = 10.0) -> None:
+    import asyncio
+
+    deadline = time.perf_counter() + limit_s
+    while not condition():
+        if time.perf_counter() > deadline:
+            os.write(2, b"the probe's key was not handled in time\n")
+            os._exit(5)
+        await asyncio.sleep(0.001)
+
+
+async def _frame(app: App) -> None:
+    """Until the frame after what the keys posted so far: the app's, then the screen's refresh."""
+    import asyncio
+
+    done = asyncio.get_running_loop().create_future()
+    app.call_after_refresh(lambda: app.screen.call_after_refresh(lambda: done.done() or done.set_result(None)))
+    await done
+
+
+async def key_phase(app: App, rng, total: int, then, jumps: list[float], steps: list[float]) -> None:
+    screen = app.screen
+    gotos: list[float] = []
+    nexts: list[float] = []
+    for _ in range(JUMPS):
+        target = rng.randint(1, total)
+        app.simulate_key("g")
+        await _until(lambda: app.screen is not screen)
+        for digit in str(target):
+            app.simulate_key(digit)
+        await _frame(app)
+        started = time.perf_counter()
+        app.simulate_key("enter")
+        await _until(lambda target=target: app.screen is screen and screen.step == target)
+        await _frame(app)
+        gotos.append(time.perf_counter() - started)
+    for _ in range(JUMPS):
+        before = screen.step
+        started = time.perf_counter()
+        app.simulate_key("l" if before < total else "h")
+        await _until(lambda before=before: screen.step != before)
+        await _frame(app)
+        nexts.append(time.perf_counter() - started)
+    KEYS.update(key_goto_ms=[round(value * 1000, 1) for value in gotos],
+                key_next_ms=[round(value * 1000, 1) for value in nexts])
+    then()
+
+
+KEYS: dict = {}
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ Both sequences behave as read-only lists (`len`, indexing, slicing, iteration).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -76,12 +77,20 @@ class MessageList(LazySequence[Message]):
     assistant message a tool result answers).
     """
 
+    KEEP = 8192
+    """Built messages kept, the latest blocks' (issue 49: a pass over every step of a
+    45,000-step file, the token curve's, kept them all: memory in proportion to the file, and
+    hundreds of thousands of objects in each of the collector's full walks). A block built
+    again is the same messages, from the same records."""
+
     def __init__(self, size: int, blocks: list[int], build: BlockBuilder, path: Path):
         self.path = path
         self._size = size
         self._blocks = [0] + [start for start in blocks if 0 < start < size]
         self._build = build
         self._built: list[Message | None] = [None] * size
+        self._kept: deque[tuple[int, int]] = deque()
+        self._kept_count = 0
 
     noun = "message"
 
@@ -106,6 +115,12 @@ class MessageList(LazySequence[Message]):
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise TrajectoryError(self.path, f"messages {start}..{end - 1}: {reason[:300]}") from None
         self._built[start:end] = built
+        self._kept.append((start, end))
+        self._kept_count += end - start
+        while self._kept_count > self.KEEP and len(self._kept) > 1:
+            first, last = self._kept.popleft()
+            self._built[first:last] = [None] * (last - first)
+            self._kept_count -= last - first
 
 
 class StepList(LazySequence[Step]):

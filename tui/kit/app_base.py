@@ -7,7 +7,8 @@ a default screen (a `ViewScreen`); this class owns the rest.
 - the app's keys: Ctrl+Q (the view's `request_quit`) and F1 / ? (the help);
 - F1: the keys of the view in front, after the person's keymap, and the app's;
 - the command palette: the same keys as commands, run on the view they belong to;
-- the first frame (`FirstFrame`), which ends what the command line held off until it.
+- the first frame (`FirstFrame`), which ends what the command line held off until it;
+- `key_quiet`: each key marked from its arrival to its frame, so that workers step aside.
 
 Worker errors are the view's (`ViewScreen.on_worker_state_changed`): Textual posts a
 worker's state to the node that started it, and does not bubble it to the app.
@@ -20,6 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -27,6 +29,7 @@ from textual.screen import Screen
 from swedeck.core.ui_settings import UIConfig
 
 from .first_frame import FirstFrame
+from .key_quiet import KeyQuiet
 from .ui_config import apply_ui_config, tell_ui_notes
 from .view_screen import ViewScreen
 
@@ -48,6 +51,14 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
         super().__init__()
         self.ui = ui or UIConfig()
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme, themes_dir=themes_dir)
+        self.key_quiet = KeyQuiet()
+        self._last_key: events.Key | None = None
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and event is not self._last_key:  # a key bubbles back up here too
+            self._last_key = event
+            self.key_quiet.arrived(self)
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         tell_ui_notes(self, self._startup_notes)

@@ -66,6 +66,8 @@ __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 CURVE_BATCH_S = 0.5
 """How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
 CURVE_YIELD_EVERY = 200
+CURVE_QUIET_EVERY = 10
+"""How often the worker looks whether a key is being handled (`kit.key_quiet`), and waits."""
 CURVE_YIELD_S = 0.002
 """The curve's worker sleeps this long every so many steps: a thread that never blocks keeps
 the GIL from the UI's thread for its whole switch interval, again and again (bench: jumps of
@@ -332,8 +334,11 @@ class ReplayScreen(ReplayState, StepBrowser):
         document = shared if shared is not None else open_document(path)
         batch: list[tuple[int, int, str, str]] = []
         sent = time.monotonic()
+        quiet = getattr(self.app, "key_quiet", None)
         for point in token_curve(document):
             batch.append((point.step, point.tokens, point.label, point.mark))
+            if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None and not quiet.quiet:
+                quiet.wait()  # a key is being handled: the GIL is the UI's until its frame is drawn
             if point.step % CURVE_YIELD_EVERY == 0:
                 time.sleep(CURVE_YIELD_S)  # the GIL to the UI thread: a key waits for no more than this stretch
             if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most
@@ -358,6 +363,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.step_list.set_commands(commands)
         chart.window, chart.marks = self._window(), marks
         self.add_curve(tokens_of)
+        if len(self.curve_points) >= self.step_count:  # the whole curve: what it made lives while the file is open
+            freeze_permanent_objects()
         if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate of the shown step just arrived
 

@@ -29,21 +29,35 @@ def _short(value: int) -> str:
     return str(value)
 
 
-def chart_lines(points: list[int], width: int, height: int, *, window: int | None = None,
-                current: int | None = None, marks: dict[int, str] | None = None,
-                unit: str = "tokens") -> list[tuple[str, list[tuple[int, int, str]]]]:
-    """The chart as text lines, each with (start, end, style) spans: `height - 1` rows of bars
-    and one axis row. `current` and the keys of `marks` are 1-based steps."""
-    marks = marks or {}
-    rows = max(1, height - 1)
-    top = max([window or 0, *points, 1])
+Columns = tuple[int, tuple[str, str], int, int, list[int]]
+"""What a chart's bars are, whatever step is current: the top value, the axis labels, the
+axis's width, the steps a column and each column's value."""
+
+
+def columns_of(points: list[int], width: int, window: int | None = None) -> Columns:
+    """The bars of `points` at `width` (a pass over every point: `TokenChart` keeps them while
+    the points and the width stay, so a jump in a 45,000-step file does not pass over all)."""
+    top = max(max(points, default=0), window or 0, 1)
     labels = (_short(top), "0")
     axis = max(len(label) for label in labels) + 1
     columns = max(1, width - axis - 1)
     count = len(points)
     per = max(1, -(-count // columns)) if count else 1
     shown = -(-count // per) if count else 0
-    values = [max(points[i * per:(i + 1) * per]) for i in range(shown)]
+    return top, labels, axis, per, [max(points[i * per:(i + 1) * per]) for i in range(shown)]
+
+
+def chart_lines(points: list[int], width: int, height: int, *, window: int | None = None,
+                current: int | None = None, marks: dict[int, str] | None = None,
+                unit: str = "tokens", columns: Columns | None = None) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """The chart as text lines, each with (start, end, style) spans: `height - 1` rows of bars
+    and one axis row. `current` and the keys of `marks` are 1-based steps. `columns`: the
+    bars of these points at this width, when known (`columns_of`)."""
+    marks = marks or {}
+    rows = max(1, height - 1)
+    top, labels, axis, per, values = columns or columns_of(points, width, window)
+    count = len(points)
+    shown = len(values)
     current_column = (current - 1) // per if current and count else None
     window_row = None
     if window and top:
@@ -98,11 +112,17 @@ class TokenChart(Widget):
     def __init__(self, unit: str = "tokens", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.unit = unit
+        self._columns: tuple[list[int], int, int | None, Columns] | None = None
+        """The bars of the points drawn last: (those points, width, window, bars)."""
 
     def render(self) -> Content:
         width, height = self.content_size.width, self.content_size.height
-        lines = chart_lines(list(self.points), width, height, window=self.window, current=self.current,
-                            marks=dict(self.marks), unit=self.unit)
+        points = self.points
+        kept = self._columns
+        if kept is None or kept[0] is not points or kept[1:3] != (width, self.window):
+            kept = self._columns = (points, width, self.window, columns_of(points, width, self.window))
+        lines = chart_lines(points, width, height, window=self.window, current=self.current,
+                            marks=self.marks, unit=self.unit, columns=kept[3])
         out = Content("")
         for number, (text, spans) in enumerate(lines):
             line = Content(text, spans=[Span(start, end, style) for start, end, style in spans])
