@@ -27,13 +27,13 @@ from typing import Any
 
 import msgspec
 
-from ...messages import MessageType
+from ...messages import Message, MessageType
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import MAX_LINE_BYTES, Source, sniff_lines, too_long
+from .source import Source, sniff_lines, too_long
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -86,16 +86,24 @@ class _Lines:
         self.content = source.content
         self.spans: list[tuple[int, int]] = []
         self._full: dict[int, Mapping[str, Any]] = {}
+        self._last_index, self._last_record = -1, {}  # type: tuple[int, Mapping[str, Any]]
 
     def full(self, index: int) -> Mapping[str, Any]:
         record = self._full.get(index)
         if record is None:
+            if self._last_index == index:  # the entries of one record (its tool results) read it once
+                return self._last_record
             start, end = self.spans[index]
             record = loads(self.content[start:end])
+            self._last_index, self._last_record = index, record
         return record
 
     def keep(self, index: int, record: Mapping[str, Any]) -> None:
         self._full[index] = record
+
+    def kept(self, index: int) -> Mapping[str, Any] | None:
+        """Record `index` if it was read whole in the scan (it did not fit the tree's head)."""
+        return self._full.get(index)
 
 
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
@@ -104,12 +112,11 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     records and titles; damaged lines said and counted, as `json_lines` does."""
     lines = _Lines(source)
     heads: list[Any] = []
-    text = source.content
-    for number, line_start, end in source.line_spans():
-        if end - line_start > MAX_LINE_BYTES:
-            chat.skip_damaged(number, too_long(end - line_start), info, tally)
+    for number, line_start, line in source.lines():
+        if line is None:
+            chat.skip_damaged(number, too_long(source.long_line_size), info, tally)
             continue
-        line = text[line_start:end]
+        end = line_start + len(line)
         try:
             head: Any = _decode_head(line)
         except msgspec.MsgspecError:
@@ -169,16 +176,182 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    whole = [lines.full(i) for i in chain]  # the main line's records, read whole (only them)
-    entries = _entries(whole, tally)
+    if requests.requests:  # Claude Code's own request records name the messages: the main line read whole
+        whole = [lines.full(i) for i in chain]
+        entries = _entries(whole, tally)
+    else:  # the main line planned from its heads, each entry built from its records when shown (issue 49)
+        whole = [_main_head(lines, i) for i in chain]
+        entries = _planned(whole, chain, lines, tally)
     first = whole[0] if whole else {}
     info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
-    info.model_name = next((optional_str(mapping(record.get("message")).get("model")) for record in whole
+    info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in whole
                             if record.get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
     prompts = requests.prompts(entries, whole, fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                            provenance=lambda number: "recorded" if number in prompts else None)
+
+
+class _Block(msgspec.Struct):
+    type: Any = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.type if key == "type" else default
+
+
+class _MessageHead(msgspec.Struct):
+    id: Any = None
+    model: Any = None
+    usage: Any = None
+    content: str | list[_Block | str] | None = None
+    """Each block's type (its text, input and output are passed over)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default) if key in _MESSAGE_FIELDS else default
+
+
+class _MainHead(msgspec.Struct):
+    """What the main line's plan needs of a record (`_planned`): the rest is read when its entry is built."""
+
+    type: Any = None
+    uuid: Any = None
+    isMeta: Any = None
+    isCompactSummary: Any = None
+    subtype: Any = None
+    compactMetadata: Any = None
+    sessionId: Any = None
+    cwd: Any = None
+    version: Any = None
+    gitBranch: Any = None
+    message: _MessageHead | None = None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default) if key in _MAIN_FIELDS else default
+
+
+_MESSAGE_FIELDS = frozenset(_MessageHead.__struct_fields__)
+_MAIN_FIELDS = frozenset(_MainHead.__struct_fields__)
+_decode_main = msgspec.json.Decoder(_MainHead).decode
+
+
+def _main_head(lines: _Lines, index: int) -> Any:
+    """Record `index`'s `_MainHead`, or the record whole where it does not fit one."""
+    kept = lines.kept(index)
+    if kept is not None:
+        return kept
+    start, end = lines.spans[index]
+    try:
+        return _decode_main(lines.content[start:end])
+    except msgspec.MsgspecError:
+        return lines.full(index)
+
+
+class _Later(chat.Entry):
+    """An entry of the main line made when its message is built, from its records read whole
+    then; its type and usage known from the plan. `how`: a model call (`records`: its
+    records), a compaction's summary (`before`: the boundary's figure), or entry `position`
+    of a user record (`first`: it may be the task)."""
+
+    lines: Any = None
+    records: tuple[int, ...] = ()
+    how: str = "response"
+    position: int = 0
+    first: bool = False
+    before: int | None = None
+
+    def build(self) -> Message:
+        full = self.lines.full
+        made: chat.Entry
+        if self.how == "response":
+            made = _response([full(index) for index in self.records])
+        elif self.how == "compaction":
+            record = full(self.records[0])
+            made = chat.compaction(chat.text_of(mapping(record.get("message")).get("content")), before=self.before,
+                                   source="claude-code compact")
+        else:
+            record = full(self.records[0])
+            made = _user(record, mapping(record.get("message")), self.first)[self.position]
+        made.kind = self.kind
+        made.extra = {**made.extra, **self.extra}
+        return made.build()
+
+
+def _get(value: Any, key: str) -> Any:
+    """`value[key]` of a record's part, parsed (a dict) or a head (a Struct with `get`); None for anything else."""
+    try:
+        return value.get(key)
+    except AttributeError:
+        return None
+
+
+def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tally) -> list[chat.Entry]:
+    """`_entries` from the records' heads: each entry's role, type and usage now, its text when
+    it is shown. The same entries, in the same order, as `_entries` of the records read whole."""
+    entries: list[chat.Entry] = []
+    pre_tokens: int | None = None
+    task = False
+    index = 0
+    while index < len(heads):
+        head = heads[index]
+        kind = head.get("type")
+        message = head.get("message")
+        if kind == "assistant":
+            group = [index]
+            message_id = _get(message, "id")
+            while index + 1 < len(heads) and heads[index + 1].get("type") == "assistant" and message_id and \
+                    _get(heads[index + 1].get("message"), "id") == message_id:
+                index += 1
+                group.append(index)
+            calls = any(_block_type(block) in ("tool_use", "server_tool_use")
+                        for position in group for block in _blocks(heads[position].get("message")))
+            usage = _usage(_get(heads[group[-1]].get("message"), "usage"))
+            entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
+                                  {"usage": usage} if usage is not None else {}, lines=lines,
+                                  records=tuple(chain[position] for position in group)))
+        elif kind == "system":
+            if head.get("subtype") == "compact_boundary":
+                metadata = head.get("compactMetadata")
+                pre = metadata.get("preTokens") if isinstance(metadata, Mapping) else None
+                pre_tokens = pre if isinstance(pre, int) else 0
+            else:
+                tally.skip(f"system/{head.get('subtype') or 'message'}")
+        elif head.get("isCompactSummary"):
+            entries.append(_Later("user", "", MessageType.COMPACTION, lines=lines, records=(chain[index],),
+                                  how="compaction", before=pre_tokens or None))
+            pre_tokens = None
+        else:
+            first = not head.get("isMeta") and not task
+            content = _get(message, "content")
+            said = MessageType.TASK if first else MessageType.USER_MESSAGE
+            if isinstance(content, list):
+                kinds = [("tool", MessageType.OBSERVATION) for block in content if _block_type(block) == "tool_result"]
+                if any(_block_type(block) != "tool_result" for block in content):
+                    kinds.append(("user", said))
+            else:
+                kinds = [("user", said)]
+            task = task or any(kind == MessageType.TASK for _, kind in kinds)
+            entries.extend(_Later(role, "", kind, lines=lines, records=(chain[index],), how="user", position=position,
+                                  first=first) for position, (role, kind) in enumerate(kinds))
+        index += 1
+    return entries
+
+
+def _blocks(message: Any) -> list[Any]:
+    content = _get(message, "content")
+    return content if isinstance(content, list) else []
+
+
+def _block_type(block: Any) -> Any:
+    return None if isinstance(block, str) else _get(block, "type")
+
+
+def _usage(usage: Any) -> Any:
+    """A call's usage as `_response` reads it from its last record."""
+    usage = mapping(usage)
+    if not usage:
+        return None
+    read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
+    return chat.usage((usage.get("input_tokens") or 0) + read + created, usage.get("output_tokens"), read)
 
 
 def _parent(record: Mapping[str, Any]) -> str | None:
@@ -294,7 +467,8 @@ def _entries(chain: list[Mapping[str, Any]], tally: chat.Tally) -> list[chat.Ent
                                            source="claude-code compact"))
             pre_tokens = None
         else:
-            entries.extend(_user(record, message, entries))
+            first = not record.get("isMeta") and not any(entry.kind == MessageType.TASK for entry in entries)
+            entries.extend(_user(record, message, first))
         index += 1
     return entries
 
@@ -322,12 +496,13 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
                           request_ref=optional_str(group[0].get("requestRef")))
 
 
-def _user(record: Mapping[str, Any], message: Mapping[str, Any], entries: list[chat.Entry]) -> list[chat.Entry]:
+def _user(record: Mapping[str, Any], message: Mapping[str, Any], first: bool) -> list[chat.Entry]:
+    """A user record's entries: a tool message per `tool_result` block, then its text (the
+    task when `first`: no task before it, and not Claude Code's own words)."""
     content = message.get("content")
     extra = {"uuid": record.get("uuid")}
     if record.get("isMeta"):
         extra["is_meta"] = True  # Claude Code's own words in the person's turn (a caveat, a command's output)
-    first = not record.get("isMeta") and not any(entry.kind == MessageType.TASK for entry in entries)
     if not isinstance(content, list):
         return [chat.Entry("user", chat.text_of(content), MessageType.TASK if first else MessageType.USER_MESSAGE, extra)]
     out, texts = [], []
