@@ -214,3 +214,37 @@ def test_a_uuid_cycle_in_a_claude_code_session_never_hangs(tmp_path, cycle):
         trajectory.fidelity.notes
     printed = peak_of([*swedeck_command(), "replay", str(path), "--print"])[0]
     assert printed.returncode == 0 and "Traceback" not in printed.stderr, printed.stderr
+
+
+def _rss_file_kb() -> int:
+    """This process's resident pages of mapped files (Linux)."""
+    status = Path("/proc/self/status").read_text()
+    return int(status.split("RssFile:")[1].split()[0])
+
+
+def test_a_walk_over_every_step_of_a_mapped_file_gives_its_pages_back(tmp_path, monkeypatch):
+    """A search reads every step of a file: from a mapped file each read maps pages, and the
+    walk gives them back every so many bytes (a search over a 2 GB rollout held 2 GB)."""
+    from swedeck.core.replay.document import open_document
+    from swedeck.core.replay.search import matching_steps
+    from swedeck.core.trajectory.readers import source
+
+    head, _ = _jsonl_around("codex")
+    output = "x" * 3000
+    step = "\n".join([
+        _codex("response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "look"}]}),
+        _codex("response_item", {"type": "function_call", "name": "shell", "call_id": "c", "arguments": '{"command": ["ls"]}'}),
+        _codex("response_item", {"type": "function_call_output", "call_id": "c", "output": output})]) + "\n"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("\n".join(head) + "\n" + step * 8000)  # 25 MB
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    monkeypatch.setattr(source, "_GIVE_BACK", 1 << 20)
+    before, most = _rss_file_kb(), 0
+    document = open_document(path)
+    for number in matching_steps(document, "not in any step"):
+        raise AssertionError(number)
+    for number in range(1, document.step_count + 1, 97):  # and a walk that samples it, as a person jumps
+        document.step(number)
+        most = max(most, _rss_file_kb() - before)
+    assert document.step_count == 8000
+    assert most < 8 << 10, most  # kilobytes: a few windows, not the file's 25 MB

@@ -142,10 +142,16 @@ class StepList(LazySequence[Step]):
     def __len__(self) -> int:
         return len(self.starts)
 
+    KEEP = 8192
+    """Built steps kept, the latest (a search over a 690,000-step rollout built every one)."""
+
     def _item(self, index: int) -> Step:
-        if index not in self._built:
-            self._built[index] = self._step(index)
-        return self._built[index]
+        step = self._built.get(index)
+        if step is None:
+            step = self._built[index] = self._step(index)
+            if len(self._built) > self.KEEP:
+                del self._built[next(iter(self._built))]  # the oldest built
+        return step
 
     def _step(self, index: int) -> Step:
         start = self.starts[index]

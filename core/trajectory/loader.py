@@ -19,6 +19,7 @@ from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
 from .readers import Reader, Source, opens_branches, sniffs
+from .readers.source import MappedFile
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
@@ -117,7 +118,7 @@ def _mapped(path: Path, size: int) -> mmap.mmap | None:
         with path.open("rb") as handle:
             if size < MAP_BYTES and handle.read(4) != b"PK\x03\x04":
                 return None
-            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            return MappedFile(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         return None  # read the usual way, which says what is wrong
 

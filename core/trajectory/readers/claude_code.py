@@ -33,7 +33,7 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, too_long
+from .source import Source, sniff_lines, span, too_long
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -94,7 +94,7 @@ class _Lines:
             if self._last_index == index:  # the entries of one record (its tool results) read it once
                 return self._last_record
             start, end = self.spans[index]
-            record = loads(self.content[start:end])
+            record = loads(span(self.content, start, end))
             self._last_index, self._last_record = index, record
         return record
 
@@ -241,7 +241,7 @@ def _main_head(lines: _Lines, index: int) -> Any:
         return kept
     start, end = lines.spans[index]
     try:
-        return _decode_main(lines.content[start:end])
+        return _decode_main(span(lines.content, start, end))
     except msgspec.MsgspecError:
         return lines.full(index)
 

@@ -30,7 +30,7 @@ from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, too_long
+from .source import Source, sniff_lines, span, too_long
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -144,7 +144,7 @@ class _Columns:
         if code == _WHOLE_ENTRY:
             return self.whole[index]
         end = self.first[index + 1] if index + 1 < len(self.first) else len(self.spans) // 2
-        payloads = [mapping(mapping(loads(self.content[self.spans[2 * line]:self.spans[2 * line + 1]])).get("payload"))
+        payloads = [mapping(mapping(loads(span(self.content, self.spans[2 * line], self.spans[2 * line + 1]))).get("payload"))
                     for line in range(self.first[index], end)]
         if code in (_ACTION, _ANSWER):
             made = _response(payloads, self.model_at(index))
