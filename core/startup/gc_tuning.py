@@ -40,6 +40,11 @@ def hold_collections() -> None:
         _held = True
 
 
+def collections_held() -> bool:
+    """Collections are held (`hold_collections`): a caller may run the young ones itself."""
+    return _held
+
+
 def release_collections() -> None:
     """End a hold (a no-op without one, as in a test's app): what the start made lives as
     long as the process, so it is frozen, and collections run again."""

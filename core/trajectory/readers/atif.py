@@ -18,13 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from ...messages import MessageType
+import msgspec
+
+from ...messages import Message, MessageType
 from ...startup.read_ahead import MAX_FILE_BYTES
 from ..coerce import as_number, mapping, optional_str
 from ..files import inside_folder, read_in_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..outline import RawRecords, heads, records_at
 from ..parse import loads
 from . import chat
 from .source import Source
@@ -62,48 +65,18 @@ def read(source: Source) -> Trajectory:
         document = _embedded(document, source.branch)
     agent = mapping(document.get("agent"))
     info = TrajectoryInfo(model_name=optional_str(agent.get("model_name")), config={"agent": dict(agent)},
-                          raw={key: value for key, value in document.items() if key != "steps"})
+                          raw={key: document[key] for key in document if key != "steps"})  # the steps: in outline
     info.session = {"id": document.get("session_id"), "agent": agent.get("name"), "agent_version": agent.get("version"),
                     "schema_version": document.get("schema_version")}
     _final_metrics(info, mapping(document.get("final_metrics")))
-    steps = document.get("steps")
-    if not isinstance(steps, list):
+    steps = records_at(document, "steps", _StepHead)
+    if not isinstance(steps, list | RawRecords):
         raise ValueError(f"`steps` is {type(steps).__name__}, not a list")
     tally = chat.Tally()
-    entries: list[chat.Entry] = []
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "recorded" if agent.get("tool_definitions") else "unknown",
                                "messages": "reconstructed"})
-    token_ids = 0
-    for number, step in enumerate(steps, start=1):
-        if not isinstance(step, Mapping):
-            tally.skip(f"step that is {type(step).__name__}")
-            continue
-        source_kind = step.get("source")
-        text = _text(step.get("message"))
-        if source_kind == "system":
-            first = not any(entry.kind == MessageType.SYSTEM for entry in entries)
-            entries.append(chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE))
-            fidelity.parts["system prompt"] = "recorded"
-        elif source_kind == "user":
-            first = not any(entry.kind == MessageType.TASK for entry in entries)
-            entries.append(chat.Entry("user", text, _swedeck_type(step) or (MessageType.TASK if first
-                                                                            else MessageType.USER_MESSAGE)))
-        elif source_kind == "agent":
-            metrics = mapping(step.get("metrics"))
-            if isinstance(metrics.get("prompt_token_ids"), list):
-                token_ids += 1
-            calls = [_call(item, number, k) for k, item in enumerate(step.get("tool_calls") or [])
-                     if isinstance(item, Mapping)]
-            extra = {key: step[key] for key in ("step_id", "timestamp", "model_name", "is_copied_context", "llm_call_count")
-                     if step.get(key) is not None}
-            entries.append(chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
-                                          usage=chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"),
-                                                           metrics.get("cached_tokens")),
-                                          cost=as_number(metrics.get("cost_usd")), **extra))
-            entries.extend(_results(step, {item["id"] for item, _ in calls}, fidelity, source.path))
-        else:
-            tally.skip(f"step with source {source_kind!r}")
+    entries, token_ids = _planned(heads(steps), _Steps(steps), fidelity, tally, source.path)
     if token_ids:
         fidelity.notes.append(f"{token_ids} steps record their prompt as token ids: the prompt text is still "
                               "rebuilt from the conversation")
@@ -116,12 +89,155 @@ def read(source: Source) -> Trajectory:
     continued = optional_str(document.get("continued_trajectory_ref"))
     if continued:
         fidelity.notes.append(f"the run continues in {continued}")
-    copied = sum(1 for entry in entries if entry.extra.get("is_copied_context"))
+    copied = sum(1 for step in heads(steps) if isinstance(step, Mapping) and step.get("source") == "agent"
+                 and step.get("is_copied_context"))
     if copied:
         fidelity.notes.append(f"{copied} agent steps are copied context from an earlier trajectory (is_copied_context)")
     fidelity.skipped = tally.as_dict()
     _harbor_trial(source.path, info, fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
+
+
+class _MetricsHead(TypedDict, total=False):
+    prompt_tokens: Any
+    completion_tokens: Any
+    cached_tokens: Any
+    cost_usd: Any
+    prompt_token_ids: msgspec.Raw
+    """Passed over: only whether it is a list counts."""
+
+
+class _ResultHead(TypedDict, total=False):
+    source_call_id: Any
+    extra: Any
+    subagent_trajectory_ref: Any
+
+
+class _ObservationHead(TypedDict, total=False):
+    results: list[_ResultHead] | None
+
+
+class _StepHead(TypedDict, total=False):
+    """What the plan needs of a step (issue 49): its source, what swedeck wrote down, its calls
+    and usage, whom each result answers. Its message, reasoning and results' content are read
+    when its entries are built."""
+
+    source: Any
+    step_id: Any
+    is_copied_context: Any
+    metrics: _MetricsHead | None
+    tool_calls: Any
+    observation: _ObservationHead | None
+    extra: Any
+
+
+class _Steps:
+    """The file's steps by position, each read whole when an entry of it is built (the last read kept)."""
+
+    def __init__(self, steps: Any) -> None:
+        self.steps = steps
+        self._last: tuple[int, Any] = (-1, None)
+
+    def __getitem__(self, index: int) -> Any:
+        if self._last[0] != index:
+            self._last = (index, self.steps[index])
+        return self._last[1]
+
+
+class _Later(chat.Entry):
+    """Entry `position` of step `index`, made when its message is built (`_step_entries` of the
+    step read whole); its type and usage known from the plan."""
+
+    steps: Any = None
+    index: int = 0
+    number: int = 0
+    position: int = 0
+    first: bool = False
+
+    def build(self) -> Message:
+        step = mapping(self.steps[self.index])
+        made = _step_entries(step, self.number, self.first)[self.position]
+        made.kind = self.kind
+        made.extra = {**made.extra, **self.extra}
+        return made.build()
+
+
+def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, path: Path) -> tuple[list[chat.Entry], int]:
+    """Each step's entries from its head: role, type and usage now, text when shown; the
+    fidelity's notes and branches of the subagents its results name. Also how many steps
+    record their prompt as token ids."""
+    entries: list[chat.Entry] = []
+    system = task = False
+    token_ids = 0
+    for index, step in enumerate(heads):
+        number = index + 1
+        if not isinstance(step, Mapping):
+            tally.skip(f"step that is {type(step).__name__}")
+            continue
+        source_kind = step.get("source")
+        planned: list[tuple[str, MessageType, dict[str, Any]]] = []
+        first = False
+        if source_kind == "system":
+            first = not system
+            planned = [("system", MessageType.SYSTEM if first else MessageType.USER_MESSAGE, {})]
+            fidelity.parts["system prompt"] = "recorded"
+        elif source_kind == "user":
+            first = not task
+            planned = [("user", _swedeck_type(step) or (MessageType.TASK if first else MessageType.USER_MESSAGE), {})]
+        elif source_kind == "agent":
+            metrics = mapping(step.get("metrics"))
+            ids = metrics.get("prompt_token_ids")
+            if isinstance(ids, list) or (isinstance(ids, msgspec.Raw) and bytes(memoryview(ids)[:1]) == b"["):
+                token_ids += 1
+            call_ids = _call_ids(step.get("tool_calls"), number)
+            usage = chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"), metrics.get("cached_tokens"))
+            cost = as_number(metrics.get("cost_usd"))
+            extra = {key: value for key, value in (("usage", usage), ("cost", cost)) if value is not None}
+            planned = [("assistant", MessageType.ACTION if call_ids else MessageType.ASSISTANT_MESSAGE, extra)]
+            for result in mapping(step.get("observation")).get("results") or []:
+                if not isinstance(result, Mapping):
+                    continue
+                _subagents(step, result, fidelity, path)
+                kind = _swedeck_type(result) or MessageType.OBSERVATION
+                call_id = optional_str(result.get("source_call_id"))
+                role = "tool" if call_id and call_id in call_ids else "exit" if kind == MessageType.EXIT else "user"
+                planned.append((role, kind, {}))
+        else:
+            tally.skip(f"step with source {source_kind!r}")
+        for position, (role, kind, extra) in enumerate(planned):
+            entries.append(_Later(role, "", kind, extra, steps=steps, index=index, number=number, position=position,
+                                  first=first))
+            system = system or kind == MessageType.SYSTEM
+            task = task or kind == MessageType.TASK
+    return entries, token_ids
+
+
+def _call_ids(tool_calls: Any, number: int) -> set[str]:
+    """The ids of a step's tool calls, as `_call` names them."""
+    return {str(item.get("tool_call_id") or f"call_{number}_{k}") for k, item in enumerate(tool_calls or [])
+            if isinstance(item, Mapping)} if isinstance(tool_calls, list) else set()
+
+
+def _step_entries(step: Mapping[str, Any], number: int, first: bool) -> list[chat.Entry]:
+    """A step's entries, read whole: a system or user message, or a model response and its
+    results (`first`: the first system message, or no task before it)."""
+    source_kind = step.get("source")
+    text = _text(step.get("message"))
+    if source_kind == "system":
+        return [chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE)]
+    if source_kind == "user":
+        return [chat.Entry("user", text, _swedeck_type(step) or (MessageType.TASK if first else MessageType.USER_MESSAGE))]
+    metrics = mapping(step.get("metrics"))
+    tool_calls = step.get("tool_calls")
+    calls = [_call(item, number, k) for k, item in enumerate(tool_calls or [] if isinstance(tool_calls, list) else [])
+             if isinstance(item, Mapping)]
+    extra = {key: step[key] for key in ("step_id", "timestamp", "model_name", "is_copied_context", "llm_call_count")
+             if step.get(key) is not None}
+    response = chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
+                              usage=chat.usage(metrics.get("prompt_tokens"), metrics.get("completion_tokens"),
+                                               metrics.get("cached_tokens")),
+                              cost=as_number(metrics.get("cost_usd")), **extra)
+    return [response, *_results(step, {item["id"] for item, _ in calls})]
 
 
 def _swedeck_type(step: Mapping[str, Any]) -> MessageType | None:
@@ -153,21 +269,25 @@ def _embedded(document: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     raise ValueError(f"#{name}: no embedded subagent trajectory with that trajectory_id")
 
 
-def _results(step: Mapping[str, Any], call_ids: set[str], fidelity: Fidelity, path: Path) -> list[chat.Entry]:
+def _subagents(step: Mapping[str, Any], result: Mapping[str, Any], fidelity: Fidelity, path: Path) -> None:
+    """The subagent trajectories a result names: branches, openable where they lie beside the file."""
+    refs = result.get("subagent_trajectory_ref")
+    if isinstance(refs, list) and refs:
+        fidelity.branches += len(refs)
+        names = ", ".join(str(mapping(ref).get("trajectory_path") or mapping(ref).get("session_id")) for ref in refs)
+        fidelity.notes.append(f"step {step.get('step_id')}: subagent trajectory {names}")
+        for ref in map(mapping, refs):
+            beside = path.parent / str(ref.get("trajectory_path") or "")
+            if ref.get("trajectory_path") and beside.is_file() and inside_folder(beside, path.parent):
+                fidelity.openable.append(Branch(f"subagent {ref.get('trajectory_id') or beside.name} "
+                                                f"(step {step.get('step_id')})", str(beside)))
+
+
+def _results(step: Mapping[str, Any], call_ids: set[str]) -> list[chat.Entry]:
     out = []
     for result in mapping(step.get("observation")).get("results") or []:
         if not isinstance(result, Mapping):
             continue
-        refs = result.get("subagent_trajectory_ref")
-        if isinstance(refs, list) and refs:
-            fidelity.branches += len(refs)
-            names = ", ".join(str(mapping(ref).get("trajectory_path") or mapping(ref).get("session_id")) for ref in refs)
-            fidelity.notes.append(f"step {step.get('step_id')}: subagent trajectory {names}")
-            for ref in map(mapping, refs):
-                beside = path.parent / str(ref.get("trajectory_path") or "")
-                if ref.get("trajectory_path") and beside.is_file() and inside_folder(beside, path.parent):
-                    fidelity.openable.append(Branch(f"subagent {ref.get('trajectory_id') or beside.name} "
-                                                    f"(step {step.get('step_id')})", str(beside)))
         text = _text(result.get("content"))
         call_id = optional_str(result.get("source_call_id"))
         kind, extra = _swedeck_result(result, text)
