@@ -17,29 +17,15 @@ import pytest
 
 from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 from support.measured import peak_of, raw_zip
-from swedeck.core.messages import MessageType, make_message
+from support.reliability import swedeck_files
 from swedeck.core.trajectory import loader
 from swedeck.core.trajectory.fidelity import summary
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.model import Trajectory
 from swedeck.core.trajectory.readers.source import MAX_LINE_BYTES
-from swedeck.core.trajectory.writer import TrajectoryWriter
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GIGABYTE = 1 << 30
-
-
-def _swedeck_files(folder: Path) -> list[Path]:
-    """A swedeck `.traj.jsonl` (kept) and its `.traj.json`, written by the real writer."""
-    writer = TrajectoryWriter(folder / "own.traj.json", {"id": "own", "model": "m", "config": {}}, keep_jsonl=True)
-    writer.add_message(make_message("system", "you are", MessageType.SYSTEM))
-    writer.add_message(make_message("user", "the task ü", MessageType.TASK, step=0))
-    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
-    writer.add_message(make_message("assistant", "look — here", MessageType.ACTION, step=1, tool_calls=[call]))
-    writer.add_message(make_message("tool", "<output>a ✓</output>", MessageType.OBSERVATION, step=1,
-                                    tool_call_id="call_1"))
-    final = writer.finish({"exit_status": "Submitted", "submission": ""})
-    return [folder / "own.traj.jsonl", final]
 
 
 def _fixture_files() -> list[Path]:
@@ -63,7 +49,8 @@ def _digest(trajectory: Trajectory) -> dict[str, Any]:
                          ids=lambda path: Path(path).name)
 def test_a_mapped_file_reads_as_the_same_file_read_into_memory(tmp_path, monkeypatch, path):
     if isinstance(path, str):
-        path = next(file for file in _swedeck_files(tmp_path) if file.name == path)
+        written = swedeck_files(tmp_path, name="own", task="the task ü", thought="look — here", output="<output>a ✓</output>")
+        path = next(file for file in written if file.name == path)
     read = _digest(load_trajectory(path))
     mapped: list[Any] = []
     real = loader._mapped

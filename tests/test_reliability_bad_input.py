@@ -22,33 +22,17 @@ from hypothesis import strategies as st
 from conftest import MINI_FIXTURE, SWEAGENT_FIXTURE, swedeck_command
 from support.driver import Driver, make_config, run_session
 from support.openai_server import Turn, Usage, model_config
-from support.reliability import SUBMIT, headless_args
+from support.reliability import SUBMIT, headless_args, swedeck_files
 from support.waiting import wait_for
 from swedeck.cli import main
 from swedeck.core import events as ev
 from swedeck.core.context_window import resolve_context_window
-from swedeck.core.messages import MessageType, make_message
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.model import Trajectory
-from swedeck.core.trajectory.writer import TrajectoryWriter
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                         HealthCheck.too_slow])
-
-
-def swedeck_files(folder: Path) -> tuple[Path, Path]:
-    """A swedeck live `.jsonl` (kept) and its final `.traj.json`, written by the real writer."""
-    writer = TrajectoryWriter(folder / "seed.traj.json", {"id": "seed", "model": "m", "config": {}}, keep_jsonl=True)
-    writer.add_message(make_message("system", "you are", MessageType.SYSTEM))
-    writer.add_message(make_message("user", "the task", MessageType.TASK, step=0))
-    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
-    writer.add_message(make_message("assistant", "look", MessageType.ACTION, step=1, tool_calls=[call]))
-    writer.add_message(make_message("tool", "<output>a</output>", MessageType.OBSERVATION, step=1,
-                                    tool_call_id="call_1"))
-    writer.add_meta("mode", mode="yolo")
-    final = writer.finish({"exit_status": "Submitted", "submission": ""})
-    return folder / "seed.traj.jsonl", final
 
 
 @pytest.fixture(scope="module")

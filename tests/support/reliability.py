@@ -77,3 +77,20 @@ def docker_client_or_skip() -> Any:
         if required:
             pytest.fail(f"SWEDECK_REQUIRE_DOCKER=1 but {reason}")
         pytest.skip(reason)
+
+
+def swedeck_files(folder: Path, *, name: str = "seed", task: str = "the task", thought: str = "look",
+                  output: str = "<output>a</output>") -> tuple[Path, Path]:
+    """A swedeck live `.jsonl` (kept) and its final `.traj.json`, written by the real writer."""
+    from swedeck.core.messages import MessageType, make_message
+    from swedeck.core.trajectory.writer import TrajectoryWriter
+
+    writer = TrajectoryWriter(folder / f"{name}.traj.json", {"id": name, "model": "m", "config": {}}, keep_jsonl=True)
+    writer.add_message(make_message("system", "you are", MessageType.SYSTEM))
+    writer.add_message(make_message("user", task, MessageType.TASK, step=0))
+    call = {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+    writer.add_message(make_message("assistant", thought, MessageType.ACTION, step=1, tool_calls=[call]))
+    writer.add_message(make_message("tool", output, MessageType.OBSERVATION, step=1, tool_call_id="call_1"))
+    writer.add_meta("mode", mode="yolo")
+    final = writer.finish({"exit_status": "Submitted", "submission": ""})
+    return folder / f"{name}.traj.jsonl", final

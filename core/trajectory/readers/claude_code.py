@@ -55,7 +55,15 @@ def sniff(name: str, head: bytes, text: str) -> bool:
     return sniff_lines(accepts, name, text)
 
 
-class _Head(msgspec.Struct):
+class _Part(msgspec.Struct):
+    """Part of a record read as a struct (what a reader needs of it, the rest passed over),
+    read as the record's `dict` would be: `get` gives None for a field it does not hold."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key, default) if key in self.__struct_fields__ else default
+
+
+class _Head(_Part):
     """A record's fields the tree needs, read without building the record (issue 49: a session's
     subagent runs, most of a large file, are never parsed whole when the main line is opened)."""
 
@@ -67,14 +75,10 @@ class _Head(msgspec.Struct):
     subtype: Any = None
     summary: Any = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default) if key in _HEAD_FIELDS else default
-
     def __getitem__(self, key: str) -> Any:
         return getattr(self, key)
 
 
-_HEAD_FIELDS = frozenset(_Head.__struct_fields__)
 _decode_head = msgspec.json.Decoder(_Head).decode
 _FULL_TYPES = ("api-request-shape", "api-request-blob", "api-request")
 
@@ -192,25 +196,19 @@ def read(source: Source) -> Trajectory:
                            provenance=lambda number: "recorded" if number in prompts else None)
 
 
-class _Block(msgspec.Struct):
+class _Block(_Part):
     type: Any = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.type if key == "type" else default
 
-
-class _MessageHead(msgspec.Struct):
+class _MessageHead(_Part):
     id: Any = None
     model: Any = None
     usage: Any = None
     content: str | list[_Block | str] | None = None
     """Each block's type (its text, input and output are passed over)."""
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default) if key in _MESSAGE_FIELDS else default
 
-
-class _MainHead(msgspec.Struct):
+class _MainHead(_Part):
     """What the main line's plan needs of a record (`_planned`): the rest is read when its entry is built."""
 
     type: Any = None
@@ -225,12 +223,7 @@ class _MainHead(msgspec.Struct):
     gitBranch: Any = None
     message: _MessageHead | None = None
 
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default) if key in _MAIN_FIELDS else default
 
-
-_MESSAGE_FIELDS = frozenset(_MessageHead.__struct_fields__)
-_MAIN_FIELDS = frozenset(_MainHead.__struct_fields__)
 _decode_main = msgspec.json.Decoder(_MainHead).decode
 
 
