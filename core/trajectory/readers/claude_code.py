@@ -208,14 +208,12 @@ class _MessageHead(_Part):
     """Each block's type (its text, input and output are passed over)."""
 
 
-class _MainHead(_Part):
-    """What the main line's plan needs of a record (`_planned`): the rest is read when its entry is built."""
+class _MainHead(_Head):
+    """What the main line's plan needs of a record (`_planned`), the tree's fields and more:
+    the rest is read when its entry is built."""
 
-    type: Any = None
-    uuid: Any = None
     isMeta: Any = None
     isCompactSummary: Any = None
-    subtype: Any = None
     compactMetadata: Any = None
     sessionId: Any = None
     cwd: Any = None
