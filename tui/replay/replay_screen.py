@@ -27,7 +27,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
 from textual.widgets import Static
-from textual.worker import Worker
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
@@ -337,9 +336,19 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
     def read_curve(self, path: Path, shared: ReplayDocument | None = None) -> None:
+        # No full collection while it runs: each walked what the steps made, 90-190 ms, 40 times
+        # over a 45,000-step file, keys waiting behind them (the young generations are still
+        # collected: `on_replay_screen_curve_points`). Released however it ends (a cancelled
+        # worker runs to its end too); what it made lives while the file is open: frozen.
+        hold_collections()
+        try:
+            self._read_curve(path, shared)
+        finally:
+            release_collections()
+
+    def _read_curve(self, path: Path, shared: ReplayDocument | None) -> None:
         # its own reader, as a lazy document's file position is the UI's; a file read whole is only
         # read from, and is shared (not parsed a second time beside the UI's)
-        hold_collections()  # until it ends (`worker_done`), young generations only: see `on_..._curve_points`
         document = shared if shared is not None else open_document(path)
         batch: list[tuple[int, int, str, str]] = []
         sent = time.monotonic()
@@ -354,18 +363,6 @@ class ReplayScreen(ReplayState, StepBrowser):
                 self.post_message(self.CurvePoints(path, batch))
                 batch, sent = [], time.monotonic()
         self.post_message(self.CurvePoints(path, batch))
-
-    def worker_done(self, worker: Worker[Any]) -> None:
-        if worker.group == "curve":
-            # No full collection while the curve's worker ran: each walked what the steps made,
-            # 90-190 ms, 40 times over a 45,000-step file, keys waiting behind them; what it made
-            # lives while the file is open (frozen); collections run again
-            release_collections()
-
-    def worker_failed(self, worker: Worker[Any]) -> bool:
-        if worker.group == "curve":
-            release_collections()
-        return False
 
     def on_replay_screen_curve_points(self, message: CurvePoints) -> None:
         path, points = message.path, message.points
