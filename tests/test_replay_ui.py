@@ -435,3 +435,35 @@ async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path):
         quiet._quiet.set()
         assert waited.wait(5)
         worker.join()
+
+
+async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(tmp_path):
+    """Issue 49: a go-to pushes no screen (a dialog's push and pop restyled and redrew every
+    widget), the focus comes back where it was, and the footer is not composed again for the
+    same keys (it was, six times a go-to)."""
+    from swedeck.tui.widgets.ask_line import AskLine
+    from swedeck.tui.widgets.fitted_footer import FittedFooter
+
+    path = write_trajectory(tmp_path / "t", 12)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await pilot.pause()
+        footer, composed = screen.query_one(FittedFooter), []
+        recompose = footer.recompose
+
+        async def counted() -> None:
+            composed.append(1)
+            await recompose()
+        footer.recompose = counted  # type: ignore[method-assign]
+        before = app.focused
+        await pilot.press("g")
+        line = await wait_for(pilot, lambda: app.focused if isinstance(app.focused, AskLine) else None)
+        assert app.screen is screen and line.visible
+        await pilot.press(*"9", "enter")
+        await wait_for(pilot, lambda: screen.step == 9)
+        assert app.screen is screen and not line.visible and app.focused is before
+        await pilot.press("slash", "escape")  # a search asked, then let go: nothing searched
+        await pilot.pause()
+        assert app.focused is before and not line.visible and screen.search_text == ""
+        assert composed == []

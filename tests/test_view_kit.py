@@ -63,7 +63,7 @@ async def test_help_shows_the_persons_keymap_in_every_view(tmp_path, view):
         if view == "watch":
             await wait_for(pilot, lambda: app.screen.filter is not None)
         else:
-            await wait_for(pilot, lambda: type(app.screen).__name__ == "AskScreen")
+            await wait_for(pilot, lambda: type(app.focused).__name__ == "AskLine")  # the question, over the view
 
 
 @pytest.mark.parametrize(("view", "bindings"), [("replay", REPLAY_BINDINGS), ("diff", DIFF_BINDINGS)])

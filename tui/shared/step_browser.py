@@ -34,6 +34,9 @@ SEARCH_BATCH_S = 0.2
 
 
 class StepBrowser(BrowseState, ViewScreen):
+    DEFAULT_CSS = """
+    StepBrowser { layers: _default ask; }
+    """
     GOTO_PROMPT: ClassVar[str] = "go to step"
     SEARCH_PROMPT: ClassVar[str] = "search thoughts, commands and output"
     WORK: ClassVar[dict[str, str]] = {"search": "the search"}
@@ -84,23 +87,29 @@ class StepBrowser(BrowseState, ViewScreen):
     def action_last_place(self) -> None:
         self.go(self.count)
 
-    def action_goto(self) -> None:
-        from .ask_screen import AskScreen  # on its key, not before the first frame
-
+    async def action_goto(self) -> None:
         def answer(value: str | None) -> None:
             if value and value.strip().lstrip("-").isdigit():
                 self.goto(int(value))
-        self.app.push_screen(AskScreen(self.GOTO_PROMPT), answer)
+        await self.ask(self.GOTO_PROMPT, "", answer)
+
+    async def ask(self, prompt: str, value: str, answer: Callable[[str | None], None]) -> None:
+        """A one-line question over the view's bottom (`AskLine`: no screen pushed), made on first use."""
+        from ..widgets.ask_line import AskLine  # on its key, not before the first frame
+
+        found = self.query(AskLine)
+        line = found.first() if found else AskLine()
+        if not found:
+            await self.mount(line)
+        line.ask(prompt, value, answer)
 
     # --- search ------------------------------------------------------------------------------
 
-    def action_search(self) -> None:
-        from .ask_screen import AskScreen  # on its key, not before the first frame
-
+    async def action_search(self) -> None:
         def answer(value: str | None) -> None:
             if value is not None:
                 self.search(value)
-        self.app.push_screen(AskScreen(self.SEARCH_PROMPT, self.search_text), answer)
+        await self.ask(self.SEARCH_PROMPT, self.search_text, answer)
 
     def search(self, text: str) -> None:
         """Search in a worker (a big file, a common word): the UI stays live, matches arrive as
