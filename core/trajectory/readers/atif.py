@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 
 import msgspec
 
-from ...messages import Message, MessageType
+from ...messages import MessageType
 from ...startup.read_ahead import MAX_FILE_BYTES
 from ..coerce import as_number, mapping, optional_str
 from ..files import inside_folder, read_in_folder
@@ -144,9 +144,8 @@ class _Steps:
         return self._last[1]
 
 
-class _Later(chat.Entry):
-    """Entry `position` of step `index`, made when its message is built (`_step_entries` of the
-    step read whole); its type and usage known from the plan."""
+class _Later(chat.Later):
+    """Entry `position` of step `index`: one of `_step_entries` of the step read whole."""
 
     steps: Any = None
     index: int = 0
@@ -154,12 +153,8 @@ class _Later(chat.Entry):
     position: int = 0
     first: bool = False
 
-    def build(self) -> Message:
-        step = mapping(self.steps[self.index])
-        made = _step_entries(step, self.number, self.first)[self.position]
-        made.kind = self.kind
-        made.extra = {**made.extra, **self.extra}
-        return made.build()
+    def make(self) -> chat.Entry:
+        return _step_entries(mapping(self.steps[self.index]), self.number, self.first)[self.position]
 
 
 def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, path: Path) -> tuple[list[chat.Entry], int]:

@@ -56,6 +56,22 @@ class Entry(msgspec.Struct):
         return counts_as_step(self.role, self.kind)
 
 
+class Later(Entry):
+    """An entry made when its message is built (issue 49: a reader plans its entries from the
+    records' heads, and reads a record whole only when its step is shown). Its role, type and
+    what the plan knew (usage, a request) are set now; `make` reads the rest, and what the plan
+    set wins over what `make` gives."""
+
+    def make(self) -> Entry:
+        raise NotImplementedError
+
+    def build(self) -> Message:
+        made = self.make()
+        made.kind = self.kind
+        made.extra = {**made.extra, **self.extra}
+        return made.build()
+
+
 def shell_command(name: str, arguments: Any) -> str | None:
     """The command line of a shell tool's call, or None when the tool is not a shell."""
     if name.lower() not in SHELL_TOOLS or not isinstance(arguments, Mapping):
@@ -107,10 +123,14 @@ MAX_COUNT = 10 ** 15
 so no figure derived from it (% of the window, cost) overflows."""
 
 
+def count(value: Any) -> int:
+    """A recorded token count, or 0 where the value is not one (a bool, a negative, past `MAX_COUNT`)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
+
+
 def usage(prompt: Any, completion: Any, cached: Any = 0) -> Usage | None:
     """Provider-reported usage, or None when the record has no prompt count."""
-    numbers = [value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
-               for value in (prompt, completion, cached)]
+    numbers = [count(value) for value in (prompt, completion, cached)]
     if not any(numbers):
         return None
     return Usage(prompt_tokens=numbers[0], completion_tokens=numbers[1], cached_tokens=numbers[2])

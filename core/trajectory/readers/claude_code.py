@@ -27,13 +27,13 @@ from typing import Any
 
 import msgspec
 
-from ...messages import Message, MessageType
+from ...messages import MessageType
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span, too_long
+from .source import Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -117,8 +117,8 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     lines = _Lines(source)
     heads: list[Any] = []
     for number, line_start, line in source.lines():
-        if line is None:
-            chat.skip_damaged(number, too_long(source.long_line_size), info, tally)
+        if isinstance(line, ValueError):  # too long to parse
+            chat.skip_damaged(number, line, info, tally)
             continue
         end = line_start + len(line)
         try:
@@ -180,18 +180,15 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    if requests.requests:  # Claude Code's own request records name the messages: the main line read whole
-        whole = [lines.full(i) for i in chain]
-        entries = _entries(whole, tally)
-    else:  # the main line planned from its heads, each entry built from its records when shown (issue 49)
-        whole = [_main_head(lines, i) for i in chain]
-        entries = _planned(whole, chain, lines, tally)
-    first = whole[0] if whole else {}
+    heads = [_main_head(lines, i) for i in chain]  # the main line planned from its heads, each entry built
+    entries = _planned(heads, chain, lines, tally)    # from its records when shown (issue 49)
+    first = heads[0] if heads else {}
     info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
-    info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in whole
+    info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in heads
                             if record.get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
-    prompts = requests.prompts(entries, whole, fidelity)
+    # Claude Code's own request records name the main line's messages by their content: read whole for them
+    prompts = requests.prompts(entries, [lines.full(i) for i in chain] if requests.requests else [], fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                            provenance=lambda number: "recorded" if number in prompts else None)
 
@@ -215,6 +212,7 @@ class _MainHead(_Head):
     isMeta: Any = None
     isCompactSummary: Any = None
     compactMetadata: Any = None
+    requestRef: Any = None
     sessionId: Any = None
     cwd: Any = None
     version: Any = None
@@ -237,10 +235,9 @@ def _main_head(lines: _Lines, index: int) -> Any:
         return lines.full(index)
 
 
-class _Later(chat.Entry):
-    """An entry of the main line made when its message is built, from its records read whole
-    then; its type and usage known from the plan. `how`: a model call (`records`: its
-    records), a compaction's summary (`before`: the boundary's figure), or entry `position`
+class _Later(chat.Later):
+    """An entry of the main line, from its records read whole. `how`: a model call (`records`:
+    its records), a compaction's summary (`before`: the boundary's figure), or entry `position`
     of a user record (`first`: it may be the task)."""
 
     lines: Any = None
@@ -250,21 +247,15 @@ class _Later(chat.Entry):
     first: bool = False
     before: int | None = None
 
-    def build(self) -> Message:
+    def make(self) -> chat.Entry:
         full = self.lines.full
-        made: chat.Entry
         if self.how == "response":
-            made = _response([full(index) for index in self.records])
-        elif self.how == "compaction":
-            record = full(self.records[0])
-            made = chat.compaction(chat.text_of(mapping(record.get("message")).get("content")), before=self.before,
+            return _response([full(index) for index in self.records])
+        record = full(self.records[0])
+        if self.how == "compaction":
+            return chat.compaction(chat.text_of(mapping(record.get("message")).get("content")), before=self.before,
                                    source="claude-code compact")
-        else:
-            record = full(self.records[0])
-            made = _user(record, mapping(record.get("message")), self.first)[self.position]
-        made.kind = self.kind
-        made.extra = {**made.extra, **self.extra}
-        return made.build()
+        return _user(record, mapping(record.get("message")), self.first)[self.position]
 
 
 def _get(value: Any, key: str) -> Any:
@@ -276,8 +267,11 @@ def _get(value: Any, key: str) -> Any:
 
 
 def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tally) -> list[chat.Entry]:
-    """`_entries` from the records' heads: each entry's role, type and usage now, its text when
-    it is shown. The same entries, in the same order, as `_entries` of the records read whole."""
+    """The main line's entries from its records' heads: each entry's role, type, usage and
+    request now, its text when it is shown. One model call is the run of `assistant` records of
+    one `message.id`; a user record is a tool message per `tool_result` block, then its text;
+    the user record after a compact boundary (`isCompactSummary`) is a compaction marker, with
+    the boundary's `preTokens`."""
     entries: list[chat.Entry] = []
     pre_tokens: int | None = None
     task = False
@@ -295,9 +289,10 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
                 group.append(index)
             calls = any(_block_type(block) in ("tool_use", "server_tool_use")
                         for position in group for block in _blocks(heads[position].get("message")))
-            usage = _usage(_get(heads[group[-1]].get("message"), "usage"))
+            planned = {"usage": _usage(_get(heads[group[-1]].get("message"), "usage")),
+                       "request_ref": optional_str(head.get("requestRef"))}  # what `_Requests.prompts` reads
             entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
-                                  {"usage": usage} if usage is not None else {}, lines=lines,
+                                  {key: value for key, value in planned.items() if value is not None}, lines=lines,
                                   records=tuple(chain[position] for position in group)))
         elif kind == "system":
             if head.get("subtype") == "compact_boundary":
@@ -431,37 +426,6 @@ def _words(content: Any) -> str:
 def _subagent_files(source: Source) -> list[Any]:
     folder = source.path.with_suffix("") / "subagents"
     return sorted(path for path in folder.glob("*.jsonl") if inside_folder(path, folder)) if folder.is_dir() else []
-
-
-def _entries(chain: list[Mapping[str, Any]], tally: chat.Tally) -> list[chat.Entry]:
-    entries: list[chat.Entry] = []
-    pre_tokens: int | None = None
-    index = 0
-    while index < len(chain):
-        record = chain[index]
-        message = mapping(record.get("message"))
-        if record.get("type") == "assistant":
-            group = [record]
-            while index + 1 < len(chain) and chain[index + 1].get("type") == "assistant" and message.get("id") and \
-                    mapping(chain[index + 1].get("message")).get("id") == message.get("id"):
-                index += 1
-                group.append(chain[index])
-            entries.append(_response(group))
-        elif record.get("type") == "system":
-            if record.get("subtype") == "compact_boundary":
-                metadata = mapping(record.get("compactMetadata"))
-                pre_tokens = metadata.get("preTokens") if isinstance(metadata.get("preTokens"), int) else 0
-            else:
-                tally.skip(f"system/{record.get('subtype') or 'message'}")
-        elif record.get("isCompactSummary"):
-            entries.append(chat.compaction(chat.text_of(message.get("content")), before=pre_tokens or None,
-                                           source="claude-code compact"))
-            pre_tokens = None
-        else:
-            first = not record.get("isMeta") and not any(entry.kind == MessageType.TASK for entry in entries)
-            entries.extend(_user(record, message, first))
-        index += 1
-    return entries
 
 
 def _response(group: list[Mapping[str, Any]]) -> chat.Entry:

@@ -30,7 +30,7 @@ from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span, too_long
+from .source import Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -61,8 +61,6 @@ class _Head(msgspec.Struct):
 
 
 _decode_head = msgspec.json.Decoder(_Head).decode
-_WHOLE = ("session_meta", "turn_context", "compacted")
-"""Records read whole at once (few and small): what they say shapes every step after them."""
 
 
 def _response(items: list[Mapping[str, Any]], model: str | None) -> chat.Entry:
@@ -219,19 +217,13 @@ class _Reader:
         if target == _NONE or not last or usage[4 * target] != _NONE:
             self.tally.skip("event_msg/token_count")
             return
-        prompt, completion, cached = (_count(last.get(key)) for key in ("input_tokens", "output_tokens",
-                                                                         "cached_input_tokens"))
+        prompt, completion, cached = (chat.count(last.get(key)) for key in ("input_tokens", "output_tokens",
+                                                                             "cached_input_tokens"))
         if prompt or completion or cached:  # as `chat.usage`: a count of nothing is no count
             window = details.get("model_context_window")
             at = 4 * target
             usage[at], usage[at + 1], usage[at + 2] = prompt, completion, cached
-            usage[at + 3] = window if isinstance(window, int) and not isinstance(window, bool) \
-                and 0 < window <= chat.MAX_COUNT else _NONE
-
-
-def _count(value: Any) -> int:
-    """A token count as `chat.usage` takes it (0 when it is not one)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= chat.MAX_COUNT else 0
+            usage[at + 3] = chat.count(window) or _NONE
 
 
 def _output(payload: Mapping[str, Any]) -> chat.Entry:
@@ -268,8 +260,8 @@ def read(source: Source) -> Trajectory:
     fidelity = Fidelity(prompt="reconstructed",
                         parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
     for number, start, line in source.lines():
-        if line is None:
-            chat.skip_damaged(number, too_long(source.long_line_size), info, reader.tally)
+        if isinstance(line, ValueError):  # too long to parse
+            chat.skip_damaged(number, line, info, reader.tally)
             continue
         try:
             head = _decode_head(line)

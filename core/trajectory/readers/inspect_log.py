@@ -214,22 +214,21 @@ def read(source: Source) -> Trajectory:
     events_data = sample.outline_at("events_data") if isinstance(sample, Outline) else sample.get("events_data")
     pool = records_at(mapping(events_data), "messages", _Nothing) or []
     events = records_at(sample, "events", _EventHead) or []
-    by_output: dict[str, Mapping[str, Any]] = {}
+    by_output: dict[str, tuple[int, Mapping[str, Any]]] = {}
+    """Each model event by its output message's id, with its position in `events` (what its
+    step's prompt is read from)."""
     summaries: list[Mapping[str, Any]] = []
     """The `summary` compaction events, in order: each has its summary message in `messages`."""
     compacted_before: dict[str, list[Mapping[str, Any]]] = {}
     """The trim and edit compactions (no message of their own), by the output id of the next model call."""
     pending: list[Mapping[str, Any]] = []
-    by_index: dict[int, int] = {}
-    """Each model event's position in `events` (what its step's prompt is read from)."""
     for position, event in enumerate(heads(events) if isinstance(events, list | RawRecords) else []):
         event = mapping(event)
         kind = event.get("event")
         if kind == "model":
             message = _output_message(event, attachments)
             if message.get("id"):
-                by_output[str(message["id"])] = event
-                by_index[id(event)] = position
+                by_output[str(message["id"])] = position, event
                 if pending:
                     compacted_before.setdefault(str(message["id"]), []).extend(pending)
                     pending = []
@@ -255,12 +254,12 @@ def read(source: Source) -> Trajectory:
         if not entry.is_step:
             continue
         step += 1
-        event = by_output.pop(str(message.get("id")), None)
-        if event is None:
+        found = by_output.pop(str(message.get("id")), None)
+        if found is None:
             continue
+        recorded.events[step], event = found
         entry.extra.update(_usage_of(event))
         entry.extra["model"] = optional_str(event.get("model"))
-        recorded.events[step] = by_index[id(event)]
     if by_output:
         tally.counts["model call outside the sample's messages (a scorer, a sub-agent)"] += len(by_output)
     missing = step - len(recorded)

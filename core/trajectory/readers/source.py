@@ -56,7 +56,6 @@ class Source(msgspec.Struct, dict=True):
     """A branch inside the file (`PATH#NAME`: a Claude Code leaf's uuid, an embedded ATIF subagent's id)."""
     _document: Any = _UNSET
     _lines: list[tuple[int, Any]] | None = None
-    _long: int = 0
 
     def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
         """(line number, parsed value) of each non-blank line; a damaged line's value is the
@@ -68,14 +67,6 @@ class Source(msgspec.Struct, dict=True):
         if limit is None:
             self._lines = out
         return out
-
-    def iter_json_lines(self) -> Iterator[tuple[int, Any]]:
-        """`json_lines` one line at a time, none kept (issue 49: a reader that keeps what it
-        makes of each record, not the records, reads a large file in less memory)."""
-        if self._lines is not None:
-            yield from self._lines
-            return
-        yield from self._parsed(None)
 
     def line_spans(self) -> Iterator[tuple[int, int, int]]:
         """(line number, start, end) of each non-blank line, in `content`'s offsets. Over a
@@ -97,13 +88,14 @@ class Source(msgspec.Struct, dict=True):
 
     def lines(self) -> Iterator[tuple[int, int, Any]]:
         """(line number, start, line) of each non-blank line, the line's text or bytes as in
-        `content`, or None when it is longer than `MAX_LINE_BYTES` (never copied: its end is
-        `start` plus its size, given by `long_line_size`). Split a window at a time, which costs
-        a fraction of finding each line on its own (issue 49: 2.8 million lines of a 2 GB
-        rollout); a mapped file's windows are given back as they are passed."""
+        `content`, or, for a line longer than `MAX_LINE_BYTES`, the `ValueError` that says so
+        (the line never copied). Split a window at a time, which costs a fraction of finding
+        each line on its own (issue 49: 2.8 million lines of a 2 GB rollout); a mapped file's
+        windows are given back as they are passed."""
         content = self.content
         size, pos, number = len(content), 0, 1
         newline: Any = "\n" if isinstance(content, str) else b"\n"
+        non_space = _NON_SPACE if isinstance(content, str) else _NON_SPACE_BYTES
         mapped = content if isinstance(content, mmap.mmap) else None
         given_back = 0
         while pos < size:
@@ -118,10 +110,9 @@ class Source(msgspec.Struct, dict=True):
                 else:
                     end = content.find(newline, pos)
                 end = size if end == -1 else end
-                self._long = end - pos
                 if end - pos > MAX_LINE_BYTES:
-                    yield number, pos, None
-                elif content[pos:end].strip():
+                    yield number, pos, too_long(end - pos)
+                elif non_space.search(content, pos, end):  # type: ignore[arg-type]
                     yield number, pos, content[pos:end]
                 pos, number = end + 1, number + 1
                 continue
@@ -133,11 +124,6 @@ class Source(msgspec.Struct, dict=True):
                 number += 1
             if mapped is not None:
                 given_back = _give_back(mapped, given_back, min(pos, size))
-
-    @property
-    def long_line_size(self) -> int:
-        """The size of the last line `lines` gave as None."""
-        return self._long
 
     def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
         text, count = self.content, 0
