@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from support.openai_server import Turn, Usage
+from support.waiting import wait_for
 
 
 def test_textual_render_cache_can_be_replaced_by_an_empty_one():
@@ -41,7 +42,7 @@ async def test_textual_log_parts_the_output_log_writes_through(anyio_backend):
         for log in (theirs, ours):
             log.write(text[:500])
             log.write(text[500:])
-        await pilot.pause()
+        await wait_for(pilot, lambda: theirs.scroll_y > 0)  # Textual's own log has scrolled to its end
         assert ours._lines == theirs._lines and ours.lines == theirs.lines and ours.line_count == 50
         assert ours._width == theirs._width and ours.virtual_size == theirs.virtual_size
         assert ours.scroll_y == theirs.scroll_y > 0

@@ -420,7 +420,7 @@ async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path):
     app = ReplayApp([path])
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.step == 1)
         quiet, marks = app.key_quiet, []
         arrived = quiet.arrived
         quiet.arrived = lambda owner: (arrived(owner), marks.append(quiet.quiet))  # type: ignore[method-assign]
@@ -448,7 +448,7 @@ async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(
     app = ReplayApp([path])
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
-        await pilot.pause()
+        await wait_for(pilot, lambda: screen.step == 1)
         footer, composed = screen.query_one(FittedFooter), []
         recompose = footer.recompose
 
@@ -463,7 +463,9 @@ async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(
         await pilot.press(*"9", "enter")
         await wait_for(pilot, lambda: screen.step == 9)
         assert app.screen is screen and not line.visible and app.focused is before
-        await pilot.press("slash", "escape")  # a search asked, then let go: nothing searched
-        await pilot.pause()
-        assert app.focused is before and not line.visible and screen.search_text == ""
+        await pilot.press("slash")  # a search asked, then let go: nothing searched
+        await wait_for(pilot, lambda: app.focused is line and line.visible)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.focused is before and not line.visible)
+        assert screen.search_text == ""
         assert composed == []
