@@ -22,7 +22,7 @@ from ..trajectory.errors import TrajectoryError
 from ..trajectory.fidelity import prompt_provenance
 from ..trajectory.files import FINAL_SUFFIX, LIVE_SUFFIX, base_name
 from ..trajectory.lazy import LazySequence, StepList
-from ..trajectory.loader import load_trajectory
+from ..trajectory.loader import Reading, load_trajectory, open_reading
 from ..trajectory.losses import kept_text, loss_at
 from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
@@ -72,16 +72,18 @@ class ReplayDocument(Protocol):
 
 
 def _view(messages: Sequence[Message], step: Step, previous_answer: int,
-          previous: Callable[[], Step | None] = lambda: None) -> StepView:
+          previous: Callable[[], Step | None] = lambda: None, history: bool = True) -> StepView:
     """`previous_answer`: the position of the step before's answer (-1: none); `previous`, that
-    step (read only after a compaction, for the provider's count beside the agent's figure)."""
+    step (read only after a compaction, for the provider's count beside the agent's figure);
+    `history`: `messages` hold the whole history (not a file's last steps alone), so what a
+    compaction kept of it can be said."""
     assistant = messages[step.message_index]
     usage, context = step.usage, step.context
     tokens = usage.prompt_tokens if usage and usage.prompt_tokens else None
     estimated = bool(usage and usage.estimated) if tokens is not None else False
     if tokens is None and context and context.prompt_tokens:
         tokens = context.prompt_tokens
-    compaction, detail = _compaction(messages, previous_answer, step.message_index, previous)
+    compaction, detail = _compaction(messages, previous_answer, step.message_index, previous, history)
     return StepView(number=step.index, assistant=assistant, actions=step.actions,
                     observations=[messages[i] for i in step.observation_indices], prompt_end=step.prompt_end,
                     prompt_tokens=tokens, estimated=estimated, cached_tokens=usage.cached_tokens if usage else 0,
@@ -98,7 +100,7 @@ def _answer_before(steps: Sequence[Step], number: int) -> int:
 
 
 def _compaction(messages: Sequence[Message], previous_answer: int, answer: int,
-                previous: Callable[[], Step | None] = lambda: None) -> tuple[str | None, str]:
+                previous: Callable[[], Step | None] = lambda: None, history: bool = True) -> tuple[str | None, str]:
     """The label of the compaction just before this query (`compaction_position`), with what
     it kept of what it replaced (`losses.kept_text`) and, for another agent's, the gap between
     the figure it acted on and the provider's last count (`trigger_gap`)."""
@@ -107,7 +109,7 @@ def _compaction(messages: Sequence[Message], previous_answer: int, answer: int,
         if position is None:
             return None, ""
         found = messages[position]
-        kept = kept_text(loss_at(messages, position)) if found.extra.undoes is None else ""
+        kept = kept_text(loss_at(messages, position)) if found.extra.undoes is None and history else ""
         gap = trigger_gap(found, previous())
     except TrajectoryError:
         return None, ""  # a damaged message before it: its own step shows the damage, this one shows itself
@@ -143,11 +145,14 @@ class LoadedDocument:
     def info(self) -> TrajectoryInfo:
         return self._trajectory.info
 
+    history = True
+    """The messages hold the whole history before each step."""
+
     def step(self, number: int) -> StepView:
         trajectory = self._trajectory
         step = trajectory.steps[number - 1]
         view = _view(trajectory.messages, step, _answer_before(trajectory.steps, number),
-                     lambda: trajectory.steps[number - 2] if number > 1 else None)
+                     lambda: trajectory.steps[number - 2] if number > 1 else None, self.history)
         if trajectory.fidelity is None and not trajectory.recorded_prompts:
             return view  # swedeck's, mini-swe-agent's and SWE-agent's files: as they always showed
         return msgspec.structs.replace(view, provenance=prompt_provenance(trajectory, step.index))
@@ -160,6 +165,33 @@ class LoadedDocument:
 
     def trajectory(self) -> Trajectory:
         return self._trajectory
+
+
+class ReadingDocument(LoadedDocument):
+    """A large file's first or last steps (`at_end`), shown while the whole file is read
+    (`loader.Reading`, issue 49): they are numbered here from the first of them; the last
+    ones' numbers in the file are known when `finish()` is done. `trajectory()` is only these
+    steps': what needs the whole file (a prompt, what-if, a fork, a search) waits for `finish()`."""
+
+    def __init__(self, reading: Reading):
+        super().__init__(reading.preview)
+        self.reading = reading
+        self.at_end = reading.at_end
+        self.history = not reading.at_end  # what a compaction kept of the whole history is said once it is read
+
+    @property
+    def progress(self) -> float:
+        """How much of the file the whole reading has passed, 0 to 1."""
+        return self.reading.progress
+
+    def finish(self) -> LoadedDocument:
+        """The whole file's document (in a worker's thread: seconds for a 2 GB rollout);
+        `TrajectoryError` when the file cannot be read, `Stopped` after `stop()`."""
+        return LoadedDocument(self.reading.finish())
+
+    def stop(self) -> None:
+        """Nobody waits for the whole reading any more (the person left the file)."""
+        self.reading.stop()
 
 
 class LiveDocument:
@@ -236,10 +268,18 @@ def final_of(path: Path) -> Path | None:
     return final if final.is_file() else None
 
 
-def open_document(path: str | Path, ahead: ReadAhead | None = None) -> ReplayDocument:
+def open_document(path: str | Path, ahead: ReadAhead | None = None, *, part: str | None = None) -> ReplayDocument:
     """A replay document for any supported file; `TrajectoryError` names the file and reason.
-    `ahead`: its bytes, read while the command's modules imported (`startup.read_ahead`)."""
+    `ahead`: its bytes, read while the command's modules imported (`startup.read_ahead`).
+    `part` (`start`, `end`): a large file whose start or end reads alone (`loader.open_reading`)
+    opens as a `ReadingDocument` of that part, its whole reading left to the caller's worker."""
     path = Path(path)
+    if part is not None:
+        reading = open_reading(path, at_end=part == "end")
+        if reading is not None:
+            if ahead is not None:
+                ahead.drop()
+            return ReadingDocument(reading)
     if path.name.endswith(".jsonl") and path.is_file():
         try:
             document = LiveDocument(path)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import mmap
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import UsageError
@@ -19,7 +21,7 @@ from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
 from .readers import Reader, Source, opens_branches, sniffs
-from .readers.source import MappedFile
+from .readers.source import MappedFile, Stopped
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
@@ -35,9 +37,15 @@ def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | 
     `ahead`: the file's bytes, read while the command's modules imported (`startup.read_ahead`)."""
     path, unit = split_unit(Path(path))
     source = _source(path, unit, ahead)
+    return _read(source, _reader_of(source), lazy)
+
+
+def _reader_of(source: Source) -> Reader:
+    """The reader that takes the file; `TrajectoryError` says why none does."""
+    path = source.path
     if not source.folder and not source.data and source.blank:
         raise TrajectoryError(path, "the file is empty")
-    try:
+    with _said(path):
         reader = next((reader for reader in readers.READERS if _accepts(reader, source)), None)
         if reader is None:
             _ = source.document  # not JSON at all gives the JSON error as the reason
@@ -48,6 +56,11 @@ def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | 
                              "and none of the other agents' formats swedeck reads (docs/trajectory-format.md)")
         if source.branch is not None and not opens_branches(reader):
             raise ValueError(f"#{source.branch}: a {reader.FORMAT} file has no branches to open")
+    return reader
+
+
+def _read(source: Source, reader: Reader, lazy: bool) -> Trajectory:
+    with _said(source.path):
         trajectory = reader.read(source)
         if reader.FORMAT in JOINED:
             from ..record.join import join  # the record `swedeck record` made of the same run, if any
@@ -58,13 +71,70 @@ def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | 
                 pass
             for _ in trajectory.steps:
                 pass
-        return trajectory
-    except TrajectoryError:
+    return trajectory
+
+
+@contextmanager
+def _said(path: Path) -> Iterator[None]:
+    """Whatever goes wrong in a reader, as a `TrajectoryError` naming the file and the reason."""
+    try:
+        yield
+    except (TrajectoryError, Stopped):
         raise
     except ValueError as error:
         raise TrajectoryError(path, _reason(error)) from None
     except Exception as error:  # noqa: BLE001 - a malformed file can break a reader anywhere; say so, no traceback
         raise TrajectoryError(path, f"unexpected content ({type(error).__name__}: {_reason(error)})") from None
+
+
+class Reading:
+    """A large file whose first or last steps are shown while the whole is read (issue 49: a
+    2 GB rollout's 2.8 million lines take seconds; its start or end, milliseconds). `preview`
+    is the trajectory of its first or last bytes (`at_end`): its steps are the file's first
+    ones, or its last ones, in order; the last ones' numbers from the end are exact, from the
+    start unknown until the whole is read. `finish()` reads the whole, in the caller's thread,
+    while `progress` says how far it got."""
+
+    def __init__(self, source: Source, reader: Reader, preview: Trajectory, at_end: bool) -> None:
+        self.source, self.reader, self.preview, self.at_end = source, reader, preview, at_end
+        self.path = source.path
+        source.read_to = 0  # where the part's reading got to is not the whole's
+
+    @property
+    def progress(self) -> float:
+        """How much of the file the whole reading has passed, 0 to 1."""
+        size = len(self.source.content)
+        return min(1.0, self.source.read_to / size) if size else 1.0
+
+    def finish(self) -> Trajectory:
+        """The whole file's trajectory (`load_trajectory(path, lazy=True)`'s); `Stopped` when
+        `stop()` ended it."""
+        return _read(self.source, self.reader, lazy=True)
+
+    def stop(self) -> None:
+        self.source.stop()
+
+
+def open_reading(path: str | Path, at_end: bool) -> Reading | None:
+    """A `Reading` of a file large enough to be mapped, whose reader can read a part of it
+    alone (`part(source, at_end)`: Codex rollouts), from its end or its start; None for any
+    other file (and for one whose part does not read: the whole reading then says what is wrong)."""
+    path, unit = split_unit(Path(path))
+    if unit != 1 or not path.is_file():
+        return None
+    try:
+        source = _source(path, unit)
+        if not isinstance(source.content, MappedFile):
+            return None
+        reader = _reader_of(source)
+        part = getattr(reader, "part", None)
+        if part is None:
+            return None
+        with _said(path):
+            preview = part(source, at_end)
+    except TrajectoryError:
+        return None
+    return Reading(source, reader, preview, at_end) if preview is not None else None
 
 
 def named_path(spec: str | Path) -> Path:

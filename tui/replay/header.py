@@ -11,6 +11,15 @@ from textual.widgets import Static
 from ..widgets.text import literal
 
 
+class ReadProgress(msgspec.Struct, frozen=True):
+    """A large file read in a worker while its first or last steps are shown (`ReadingDocument`)."""
+
+    done: float
+    """How much of the file is read, 0 to 1."""
+    from_end: bool
+    """The steps shown are the file's last ones: numbered from the end (-1 the last) until it is read."""
+
+
 class ReplayHeader(msgspec.Struct, frozen=True):
     """What the replay's header line says: the file, its format, the step, the model, the search and the modes."""
 
@@ -31,6 +40,8 @@ class ReplayHeader(msgspec.Struct, frozen=True):
     """The branch shown (a subagent's run, a sidechain), opened from its main line."""
     answering: bool = False
     """A followed record's agent is being streamed its next answer."""
+    reading: ReadProgress | None = None
+    """A large file being read, while its first or last `steps` are shown."""
 
     def but(self, **changes: Any) -> ReplayHeader:
         return msgspec.structs.replace(self, **changes)
@@ -39,7 +50,11 @@ class ReplayHeader(msgspec.Struct, frozen=True):
         parts = [self.name]
         if self.files > 1:
             parts.append(f"file {self.file_number}/{self.files}")
-        if self.format is not None:
+        if self.format is not None and self.reading is not None:
+            where = (f"step {self.step - self.steps - 1} of the last {self.steps:,}" if self.reading.from_end
+                     else f"step {self.step} of the first {self.steps:,}")
+            parts += [self.format, where, f"reading the whole file: {self.reading.done:.0%}"]
+        elif self.format is not None:
             parts += [self.format, f"step {self.step}/{self.steps}"]
         if self.branch:  # after the step: the label is long, the step must stay in sight
             parts.append(f"branch: {self.branch if len(self.branch) <= 40 else self.branch[:39] + '…'}")

@@ -26,11 +26,19 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
 from textual.message import Message
+from textual.timer import Timer
 from textual.widgets import Static
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
-from swedeck.core.replay.document import LoadedDocument, ReplayDocument, StepView, final_of, open_document
+from swedeck.core.replay.document import (
+    LoadedDocument,
+    ReadingDocument,
+    ReplayDocument,
+    StepView,
+    final_of,
+    open_document,
+)
 from swedeck.core.replay.search import matching_steps
 from swedeck.core.replay.step_text import command_lines, model_text, opening, output_text
 from swedeck.core.replay.token_curve import token_curve
@@ -47,6 +55,7 @@ from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
+from swedeck.core.trajectory.readers.source import Stopped
 
 from ..kit.view_screen import css_beside
 from ..shared.fork import ForkRequest
@@ -59,7 +68,7 @@ from ..widgets.text import literal
 from ..widgets.text_view import TextView
 from ..widgets.token_chart import TokenChart
 from .bindings import REPLAY_BINDINGS
-from .header import ReplayHeaderBar
+from .header import ReadProgress, ReplayHeaderBar
 from .replay_state import OpenedFile, ReplayState
 
 FOLLOW_INTERVAL_S = 0.5
@@ -70,6 +79,8 @@ PLAY_TICK_S = 0.05
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 
+READ_PROGRESS_S = 0.25
+"""How often the header says how much of a large file its worker has read."""
 CURVE_BATCH_S = 0.5
 """How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
 CURVE_YIELD_EVERY = 200
@@ -94,7 +105,8 @@ class ReplayScreen(ReplayState, StepBrowser):
     CSS_PATH = css_beside(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
     GOTO_PROMPT = "go to step (negative counts from the end)"
-    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "export": "the export"}
+    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "export": "the export",
+                                      "reading": "the reading of the whole file"}
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
@@ -124,6 +136,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         self._play_shown = 0
         self.view: StepView | None = None
         self.window: int | None = None
+        self._progress_timer: Timer | None = None
+        self._after_reading: list[Callable[[], None]] = []
+        """What the person asked for that needs the whole of a file still read (a go-to, a search), in order."""
 
     # --- layout -------------------------------------------------------------------------
 
@@ -201,6 +216,7 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def open_file(self, index: int) -> None:
         self.workers.cancel_group(self, "search")
+        self._stop_reading()
         self.file_index = index
         self.document, self.view = None, None
         self.curve, self.curve_points, self.matches, self.searching = {}, [], [], False
@@ -210,9 +226,12 @@ class ReplayScreen(ReplayState, StepBrowser):
         steps = self.step_list
         steps.clear()
         thaw()  # the previous file's objects: collectable again once unreferenced
+        wanted = self.start_step if self.start_step is not None and index == self.file_index else 1
+        self.start_step = None
         try:
             ahead, self._ahead = self._ahead, None
-            self.document = open_document(self.path, ahead)
+            # a large file whose start or end reads alone shows it at once, read whole in a worker (issue 49)
+            self.document = open_document(self.path, ahead, part="end" if wanted < 0 else "start")
         except TrajectoryError as error:
             self.show_error(str(error))
             return
@@ -226,13 +245,102 @@ class ReplayScreen(ReplayState, StepBrowser):
         if count == 0:
             self.show_error(f"{self.path}: no steps to show (no assistant message yet)")
             return
-        wanted = self.start_step if self.start_step is not None and index == self.file_index else 1
+        if isinstance(self.document, ReadingDocument):
+            self._start_reading(self.document, wanted)
+            return
         wanted = count + 1 + wanted if wanted < 0 else wanted
-        self.start_step = None
         self.go(min(max(wanted, 1), count), force=True)
         # After the first frame: reading every step for the curve competes for the GIL (bench B2).
         loaded = self.document if isinstance(self.document, LoadedDocument) else None
         self.call_after_refresh(self.read_curve, self.path, loaded)
+
+    # --- a large file, read whole in a worker while its start or end is shown ----------------
+
+    def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
+        self.step_list.from_end = document.at_end
+        self.reading = ReadProgress(document.progress, document.at_end)
+        self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)
+        place = self._place_in_part(wanted)
+        if place is None:
+            self._after_reading.append(lambda: self.goto(wanted))
+            place = document.step_count if document.at_end else 1
+        self.go(place, force=True)
+        self.read_whole(document)
+
+    def _place_in_part(self, number: int) -> int | None:
+        """Where step `number` of the file (negative: from the end) is among a reading's steps,
+        or None when it is not among them, or not known before the whole is read."""
+        document = self.document
+        assert isinstance(document, ReadingDocument)
+        count = document.step_count
+        if document.at_end:
+            return count + 1 + number if -count <= number < 0 else None
+        return number if 0 < number <= count else None
+
+    def _read_progress(self) -> None:
+        if isinstance(self.document, ReadingDocument) and self.reading is not None:
+            self.reading = ReadProgress(self.document.progress, self.reading.from_end)
+
+    def _wait_for_reading(self, what: str, then: Callable[[], None] | None = None) -> bool:
+        """Whether the open file is still being read whole; then `what` is said to wait for it,
+        and `then` is done when it is read (after what was asked before it)."""
+        if not isinstance(self.document, ReadingDocument) or self.reading is None:
+            return False
+        if then is not None:
+            self._after_reading.append(then)
+        self.notify(visible(f"{what} when the whole file is read ({self.reading.done:.0%} so far)"), markup=False)
+        return True
+
+    def _stop_reading(self) -> None:
+        if isinstance(self.document, ReadingDocument):
+            self.document.stop()
+        if self._progress_timer is not None:
+            self._progress_timer.stop()
+        self._progress_timer = None
+        self.reading, self._after_reading = None, []
+
+    def on_unmount(self) -> None:
+        self._stop_reading()
+
+    class Read(Message):
+        """A large file read whole by its worker (`document`), or why it cannot be (`error`)."""
+
+        def __init__(self, reading: ReadingDocument, document: LoadedDocument | None, error: str | None) -> None:
+            super().__init__()
+            self.reading, self.document, self.error = reading, document, error
+
+    @work(thread=True, exit_on_error=False, group="reading")
+    def read_whole(self, reading: ReadingDocument) -> None:
+        try:
+            document = reading.finish()
+        except Stopped:
+            return  # the person left the file
+        except TrajectoryError as error:
+            self.post_message(self.Read(reading, None, str(error)))
+            return
+        self.post_message(self.Read(reading, document, None))
+
+    def on_replay_screen_read(self, message: Read) -> None:
+        reading = message.reading
+        if reading is not self.document:
+            return  # a file left since
+        then = self._after_reading
+        self._stop_reading()
+        if message.document is None:
+            self.show_error(message.error or f"{self.path}: cannot be read")
+            return
+        shown, place = reading.step_count, self.step
+        self.document = message.document
+        freeze_permanent_objects()
+        self._opened()
+        count = self.document.step_count
+        steps = self.step_list
+        steps.from_end = False
+        steps.set_count(count)
+        self.go(count - (shown - place) if reading.at_end else place, force=True)
+        for asked in then:
+            asked()
+        self.call_after_refresh(self.read_curve, self.path, self.document)
 
     def _opened(self) -> None:
         """The open document's name, format, model and step count, for the header."""
@@ -265,7 +373,19 @@ class ReplayScreen(ReplayState, StepBrowser):
         return self.step_count
 
     def goto(self, number: int) -> None:
+        if isinstance(self.document, ReadingDocument) and self.reading is not None:
+            place = self._place_in_part(number)
+            if place is None:
+                self._wait_for_reading(f"step {number}: shown", lambda: self.goto(number))
+                return
+            self.go(place)
+            return
         self.go(self.step_count + 1 + number if number < 0 else number)
+
+    def search(self, text: str) -> None:
+        if text and self._wait_for_reading(f"the search for {text!r}: started", lambda: self.search(text)):
+            return
+        super().search(text)
 
     def search_source(self) -> object:
         return self.path
@@ -303,7 +423,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         text = model_text(view)
         if self.playing:
             text = text[: self._play_shown]
-        if view.number == 1:  # the task at the top of step 1; a damaged message before it is its own step's to show
+        if view.number == 1 and not (self.reading and self.reading.from_end):
+            # the task at the top of step 1 (of the file: not the first of its last steps); a
+            # damaged message before it is its own step's to show
             try:
                 text = opening(view, self.document.messages_before(view.prompt_end)) + text
             except TrajectoryError:
@@ -478,6 +600,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         if self.document is None or self.error:
             self.notify("nothing to inspect here", severity="warning")
             return None
+        if self._wait_for_reading("this needs every step before this one: press its key again"):
+            return None
         try:
             return self.document.trajectory()
         except TrajectoryError as error:
@@ -579,6 +703,8 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def action_fork(self) -> None:
         if self.document is None or self.error or not self.step:
+            return
+        if self._wait_for_reading("a fork needs every step before this one: press f again"):
             return
         self.fork(self.path, self.step, self.fork_model,
                   "open the replay with -m NAME (e.g. -m openai/gpt-4o) or set model.model_name",

@@ -16,7 +16,7 @@ from textual.reactive import var
 from swedeck.core.context_status import ContextStatus
 
 from ..shared.browse_state import BrowseState
-from .header import ReplayHeader
+from .header import ReadProgress, ReplayHeader
 
 
 class OpenedFile(msgspec.Struct, frozen=True):
@@ -55,6 +55,9 @@ class ReplayState(BrowseState):
     """The shown step's context figures: recorded, or estimated from the token curve."""
     meter_notes: var[list[str]] = var(list)
     """Said after them: recorded or not, how the prompt is known, a compaction, the cost."""
+    reading: var[ReadProgress | None] = var(None)
+    """A large file read in a worker while its first or last steps are shown (`ReadingDocument`:
+    the last ones are numbered from the end until it is done); None otherwise."""
     header: var[ReplayHeader] = var(ReplayHeader)
     """The header's figures: file, format, step, model, search, follow and play (computed)."""
 
@@ -64,7 +67,7 @@ class ReplayState(BrowseState):
                             format=opened.format, step=self.step, steps=opened.steps, model=opened.model,
                             query=self.search_text, matches=len(self.matches), searching=self.searching,
                             following=self.following, playing=self.playing, branch=self.branch,
-                            answering=self.answering is not None)
+                            answering=self.answering is not None, reading=self.reading)
 
     def add_curve(self, points: dict[int, int]) -> None:
         """Steps of the token curve, from its worker: the curve and what the chart draws, in one

@@ -57,6 +57,8 @@ class StepList(ScrollView, can_focus=True):
         self.commands: dict[int, str] = {}
         """Step number (1-based) -> its first command, as they become known."""
         self.highlighted: int | None = None
+        self.from_end = False
+        """Number the steps from the end (-1 the last): a large file's last steps, while the whole is read."""
 
     # --- content --------------------------------------------------------------------------
 
@@ -69,6 +71,7 @@ class StepList(ScrollView, can_focus=True):
 
     def clear(self) -> None:
         self.commands = {}
+        self.from_end = False
         self.highlighted = None
         self.set_count(0)
 
@@ -90,7 +93,8 @@ class StepList(ScrollView, can_focus=True):
                 self.refresh_line(line)
 
     def label(self, number: int) -> str:
-        return f"{number:>4} {one_line(clean_output(self.commands.get(number, '')), 18) or 'step'}"
+        shown = number - self.count - 1 if self.from_end else number
+        return f"{shown:>4} {one_line(clean_output(self.commands.get(number, '')), 18) or 'step'}"
 
     # --- drawing ----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -30,7 +30,7 @@ from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span
+from .source import MappedFile, Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -164,14 +164,15 @@ class _Columns:
 
 
 class _Reader:
-    def __init__(self, content: Any) -> None:
+    def __init__(self, content: Any, resumed: bool = False) -> None:
+        """`resumed`: reading from a line inside the file (`part`), after its task and system message."""
         self.columns = _Columns(content)
         self.tally = chat.Tally()
         self.info = TrajectoryInfo()
         self.response: list[tuple[int, int]] = []
         self.calls = False
-        self.system = False
-        self.task = False
+        self.system = resumed
+        self.task = resumed
         self.last_step = _NONE
         """The entry of the latest model call: what a `token_count` after it counts."""
 
@@ -226,6 +227,12 @@ class _Reader:
             usage[at + 3] = chat.count(window) or _NONE
 
 
+def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What `session_meta` says of the session: its id, folder, CLI and provider."""
+    meta = mapping(payload.get("meta")) or payload
+    return {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider") if meta.get(key)}
+
+
 def _output(payload: Mapping[str, Any]) -> chat.Entry:
     output = payload.get("output")
     extra: dict[str, Any] = {}
@@ -254,12 +261,101 @@ def sniff(name: str, head: bytes, text: str) -> bool:
 def read(source: Source) -> Trajectory:
     """One pass over the lines: each record's head (`_Head`); the few records that shape the
     steps read whole; the response items' lines kept as spans, parsed when their step is built."""
+    reader, fidelity = _Reader(source.content), _fidelity()
+    _scan(source, reader, fidelity)
+    return _trajectory(source, reader, fidelity)
+
+
+PART_BYTES = 4 << 20
+"""`part` reads this much of the file's start or end first, and four times more while that
+holds fewer than two whole steps, up to `PART_MAX_BYTES`."""
+PART_MAX_BYTES = 64 << 20
+_MODEL_REACH = 64 << 20
+"""How far before the end's part `part` looks for the `turn_context` that names the model."""
+
+
+def part(source: Source, at_end: bool) -> Trajectory | None:
+    """The first or the last steps of a rollout, read from its first or last bytes alone (issue
+    49: a 2 GB rollout's first screen does not wait for its 2.8 million lines): the same
+    reading over those lines, less the step at the cut (it may go on past it). What it shows of
+    its steps is exact, and so is their number from the start, or from the end: every step
+    before the cut (after it) starts and ends where the whole reading's does. None when that
+    part holds fewer than two steps within `PART_MAX_BYTES`, or the file is not mapped (a small
+    file is read whole at once)."""
     content = source.content
-    reader = _Reader(content)
+    if not isinstance(content, MappedFile):
+        return None
+    size = len(content)
+    for reach in _reaches(size):
+        start = content.find(b"\n", size - reach) + 1 if at_end else 0
+        end = None if at_end else content.rfind(b"\n", 0, reach) + 1
+        if at_end and start == 0 or end == 0:
+            continue  # one line longer than the part
+        reader, fidelity = _Reader(content, resumed=at_end), _fidelity()
+        if at_end:
+            reader.columns.model_from, reader.columns.models = [0], [_model_before(content, start)]
+        _scan(source, reader, fidelity, start, end)
+        steps = sum(1 for index in range(len(reader.columns)) if reader.columns.is_step(index))
+        if steps >= 2:
+            if at_end:
+                reader.info.warnings.clear()  # their line numbers count from the part: the whole reading says them
+                _opening(source, reader.info)
+                reader.info.model_name = reader.info.model_name or reader.columns.models[-1]
+            return _trajectory(source, reader, fidelity, leave_out=(1, 0) if at_end else (0, 1))
+    return None
+
+
+def _reaches(size: int) -> Iterator[int]:
+    """How much of a file of `size` bytes `part` reads, try after try: less than all of it."""
+    reach = PART_BYTES
+    while reach < size and reach <= PART_MAX_BYTES:
+        yield reach
+        reach *= 4
+
+
+_OPENING_RECORDS = 20
+
+
+def _opening(source: Source, info: TrajectoryInfo) -> None:
+    """The session and the first model, from the file's first records (`part`), as the whole
+    reading takes them."""
+    for _, record in source.json_lines(limit=_OPENING_RECORDS):
+        record = mapping(record)
+        payload = mapping(record.get("payload"))
+        if record.get("type") == "session_meta":
+            info.session = _session(payload)
+        elif record.get("type") == "turn_context":
+            info.model_name = optional_str(payload.get("model"))
+            return
+
+
+def _model_before(content: Any, end: int) -> str | None:
+    """The model the last `turn_context` before `end` names (within `_MODEL_REACH`), else None."""
+    floor = max(0, end - _MODEL_REACH)
+    while end > floor:
+        found = content.rfind(b'"turn_context"', floor, end)
+        if found == -1:
+            return None
+        start, stop = content.rfind(b"\n", 0, found) + 1, content.find(b"\n", found)
+        try:
+            record = mapping(loads(content[start:stop if stop != -1 else len(content)]))
+        except ValueError:
+            record = {}
+        if record.get("type") == "turn_context":
+            return optional_str(mapping(record.get("payload")).get("model"))
+        end = start
+    return None
+
+
+def _fidelity() -> Fidelity:
+    return Fidelity(prompt="reconstructed",
+                    parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
+
+
+def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, end: int | None = None) -> None:
+    """Every line from `offset` (where a line starts) to `end` into `reader`."""
     info = reader.info
-    fidelity = Fidelity(prompt="reconstructed",
-                        parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
-    for number, start, line in source.lines():
+    for number, start, line in source.lines(offset, end):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, reader.tally)
             continue
@@ -285,14 +381,20 @@ def read(source: Source) -> Trajectory:
         _whole(reader, record, (start, start + len(line)), fidelity)
     reader.flush()
     fidelity.skipped = reader.tally.as_dict()
-    return _trajectory(source, reader, fidelity)
 
 
-def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity) -> Trajectory:
-    """`chat.trajectory` over the columns: the steps and totals from the numbers, no entry made."""
+def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity, leave_out: tuple[int, int] = (0, 0)) -> Trajectory:
+    """`chat.trajectory` over the columns: the steps and totals from the numbers, no entry made.
+    `leave_out`: how many steps to leave out at the start and at the end (`part`'s cut one)."""
     columns, info = reader.columns, reader.info
     shift = 1 if columns.instructions is not None else 0
-    steps = [index for index in range(len(columns)) if columns.is_step(index)]
+    every = [index for index in range(len(columns)) if columns.is_step(index)]
+    steps = every[leave_out[0]:len(every) - leave_out[1]]
+    # the messages start at the answer of the step left out before the first kept one, so what
+    # lies between them (a compaction) is found as the whole reading finds it; and end where the
+    # step left out after the last kept one starts
+    first = every[leave_out[0] - 1] + shift if leave_out[0] else 0
+    end = every[len(every) - leave_out[1]] + shift if leave_out[1] else len(columns) + shift
     info.model_stats.api_calls = len(steps)
     usage = columns.usage
     info.model_stats.prompt_tokens = sum(value for value in usage[0::4] if value != _NONE)
@@ -305,7 +407,8 @@ def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity) -> Trajecto
             return columns.instructions.build()
         return columns.entry(index - shift).build()
 
-    return chat.built(source, FORMAT, len(columns) + shift, [index + shift for index in steps], build, info, fidelity)
+    return chat.built(source, FORMAT, end - first, [index + shift - first for index in steps],
+                      lambda index: build(index + first), info, fidelity)
 
 
 def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fidelity: Fidelity) -> None:
@@ -320,8 +423,7 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         reader.tally.skip(f"event_msg/{payload.get('type')}")
     elif kind == "session_meta":
         meta = mapping(payload.get("meta")) or payload
-        info.session = {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider")
-                        if meta.get(key)}
+        info.session = _session(payload)
         base = meta.get("base_instructions")
         text = chat.text_of(base) if base else ""
         if text:

@@ -56,6 +56,14 @@ class Source(msgspec.Struct, dict=True):
     """A branch inside the file (`PATH#NAME`: a Claude Code leaf's uuid, an embedded ATIF subagent's id)."""
     _document: Any = _UNSET
     _lines: list[tuple[int, Any]] | None = None
+    read_to: int = 0
+    """How far `lines` has read (the progress of a reading in another thread)."""
+    stopped: bool = False
+    """Set by `stop()`: `lines` ends at its next window, raising `Stopped`."""
+
+    def stop(self) -> None:
+        """End a reading of this file under way in another thread (its file was left)."""
+        self.stopped = True
 
     def json_lines(self, limit: int | None = None) -> list[tuple[int, Any]]:
         """(line number, parsed value) of each non-blank line; a damaged line's value is the
@@ -86,19 +94,24 @@ class Source(msgspec.Struct, dict=True):
             if end > line_start and non_space.search(text, line_start, end):  # type: ignore[arg-type]
                 yield number, line_start, end
 
-    def lines(self) -> Iterator[tuple[int, int, Any]]:
+    def lines(self, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, Any]]:
         """(line number, start, line) of each non-blank line, the line's text or bytes as in
         `content`, or, for a line longer than `MAX_LINE_BYTES`, the `ValueError` that says so
         (the line never copied). Split a window at a time, which costs a fraction of finding
         each line on its own (issue 49: 2.8 million lines of a 2 GB rollout); a mapped file's
-        windows are given back as they are passed."""
+        windows are given back as they are passed. `start`, `end`: where lines start, to read
+        only those between (the end or the start of a file: line numbers count from `start`).
+        `read_to` says how far it got, for a reading's progress; `stop()` ends it (`Stopped`)."""
         content = self.content
-        size, pos, number = len(content), 0, 1
+        size, pos, number = len(content) if end is None else end, start, 1
         newline: Any = "\n" if isinstance(content, str) else b"\n"
         non_space = _NON_SPACE if isinstance(content, str) else _NON_SPACE_BYTES
         mapped = content if isinstance(content, mmap.mmap) else None
-        given_back = 0
+        given_back = start
         while pos < size:
+            self.read_to = pos
+            if self.stopped:
+                raise Stopped(self.path)
             stop = min(size, pos + _WINDOW)
             window: Any = content if pos == 0 and stop == size and mapped is None else content[pos:stop]
             parts = window.split(newline)
@@ -106,15 +119,15 @@ class Source(msgspec.Struct, dict=True):
                 parts.pop()  # the line the window cut: it starts the next window
             if not parts:  # a line longer than the window
                 if mapped is not None:
-                    end, given_back = _find_line_end(mapped, pos, given_back)
+                    line_end, given_back = _find_line_end(mapped, pos, given_back)
                 else:
-                    end = content.find(newline, pos)
-                end = size if end == -1 else end
-                if end - pos > MAX_LINE_BYTES:
-                    yield number, pos, too_long(end - pos)
-                elif non_space.search(content, pos, end):  # type: ignore[arg-type]
-                    yield number, pos, content[pos:end]
-                pos, number = end + 1, number + 1
+                    line_end = content.find(newline, pos)
+                line_end = size if line_end == -1 else min(line_end, size)
+                if line_end - pos > MAX_LINE_BYTES:
+                    yield number, pos, too_long(line_end - pos)
+                elif non_space.search(content, pos, line_end):  # type: ignore[arg-type]
+                    yield number, pos, content[pos:line_end]
+                pos, number = line_end + 1, number + 1
                 continue
             del window
             for line in parts:
@@ -124,6 +137,7 @@ class Source(msgspec.Struct, dict=True):
                 number += 1
             if mapped is not None:
                 given_back = _give_back(mapped, given_back, min(pos, size))
+        self.read_to = size
 
     def _parsed(self, limit: int | None) -> Iterator[tuple[int, Any]]:
         text, count = self.content, 0
@@ -196,6 +210,10 @@ class Source(msgspec.Struct, dict=True):
         if self._document is _UNSET:
             self._document = outline(self.content)
         return self._document
+
+
+class Stopped(Exception):
+    """A reading ended by `Source.stop()`: nobody waits for it any more."""
 
 
 def too_long(size: int) -> ValueError:

@@ -1,0 +1,287 @@
+"""Issue 49: a large rollout shows its first or last steps at once, read from its first or last
+bytes alone, while the whole file is read in a worker (`loader.open_reading`).
+
+What a part shows must be what the whole reading shows of the same steps, wherever the part
+is cut: checked here for every cut of a rollout with everything a Codex rollout holds
+(reasoning, patches, models changing, compactions, damaged lines, repeated token counts).
+The replay screen numbers the last steps from the end until the whole is read, keeps what
+needs the whole file (a go-to past the part, a search) until then, and lands on the same
+step when it is done.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from support.waiting import wait_for
+from swedeck.core.replay.document import LoadedDocument, ReadingDocument, StepView
+from swedeck.core.trajectory import loader
+from swedeck.core.trajectory.loader import load_trajectory, open_reading
+from swedeck.core.trajectory.readers import codex
+from swedeck.core.trajectory.readers.source import Stopped
+
+SIZE = (120, 36)
+
+
+def _line(kind: str, payload: dict[str, Any]) -> str:
+    return json.dumps({"timestamp": "2026-11-27T10:00:00.000Z", "type": kind, "payload": payload}) + "\n"
+
+
+def _usage(tokens: int) -> dict[str, Any]:
+    usage = {"input_tokens": tokens, "cached_input_tokens": tokens // 2, "output_tokens": 40, "total_tokens": tokens + 40}
+    return {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage,
+                                            "model_context_window": 272000}}
+
+
+def write_rollout(path: Path, rounds: int = 40) -> Path:
+    """A rollout with every kind of record a reader meets, in varied order."""
+    lines = [_line("session_meta", {"id": "parts", "cwd": "/work", "cli_version": "0.46.0",
+                                    "base_instructions": {"text": "You are Codex."}}),
+             _line("response_item", {"type": "message", "role": "developer", "content": [
+                 {"type": "input_text", "text": "<permissions>workspace-write</permissions>"}]}),
+             _line("turn_context", {"cwd": "/work", "model": "gpt-5-codex"}),
+             _line("response_item", {"type": "message", "role": "user", "content": [
+                 {"type": "input_text", "text": "Fix the parser."}]})]
+    for number in range(1, rounds + 1):
+        call = f"call_{number}"
+        if number % 3 == 0:
+            lines.append(_line("response_item", {"type": "reasoning", "summary": [
+                {"type": "summary_text", "text": f"thinking {number}"}], "encrypted_content": "gAAA"}))
+        lines.append(_line("response_item", {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": f"step {number}: look " + "x" * (number * 37 % 500)}]}))
+        if number % 7 == 0:
+            lines.append(_line("response_item", {"type": "custom_tool_call", "call_id": call, "name": "apply_patch",
+                                                 "input": f"*** Begin Patch\n*** Update File: p{number}.py\n*** End Patch"}))
+            output_kind = "custom_tool_call_output"
+        elif number % 11 == 0:
+            lines.append(_line("response_item", {"type": "local_shell_call", "call_id": call,
+                                                 "action": {"type": "exec", "command": ["ls", f"d{number}"]}}))
+            output_kind = "local_shell_call_output"
+        elif number % 13 == 0:
+            output_kind = ""  # an answer without a call
+        else:
+            lines.append(_line("response_item", {"type": "function_call", "name": "shell", "call_id": call,
+                                                 "arguments": json.dumps({"command": ["bash", "-lc", f"cat f{number}"]})}))
+            output_kind = "function_call_output"
+        lines.append(_line("event_msg", _usage(1000 + 100 * number)))
+        if number % 5 == 0:
+            lines.append(_line("event_msg", _usage(9)))  # repeated: not this call's
+        if output_kind:
+            output = json.dumps({"output": f"out {number}\n" * (number % 9 + 1), "metadata": {"exit_code": number % 2}})
+            lines.append(_line("response_item", {"type": output_kind, "call_id": call, "output": output}))
+        lines.append(_line("event_msg", {"type": "exec_command_end", "call_id": call}))
+        if number % 8 == 0:
+            lines.append(_line("turn_context", {"cwd": "/work", "model": f"gpt-5-codex-{number}"}))
+        if number % 9 == 0:
+            lines.append(_line("compacted", {"message": f"Summary of the first {number} steps."}))
+        if number % 10 == 0:
+            lines.append('{"timestamp": "2026-11-27", "type": "event_msg", "payl\n')  # damaged
+        if number % 12 == 0:
+            lines.append(_line("response_item", {"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": f"and then {number}"}]}))
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _views(document: LoadedDocument) -> list[StepView]:
+    """What the replay shows of each step, less where it is in the file."""
+    return [msgspec.structs.replace(document.step(number), number=0, prompt_end=0)
+            for number in range(1, document.step_count + 1)]
+
+
+def _without_kept(view: StepView) -> StepView:
+    """A step as a file's last steps show it: what a compaction kept of the whole history
+    before it is said once the whole is read (the gap between the figures is said at once)."""
+    detail = view.compaction_detail.split("kept: ")[0].removesuffix(" · ")  # the kept part is the last
+    return msgspec.structs.replace(view, compaction_detail=detail)
+
+
+@pytest.fixture
+def mapped(monkeypatch):
+    """Every file mapped, as a large one is (`MAP_BYTES`)."""
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+
+
+@pytest.mark.parametrize("at_end", [True, False], ids=["end", "start"])
+def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp_path, monkeypatch, mapped, at_end):
+    path = write_rollout(tmp_path / "rollout.jsonl")
+    whole = _views(LoadedDocument(load_trajectory(path)))
+    if at_end:
+        whole = [_without_kept(view) for view in whole]
+    assert any(view.compaction for view in whole)
+    size, seen = path.stat().st_size, set()
+    for reach in range(600, size, 211):  # a cut in every kind of record, and inside lines
+        monkeypatch.setattr(codex, "PART_BYTES", reach)
+        reading = open_reading(path, at_end)
+        if reading is None:  # fewer than two steps that far in
+            assert reach < 4000
+            continue
+        shown = _views(ReadingDocument(reading))
+        assert 0 < len(shown) < len(whole)
+        assert shown == (whole[-len(shown):] if at_end else whole[:len(shown)]), reach
+        assert reading.preview.info.model_name == "gpt-5-codex"
+        assert reading.preview.info.session["id"] == "parts"
+        seen.add(len(shown))
+    assert len(seen) > 20  # the cuts fell in many places
+
+
+def test_the_whole_reading_is_the_loaders_and_says_how_far_it_got(tmp_path, monkeypatch, mapped):
+    path = write_rollout(tmp_path / "rollout.jsonl", rounds=400)
+    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    reading = open_reading(path, at_end=True)
+    assert reading is not None and reading.progress == 0
+    whole = reading.finish()
+    assert reading.progress == 1
+    assert _views(LoadedDocument(whole)) == _views(LoadedDocument(load_trajectory(path)))
+    assert whole.info.warnings == load_trajectory(path).info.warnings != []
+
+
+def test_a_reading_stopped_ends_in_its_own_thread(tmp_path, monkeypatch, mapped):
+    path = write_rollout(tmp_path / "rollout.jsonl", rounds=400)
+    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    reading = open_reading(path, at_end=False)
+    assert reading is not None
+    ended: list[BaseException] = []
+
+    def whole() -> None:
+        try:
+            reading.finish()
+        except Stopped as error:
+            ended.append(error)
+
+    reading.stop()
+    thread = threading.Thread(target=whole)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive() and len(ended) == 1
+
+
+def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypatch):
+    rollout = write_rollout(tmp_path / "rollout.jsonl")
+    assert open_reading(rollout, at_end=True) is None  # small: read whole at once, not mapped
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    assert open_reading(rollout, at_end=True) is not None
+    own = tmp_path / "own.traj.json"
+    own.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
+    assert open_reading(own, at_end=True) is None  # no reader of parts for it
+    long_end = tmp_path / "long.jsonl"
+    long_end.write_text(rollout.read_text() + _line("response_item", {"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "y" * 20000}]}))
+    monkeypatch.setattr(codex, "PART_MAX_BYTES", 8192)
+    assert open_reading(long_end, at_end=True) is None  # its last line is longer than any part
+    assert open_reading(long_end, at_end=False) is not None
+
+
+# --- the replay screen ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def held(monkeypatch, mapped):
+    """The whole reading waits until the test lets it go (`release`), so what the screen
+    shows meanwhile is seen; it is the real reading once let go."""
+    gate = threading.Event()
+    real = ReadingDocument.finish
+
+    def finish(self: ReadingDocument) -> LoadedDocument:
+        gate.wait(30)
+        return real(self)
+
+    monkeypatch.setattr(ReadingDocument, "finish", finish)
+    monkeypatch.setattr(codex, "PART_BYTES", 32768)
+    return gate
+
+
+def _text(screen: Any, selector: str) -> str:
+    from textual.widgets import Static
+
+    return str(screen.query_one(selector, Static).render())
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_the_replay_shows_the_last_steps_numbered_from_the_end_until_the_file_is_read(tmp_path, held):
+    from swedeck.tui.replay.app import ReplayApp
+
+    path = write_rollout(tmp_path / "rollout.jsonl", rounds=200)
+    total = len(load_trajectory(path).steps)
+    app = ReplayApp([path], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        shown = screen.document.step_count
+        assert 10 < shown < 100
+        assert f"step -1 of the last {shown}" in _text(screen, "#replay-header")
+        assert "step 200: look" in _text(screen, "#model-text")
+        await pilot.press("h")
+        await wait_for(pilot, lambda: f"step -2 of the last {shown}" in _text(screen, "#replay-header"))
+        assert screen.step_list.label(shown - 1).split()[0] == "-2"
+        await pilot.press("g", "5", "enter")  # not among the last steps: done when the whole is read
+        await pilot.press("slash", "o", "u", "t", "space", "7", "enter")
+        assert "step -2" in _text(screen, "#replay-header") and not screen.searching
+        await pilot.press("t")  # the prompt needs every step before this one: said, not shown
+        assert app.screen is screen
+        held.set()
+        await wait_for(pilot, lambda: screen.reading is None, timeout=30)
+        await wait_for(pilot, lambda: screen.matches, timeout=30)  # the search kept for the whole file ran
+        assert screen.search_text == "out 7"
+        assert screen.step_list.from_end is False
+        assert screen.step_list.label(total - 1).split()[0] == str(total - 1)
+    # where the person was, the go-to, then the search's first match after it
+    assert screen.step == min(step for step in screen.matches if step >= 5)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("start", "keys", "from_end"), [(-1, ("h", "h"), 2), (None, ("l", "l"), None)],
+                         ids=["end", "start"])
+async def test_the_replay_lands_on_the_same_step_when_the_file_is_read(tmp_path, held, start, keys, from_end):
+    from swedeck.tui.replay.app import ReplayApp
+
+    path = write_rollout(tmp_path / "rollout.jsonl", rounds=200)
+    total = len(load_trajectory(path).steps)
+    expected = total - from_end if from_end is not None else 3
+    app = ReplayApp([path], start_step=start)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        if start is None:
+            assert "step 1 of the first" in _text(screen, "#replay-header")
+            assert "task: Fix the parser." in _text(screen, "#model-text")
+        else:
+            assert "task:" not in _text(screen, "#model-text")  # the first of the last steps is not the first
+        await pilot.press(*keys)
+        before = _text(screen, "#model-text")
+        held.set()
+        await wait_for(pilot, lambda: screen.reading is None, timeout=30)
+        await wait_for(pilot, lambda: f"step {expected}/{total}" in _text(screen, "#replay-header"))
+        assert _text(screen, "#model-text") == before
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_leaving_a_file_while_it_is_read_stops_its_reading(tmp_path, held):
+    from swedeck.tui.replay.app import ReplayApp
+
+    first = write_rollout(tmp_path / "a.jsonl", rounds=200)
+    second = write_rollout(tmp_path / "b.jsonl", rounds=100)
+    app = ReplayApp([first, second], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        reading = screen.document
+        assert isinstance(reading, ReadingDocument)
+        await pilot.press("L")
+        await wait_for(pilot, lambda: screen.path == second)
+        assert reading.reading.source.stopped
+        held.set()
+        await wait_for(pilot, lambda: screen.reading is None, timeout=30)
+        await wait_for(pilot, lambda: "step 1/100" in _text(screen, "#replay-header"), timeout=30)
+        await wait_for(pilot, lambda: not [worker for worker in app.workers if worker.is_running])
+        assert screen.error is None
