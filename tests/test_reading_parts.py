@@ -23,7 +23,7 @@ from support.waiting import wait_for
 from swedeck.core.replay.document import LoadedDocument, ReadingDocument, StepView
 from swedeck.core.trajectory import loader
 from swedeck.core.trajectory.loader import load_trajectory, open_reading
-from swedeck.core.trajectory.readers import codex
+from swedeck.core.trajectory.readers import claude_code, codex
 from swedeck.core.trajectory.readers.source import Stopped
 
 SIZE = (120, 36)
@@ -89,6 +89,62 @@ def write_rollout(path: Path, rounds: int = 40) -> Path:
     return path
 
 
+def write_session(path: Path, rounds: int = 40) -> Path:
+    """A Claude Code session with what its tree holds: model calls of several records, tool
+    results, Task runs inside it (sidechains, written while the main call waits), rewound
+    answers, compactions, records that name no parent, titles and damaged lines."""
+    base = {"userType": "external", "cwd": "/work", "sessionId": "parts", "version": "2.0.14", "gitBranch": "main",
+            "timestamp": "2026-11-27T10:00:00Z"}
+    lines: list[str] = []
+
+    def put(kind: str, uuid: str, parent: str | None, message: dict[str, Any] | None = None, **more: Any) -> str:
+        record = {**base, "parentUuid": parent, "isSidechain": more.pop("side", False), "type": kind, "uuid": uuid,
+                  **more}
+        if message is not None:
+            record["message"] = message
+        lines.append(json.dumps(record) + "\n")
+        return uuid
+
+    def answer(uuid: str, parent: str, call: str, block: dict[str, Any], model: str = "claude-x", **more: Any) -> str:
+        usage = {"input_tokens": 10, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 5, "output_tokens": 7}
+        return put("assistant", uuid, parent, {"id": call, "role": "assistant", "model": model, "content": [block],
+                                               "usage": usage, "stop_reason": "tool_use"}, **more)
+
+    parent = put("user", "u0", None, {"role": "user", "content": "Fix the parser."})
+    for number in range(1, rounds + 1):
+        call, model = f"msg_{number}", "claude-x" if number < 20 else "claude-y"
+        if number % 3 == 0:
+            parent = answer(f"t{number}", parent, call, {"type": "thinking", "thinking": f"think {number}"}, model)
+        parent = answer(f"a{number}", parent, call, {"type": "text", "text": f"step {number}: " + "x" * (number * 37 % 300)},
+                        model)
+        if number % 10 == 0:  # a rewound answer beside the one kept: a branch
+            answer(f"r{number}", parent, f"msg_r{number}", {"type": "text", "text": f"rewound {number}"}, model)
+        if number % 13 == 0:
+            parent = put("user", f"q{number}", parent, {"role": "user", "content": f"and then {number}"})
+            continue
+        parent = answer(f"b{number}", parent, call, {"type": "tool_use", "id": f"toolu_{number}", "name": "Bash",
+                                                     "input": {"command": f"cat f{number}"}}, model)
+        if number % 4 == 0:  # a Task's run, written while the main call waits
+            root = put("user", f"s{number}", None, {"role": "user", "content": f"search {number}"}, side=True)
+            answer(f"sa{number}", root, f"msg_s{number}", {"type": "text", "text": f"found {number}"}, side=True)
+        if number % 11 == 0:
+            lines.append('{"type": "user", "uuid": "torn", "message": {"role": "us\n')
+        if number % 7 == 0:
+            lines.append(json.dumps({"type": "summary", "summary": f"title {number}", "leafUuid": parent}) + "\n")
+        parent = put("user", f"o{number}", parent, {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"toolu_{number}", "content": f"out {number}\n" * (number % 9 + 1),
+             "is_error": number % 5 == 0}]})
+        if number % 17 == 0:
+            boundary = put("system", f"c{number}", None, subtype="compact_boundary", logicalParentUuid=parent,
+                           compactMetadata={"trigger": "auto", "preTokens": 1000 * number})
+            parent = put("user", f"cs{number}", boundary, {"role": "user", "content": f"Summary up to {number}."},
+                         isCompactSummary=True)
+        if number % 19 == 0:  # names no parent: continues the record before it
+            parent = put("user", f"n{number}", None, {"role": "user", "content": f"unlinked {number}"})
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
 def _views(document: LoadedDocument) -> list[StepView]:
     """What the replay shows of each step, less where it is in the file."""
     return [msgspec.structs.replace(document.step(number), number=0, prompt_end=0)
@@ -108,16 +164,19 @@ def mapped(monkeypatch):
     monkeypatch.setattr(loader, "MAP_BYTES", 1)
 
 
-@pytest.mark.parametrize("at_end", [True, False], ids=["end", "start"])
-def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp_path, monkeypatch, mapped, at_end):
-    path = write_rollout(tmp_path / "rollout.jsonl")
+@pytest.mark.parametrize(("write", "reader", "at_end"),
+                         [(write_rollout, codex, True), (write_rollout, codex, False), (write_session, claude_code, True)],
+                         ids=["codex-end", "codex-start", "claude-code-end"])
+def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp_path, monkeypatch, mapped, write,
+                                                                           reader, at_end):
+    path = write(tmp_path / "rollout.jsonl")
     whole = _views(LoadedDocument(load_trajectory(path)))
     if at_end:
         whole = [_without_kept(view) for view in whole]
     assert any(view.compaction for view in whole)
     size, seen = path.stat().st_size, set()
-    for reach in range(600, size, 211):  # a cut in every kind of record, and inside lines
-        monkeypatch.setattr(codex, "PART_BYTES", reach)
+    for reach in range(600, size, max(211, size // 150)):  # a cut in every kind of record, and inside lines
+        monkeypatch.setattr(reader, "PART_BYTES", reach)
         reading = open_reading(path, at_end)
         if reading is None:  # fewer than two steps that far in
             assert reach < 4000
@@ -125,8 +184,8 @@ def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp
         shown = _views(ReadingDocument(reading))
         assert 0 < len(shown) < len(whole)
         assert shown == (whole[-len(shown):] if at_end else whole[:len(shown)]), reach
-        assert reading.preview.info.model_name == "gpt-5-codex"
-        assert reading.preview.info.session["id"] == "parts"
+        assert reading.preview.info.model_name == load_trajectory(path).info.model_name
+        assert reading.preview.info.session == load_trajectory(path).info.session
         seen.add(len(shown))
     assert len(seen) > 20  # the cuts fell in many places
 
@@ -177,6 +236,25 @@ def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypat
     monkeypatch.setattr(codex, "PART_MAX_BYTES", 8192)
     assert open_reading(long_end, at_end=True) is None  # its last line is longer than any part
     assert open_reading(long_end, at_end=False) is not None
+    session = write_session(tmp_path / "session.jsonl")
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4096)
+    assert open_reading(session, at_end=True) is not None
+    assert open_reading(session, at_end=False) is None  # the main line's start: known only at its end
+
+
+def test_a_run_swedeck_record_recorded_is_read_whole(tmp_path, monkeypatch, mapped):
+    """Its recorded prompts are joined to its steps by their answers, over the whole file."""
+    from swedeck.core.record.join import note_record
+
+    monkeypatch.setenv("SWEDECK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 4096)
+    rollout, session = write_rollout(tmp_path / "rollout.jsonl"), write_session(tmp_path / "session.jsonl")
+    assert open_reading(rollout, at_end=True) is not None and open_reading(session, at_end=True) is not None
+    record = tmp_path / "run.traj.json"
+    record.write_text("{}")
+    note_record(record, ["parts"])  # the two files' session id
+    assert open_reading(rollout, at_end=True) is None and open_reading(session, at_end=True) is None
 
 
 # --- the replay screen ---------------------------------------------------------------------
@@ -195,6 +273,7 @@ def held(monkeypatch, mapped):
 
     monkeypatch.setattr(ReadingDocument, "finish", finish)
     monkeypatch.setattr(codex, "PART_BYTES", 32768)
+    monkeypatch.setattr(claude_code, "PART_BYTES", 32768)
     return gate
 
 
@@ -239,12 +318,14 @@ async def test_the_replay_shows_the_last_steps_numbered_from_the_end_until_the_f
 
 @pytest.mark.anyio
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(("start", "keys", "from_end"), [(-1, ("h", "h"), 2), (None, ("l", "l"), None)],
-                         ids=["end", "start"])
-async def test_the_replay_lands_on_the_same_step_when_the_file_is_read(tmp_path, held, start, keys, from_end):
+@pytest.mark.parametrize(("write", "start", "keys", "from_end"),
+                         [(write_rollout, -1, ("h", "h"), 2), (write_rollout, None, ("l", "l"), None),
+                          (write_session, -1, ("h", "h", "h"), 3)],
+                         ids=["codex-end", "codex-start", "claude-code-end"])
+async def test_the_replay_lands_on_the_same_step_when_the_file_is_read(tmp_path, held, write, start, keys, from_end):
     from swedeck.tui.replay.app import ReplayApp
 
-    path = write_rollout(tmp_path / "rollout.jsonl", rounds=200)
+    path = write(tmp_path / "rollout.jsonl", rounds=200)
     total = len(load_trajectory(path).steps)
     expected = total - from_end if from_end is not None else 3
     app = ReplayApp([path], start_step=start)

@@ -72,14 +72,17 @@ def find_record(session: str) -> Path | None:
     return None
 
 
+def record_of(trajectory: Trajectory) -> Path | None:
+    """The record `swedeck record` made of the run in a Claude Code or Codex file, if any."""
+    session = trajectory.info.session.get("sessionId") or trajectory.info.session.get("id")
+    return find_record(session) if isinstance(session, str) and session else None
+
+
 def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
     """Give a Claude Code or Codex file's steps the recorded requests of the same run, where
     `swedeck record` recorded it (in place: `recorded_prompts`, the steps' provenance, a note).
     `load` reads the record (the loader passes itself)."""
-    session = trajectory.info.session.get("sessionId") or trajectory.info.session.get("id")
-    if not isinstance(session, str) or not session:
-        return
-    path = find_record(session)
+    path = record_of(trajectory)
     if path is None:
         return
     try:

@@ -170,14 +170,24 @@ class LoadedDocument:
 class ReadingDocument(LoadedDocument):
     """A large file's first or last steps (`at_end`), shown while the whole file is read
     (`loader.Reading`, issue 49): they are numbered here from the first of them; the last
-    ones' numbers in the file are known when `finish()` is done. `trajectory()` is only these
-    steps': what needs the whole file (a prompt, what-if, a fork, a search) waits for `finish()`."""
+    ones' numbers in the file are known when `finish()` is done. The first step of a file's
+    end may have begun before it: it is not shown, only read by the step after it (the
+    provider's count before a compaction). `trajectory()` is only these steps': what needs the
+    whole file (a prompt, what-if, a fork, a search) waits for `finish()`."""
 
     def __init__(self, reading: Reading):
         super().__init__(reading.preview)
         self.reading = reading
         self.at_end = reading.at_end
         self.history = not reading.at_end  # what a compaction kept of the whole history is said once it is read
+        self.hidden = 1 if reading.at_end else 0
+
+    @property
+    def step_count(self) -> int:
+        return super().step_count - self.hidden
+
+    def step(self, number: int) -> StepView:
+        return msgspec.structs.replace(super().step(number + self.hidden), number=number)
 
     @property
     def progress(self) -> float:

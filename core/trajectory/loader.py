@@ -117,8 +117,10 @@ class Reading:
 
 def open_reading(path: str | Path, at_end: bool) -> Reading | None:
     """A `Reading` of a file large enough to be mapped, whose reader can read a part of it
-    alone (`part(source, at_end)`: Codex rollouts), from its end or its start; None for any
-    other file (and for one whose part does not read: the whole reading then says what is wrong)."""
+    alone (`part(source, at_end)`: Codex rollouts, Claude Code sessions' ends), from its end or
+    its start; None for any other file, for one `swedeck record` recorded (its prompts are
+    joined over the whole file), and for one whose part does not read (the whole reading then
+    says what is wrong)."""
     path, unit = split_unit(Path(path))
     if unit != 1 or not path.is_file():
         return None
@@ -132,6 +134,11 @@ def open_reading(path: str | Path, at_end: bool) -> Reading | None:
             return None
         with _said(path):
             preview = part(source, at_end)
+            if preview is not None and reader.FORMAT in JOINED:
+                from ..record.join import record_of
+
+                if record_of(preview) is not None:
+                    return None  # the record's prompts are joined by answer, over the whole file
     except TrajectoryError:
         return None
     return Reading(source, reader, preview, at_end) if preview is not None else None

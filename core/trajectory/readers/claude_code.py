@@ -33,7 +33,7 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span
+from .source import MappedFile, Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -111,12 +111,13 @@ class _Lines:
 
 
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
-          titles: list[str]) -> tuple[list[Any], _Lines]:
-    """One pass over the lines: the heads of the message records (in file order), the request
-    records and titles; damaged lines said and counted, as `json_lines` does."""
+          titles: list[str], start: int = 0) -> tuple[list[Any], _Lines]:
+    """One pass over the lines (from `start`, where a line starts): the heads of the message
+    records (in file order), the request records and titles; damaged lines said and counted,
+    as `json_lines` does."""
     lines = _Lines(source)
     heads: list[Any] = []
-    for number, line_start, line in source.lines():
+    for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
             continue
@@ -193,6 +194,73 @@ def read(source: Source) -> Trajectory:
                            provenance=lambda number: "recorded" if number in prompts else None)
 
 
+PART_BYTES = 4 << 20
+"""`part` reads this much of the session's end first, four times more while the main line holds
+fewer than two whole steps there, up to `PART_MAX_BYTES`."""
+PART_MAX_BYTES = 64 << 20
+_OPENING_RECORDS = 50
+"""The first records `part` reads for the session and the model, as the whole reading takes them."""
+
+
+def part(source: Source, at_end: bool) -> Trajectory | None:
+    """The main line's last steps, read from the session's end alone (issue 49: a 100 MB session
+    with 400 subagent runs inside it shows its last step without its uuid tree): the same
+    reading over the records of its last bytes, the main line followed back from its last leaf
+    until a record whose parent is before them; its first step may have begun before them (it
+    is kept for what the next one shows of it, not shown: `ReadingDocument`). The last leaf, and the chain back from it, are the whole reading's: a record's
+    children come after it. None for a file's start (the main line is the path to the last
+    leaf: where it goes is known at the end), for a branch, for a session with Claude Code's
+    own request records (a prompt rebuilt from them is the whole file's), when the end holds
+    fewer than two whole main-line steps within `PART_MAX_BYTES`, or the file is not mapped."""
+    content = source.content
+    if not at_end or source.branch is not None or not isinstance(content, MappedFile):
+        return None
+    size, reach = len(content), PART_BYTES
+    while reach < size and reach <= PART_MAX_BYTES:
+        start = content.find(b"\n", size - reach) + 1
+        reach *= 4
+        if start == 0:
+            continue  # one line longer than the part
+        tally, info, requests = chat.Tally(), TrajectoryInfo(), _Requests()
+        records, lines = _scan(source, info, tally, requests, [], start)
+        if requests.requests:
+            return None
+        tree = _Tree(records, lines.full, part=True)
+        main = [i for i in tree.leaves if not records[i].get("isSidechain")]
+        chain = tree.chain(main[-1]) if main else []
+        if not chain or chain[0] not in tree.cut:
+            continue  # no main line here, or one that begins in the part: read more
+        heads = [_main_head(lines, i) for i in chain]
+        entries = _planned(heads, chain, lines, tally, task=True)
+        starts = [index for index, entry in enumerate(entries) if entry.is_step]
+        if len(starts) < 2:
+            continue
+        info.warnings.clear()  # their line numbers count from the part: the whole reading says them
+        _opening(source, info)
+        fidelity = Fidelity(prompt="reconstructed",
+                            parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
+        kept = entries[starts[0]:]  # from the answer of the step at the cut (kept out of sight: `ReadingDocument`)
+        return chat.built(source, FORMAT, len(kept), [step - starts[0] for step in starts],
+                          lambda index, kept=kept: kept[index].build(), info, fidelity)
+    return None
+
+
+def _opening(source: Source, info: TrajectoryInfo) -> None:
+    """The session and the model from the file's first records, as the whole reading takes
+    them from the main line's first (they are the file's first but where a session was forked)."""
+    for _, record in source.json_lines(limit=_OPENING_RECORDS):
+        record = mapping(record)
+        if record.get("type") not in _MESSAGE_TYPES or record.get("isSidechain"):
+            continue
+        if not info.session:
+            info.session = {key: record.get(key) for key in ("sessionId", "cwd", "version", "gitBranch")
+                            if record.get(key)}
+        model = optional_str(mapping(record.get("message")).get("model")) if record.get("type") == "assistant" else None
+        if model:
+            info.model_name = model
+            return
+
+
 class _Block(_Part):
     type: Any = None
 
@@ -266,15 +334,14 @@ def _get(value: Any, key: str) -> Any:
         return None
 
 
-def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tally) -> list[chat.Entry]:
+def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tally, task: bool = False) -> list[chat.Entry]:
     """The main line's entries from its records' heads: each entry's role, type, usage and
     request now, its text when it is shown. One model call is the run of `assistant` records of
     one `message.id`; a user record is a tool message per `tool_result` block, then its text;
     the user record after a compact boundary (`isCompactSummary`) is a compaction marker, with
-    the boundary's `preTokens`."""
+    the boundary's `preTokens`. `task`: the task was before these records (a file's end)."""
     entries: list[chat.Entry] = []
     pre_tokens: int | None = None
-    task = False
     index = 0
     while index < len(heads):
         head = heads[index]
@@ -352,9 +419,11 @@ class _Tree:
     resumed session copies records). A record's parent is the latest earlier record with the
     uuid it names; a record that names none found in the file (the first one, and any after it
     that Claude Code, or whatever wrote the file, left unlinked) continues the record before
-    it, except a sidechain's first record, which starts its own run."""
+    it, except a sidechain's first record, which starts its own run. Over the records of a
+    file's end (`part`), a record whose parent is not among them, or whose record before is
+    not, starts a run that is `cut`: what came before it is not known."""
 
-    def __init__(self, records: list[Any], full: Callable[[int], Mapping[str, Any]]):
+    def __init__(self, records: list[Any], full: Callable[[int], Mapping[str, Any]], part: bool = False):
         self.records = records
         """Each record's head (`_Head`) or, where it did not fit one, the record."""
         self.full = full
@@ -365,10 +434,14 @@ class _Tree:
         self.position: dict[str, int] = {}
         """Each uuid's latest position: what `PATH#uuid` opens."""
         self.implied = 0
+        self.cut: set[int] = set()
         for index, record in enumerate(records):
             named = _parent(record)
             if named is not None and named in self.position:
                 self.parent.append(self.position[named])
+            elif part and (named is not None or index == 0):
+                self.parent.append(None)
+                self.cut.add(index)
             elif index == 0 or record.get("isSidechain"):
                 self.parent.append(None)
             else:

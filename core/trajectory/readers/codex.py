@@ -277,9 +277,10 @@ _MODEL_REACH = 64 << 20
 def part(source: Source, at_end: bool) -> Trajectory | None:
     """The first or the last steps of a rollout, read from its first or last bytes alone (issue
     49: a 2 GB rollout's first screen does not wait for its 2.8 million lines): the same
-    reading over those lines, less the step at the cut (it may go on past it). What it shows of
-    its steps is exact, and so is their number from the start, or from the end: every step
-    before the cut (after it) starts and ends where the whole reading's does. None when that
+    reading over those lines. The step at the cut may begin before it (the end's first, which
+    is kept for what the next one shows of it and not shown: `ReadingDocument`) or go on past it
+    (the start's last, left out). What the other steps show is exact, and so is their number
+    from the start, or from the end: each starts and ends where the whole reading's does. None when that
     part holds fewer than two steps within `PART_MAX_BYTES`, or the file is not mapped (a small
     file is read whole at once)."""
     content = source.content
@@ -301,7 +302,7 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
                 reader.info.warnings.clear()  # their line numbers count from the part: the whole reading says them
                 _opening(source, reader.info)
                 reader.info.model_name = reader.info.model_name or reader.columns.models[-1]
-            return _trajectory(source, reader, fidelity, leave_out=(1, 0) if at_end else (0, 1))
+            return _trajectory(source, reader, fidelity, "end" if at_end else "start")
     return None
 
 
@@ -383,18 +384,20 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
     fidelity.skipped = reader.tally.as_dict()
 
 
-def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity, leave_out: tuple[int, int] = (0, 0)) -> Trajectory:
+def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity, part: str | None = None) -> Trajectory:
     """`chat.trajectory` over the columns: the steps and totals from the numbers, no entry made.
-    `leave_out`: how many steps to leave out at the start and at the end (`part`'s cut one)."""
+    `part`: the lines read are the file's `end` (the messages start at the first step's answer,
+    the step at the cut, which `ReadingDocument` keeps out of sight: what lies between it and
+    the next, a compaction, is found as the whole reading finds it), or its `start` (the step at
+    the cut, the last, left out)."""
     columns, info = reader.columns, reader.info
     shift = 1 if columns.instructions is not None else 0
-    every = [index for index in range(len(columns)) if columns.is_step(index)]
-    steps = every[leave_out[0]:len(every) - leave_out[1]]
-    # the messages start at the answer of the step left out before the first kept one, so what
-    # lies between them (a compaction) is found as the whole reading finds it; and end where the
-    # step left out after the last kept one starts
-    first = every[leave_out[0] - 1] + shift if leave_out[0] else 0
-    end = every[len(every) - leave_out[1]] + shift if leave_out[1] else len(columns) + shift
+    steps = [index for index in range(len(columns)) if columns.is_step(index)]
+    first, end = 0, len(columns) + shift
+    if part == "end":
+        first = steps[0] + shift
+    elif part == "start":
+        end = steps.pop() + shift
     info.model_stats.api_calls = len(steps)
     usage = columns.usage
     info.model_stats.prompt_tokens = sum(value for value in usage[0::4] if value != _NONE)
