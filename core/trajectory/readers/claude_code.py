@@ -239,10 +239,14 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
         _opening(source, info)
         fidelity = Fidelity(prompt="reconstructed",
                             parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
-        kept = entries[starts[0]:]  # from the answer of the step at the cut (kept out of sight: `ReadingDocument`)
-        return chat.built(source, FORMAT, len(kept), [step - starts[0] for step in starts],
-                          lambda index, kept=kept: kept[index].build(), info, fidelity)
+        # from the answer of the step at the cut (kept out of sight: `ReadingDocument`)
+        return _built(source, entries[starts[0]:], [step - starts[0] for step in starts], info, fidelity)
     return None
+
+
+def _built(source: Source, entries: list[chat.Entry], starts: list[int], info: TrajectoryInfo,
+           fidelity: Fidelity) -> Trajectory:
+    return chat.built(source, FORMAT, len(entries), starts, lambda index: entries[index].build(), info, fidelity)
 
 
 def _opening(source: Source, info: TrajectoryInfo) -> None:
