@@ -235,3 +235,21 @@ def test_a_walk_over_every_step_of_a_mapped_file_gives_its_pages_back(tmp_path, 
         most = max(most, _rss_file_kb() - before)
     assert document.step_count == 8000
     assert most < 8 << 10, most  # kilobytes: a few windows, not the file's 25 MB
+
+
+def test_an_openhands_event_list_is_read_by_its_events_heads(tmp_path, monkeypatch):
+    """A v0 event list is planned from each event's head; an event is read whole when its
+    step is shown, and reads as the events parsed whole do."""
+    from bench.generate import write_openhands
+    from swedeck.core.trajectory.outline import RawList, RawRecords
+
+    path = write_openhands(tmp_path / "events.json", 300, 400)
+    reads: list[int] = []
+    real_item = RawRecords._item
+    monkeypatch.setattr(RawRecords, "_item", lambda self, index: reads.append(index) or real_item(self, index))
+    trajectory = load_trajectory(path, lazy=True)
+    _ = trajectory.steps[-1], trajectory.messages[trajectory.steps[-1].message_index]
+    assert len(trajectory.steps) == 300 and 0 < len(reads) <= 10  # the last step's events, not the file's
+    planned = _digest(load_trajectory(path))
+    monkeypatch.setattr(RawList, "records", lambda self, head=None: list(self))  # every event parsed whole
+    assert _digest(load_trajectory(path)) == planned

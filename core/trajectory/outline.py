@@ -43,23 +43,33 @@ _raws = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _head_lists: dict[type, Any] = {}
 _OBJECT_START = re.compile(r"[ \t\r\n]*\{")
 _OBJECT_START_BYTES = re.compile(rb"[ \t\r\n]*\{")
+_LIST_START = re.compile(r"[ \t\r\n]*\[")
+_LIST_START_BYTES = re.compile(rb"[ \t\r\n]*\[")
 
 
-def outline(text: str | bytes | bytearray | mmap.mmap | msgspec.Raw) -> Any:
-    """The document in `text`: an `Outline` when its top is an object msgspec reads, else the
-    parsed value (raises ValueError when it is not JSON)."""
-    starts_object = _OBJECT_START.match(text) if isinstance(text, str) else _OBJECT_START_BYTES.match(text)
-    if starts_object:
+def outline(text: str | bytes | bytearray | mmap.mmap | msgspec.Raw, lists: bool = False) -> Any:
+    """The document in `text`: an `Outline` when its top is an object msgspec reads, with
+    `lists` a `RawList` when it is a list, else the parsed value (raises ValueError when it is
+    not JSON)."""
+    is_str = isinstance(text, str)
+    if (_OBJECT_START.match(text) if is_str else _OBJECT_START_BYTES.match(text)):  # type: ignore[arg-type]
         try:
             return Outline(_object(text))
         except msgspec.MsgspecError:  # damaged, or what only `json` reads: parsed whole, as before
+            pass
+    elif lists and (_LIST_START.match(text) if is_str else _LIST_START_BYTES.match(text)):  # type: ignore[arg-type]
+        try:
+            return RawList(text)
+        except msgspec.MsgspecError:
             pass
     return loads(text)
 
 
 def plain(value: Any) -> Any:
-    """`value` with an outline's values all parsed (a `dict`), for readers that keep records whole."""
-    return dict(value.items()) if isinstance(value, Outline) else value
+    """`value` with an outline's values all parsed (a `dict`, a `list`), for readers that keep records whole."""
+    if isinstance(value, Outline):
+        return dict(value.items())
+    return list(value) if isinstance(value, RawList) else value
 
 
 class Outline(Mapping[str, Any]):
@@ -126,6 +136,31 @@ class RawRecords(LazySequence[Any]):
     def outline(self, index: int) -> Any:
         """Record `index` read in outline (its values parsed when read)."""
         return outline(self._items[index])
+
+
+class RawList(LazySequence[Any]):
+    """A document whose top is a list (OpenHands' events, mini-swe-agent's bare message list),
+    each item parsed when it is read (a new value each time)."""
+
+    noun = "item"
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+        self._items = _raws(raw)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _item(self, index: int) -> Any:
+        return loads(self._items[index])
+
+    def records(self, head: type = Head) -> Any:
+        """The items as `RawRecords` with `head`s, or parsed (a `list`) when they are not all
+        objects `head` reads (the reader says what is wrong with them)."""
+        try:
+            return RawRecords(self.raw, head)
+        except msgspec.MsgspecError:
+            return list(self)
 
 
 def records_at(document: Mapping[str, Any], key: str, head: type = Head) -> Any:

@@ -17,7 +17,7 @@ from ..coerce import as_mapping_list, optional_str
 from ..lazy import MessageList, StepList
 from ..model import Fidelity, Trajectory, TrajectoryFormat
 from ..normalize import TypeInference, build_message, check_roles, foreign_extra
-from ..outline import records_at
+from ..outline import RawList, records_at
 from .common import info_from
 from .source import Source
 
@@ -30,7 +30,7 @@ FIDELITY = Fidelity(prompt="reconstructed", parts={"system prompt": "recorded", 
 
 def accepts(source: Source) -> bool:
     document = source.document
-    return isinstance(document, list) or (isinstance(document, Mapping) and "messages" in document)
+    return isinstance(document, list | RawList) or (isinstance(document, Mapping) and "messages" in document)
 
 
 def read(source: Source) -> Trajectory:
@@ -42,7 +42,7 @@ def read(source: Source) -> Trajectory:
             raise ValueError(f"`info` is {type(raw_info).__name__}, not an object")
         records = as_mapping_list(records_at(document, "messages"), "`messages`")
     else:
-        records = as_mapping_list(document, "the message list")
+        records = as_mapping_list(document.records() if isinstance(document, RawList) else document, "the message list")
     info = info_from(raw_info)
     roles = check_roles(records)
     for index in compress(range(len(roles)), map("exit".__eq__, roles)):  # v2 keeps the ending on the exit message too

@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
+
+import msgspec
 
 from ...messages import MessageType
 from ...startup.read_ahead import MAX_FILE_BYTES
 from ..coerce import mapping, optional_str
 from ..files import read_in_folder
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..outline import RawList, heads
 from ..parse import loads
 from . import chat
 from .source import Source, sniff_lines
@@ -68,7 +71,7 @@ def accepts(source: Source) -> bool:
         document = source.document
     except ValueError:
         return False
-    return isinstance(document, list) and bool(document) and (_is_v0(document[0]) or _is_v1(document[0]))
+    return isinstance(document, list | RawList) and bool(document) and (_is_v0(document[0]) or _is_v1(document[0]))
 
 
 def sniff(name: str, head: bytes, text: str) -> bool:
@@ -90,25 +93,33 @@ def read(source: Source) -> Trajectory:
     fidelity = Fidelity(prompt="reconstructed", parts={"system prompt": "unknown", "tools": "unknown",
                                                        "messages": "reconstructed"})
     files = _event_folder(source)
+    events: Any
     if files is not None:
         events = [loads(read_in_folder(path, source.path, MAX_FILE_BYTES)) for path in files]
     elif isinstance(source.first_line, Mapping) and "instance_id" in source.first_line:
         events = _instance(source, info, fidelity)
     else:
-        events = source.document
+        document = source.document  # a list of events: each read by its head, whole when its step is shown
+        events = document.records(_EventHead) if isinstance(document, RawList) else document
     tally = chat.Tally()
-    entries = _v1(events, tally, fidelity) if any(_is_v1(event) for event in events[:5]) else _v0(events, tally, fidelity)
+    if any(_is_v1(event) for event in events[:5]):
+        entries = _v1(events, tally, fidelity)
+    else:
+        entries = _v0(heads(events), _Events(events), tally, fidelity)
     fidelity.skipped = tally.as_dict()
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 
 
 def _instance(source: Source, info: TrajectoryInfo, fidelity: Fidelity) -> list[Any]:
-    """An evaluation's `output.jsonl`: instance `source.unit`'s history."""
-    lines = [record for _, record in source.json_lines() if isinstance(record, Mapping)]
-    fidelity.units = len(lines)
-    if source.unit > len(lines):
-        raise ValueError(f"#{source.unit}: the file has {len(lines)} instances")
-    record = lines[source.unit - 1]
+    """An evaluation's `output.jsonl`: instance `source.unit`'s history (the other instances'
+    lines passed over, not built: an evaluation's output can be gigabytes)."""
+    content = source.content
+    instances = [(start, end) for _, start, end in source.line_spans() if _is_object(content[start:end])]
+    fidelity.units = len(instances)
+    if source.unit > len(instances):
+        raise ValueError(f"#{source.unit}: the file has {len(instances)} instances")
+    start, end = instances[source.unit - 1]
+    record = mapping(loads(content[start:end]))
     info.session = {"instance_id": record.get("instance_id")}
     test_result = mapping(record.get("test_result"))
     patch = test_result.get("git_patch")
@@ -129,63 +140,175 @@ def _first(entries: list[chat.Entry], kind: MessageType) -> bool:
     return not any(entry.kind == kind for entry in entries)
 
 
-def _v0(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.Entry]:
+class _ResponseHead(TypedDict, total=False):
+    id: Any
+    model: Any
+    usage: Any
+
+
+class _MetadataHead(TypedDict, total=False):
+    tool_call_id: Any
+    model_response: _ResponseHead | None
+
+
+class _ArgsHead(TypedDict, total=False):
+    tools: Any
+
+
+class _EventHead(TypedDict, total=False):
+    """What the plan needs of a v0 event (issue 49): what it is, whose it is, the call it makes
+    or answers, its model response's id and usage. Its text, arguments and output are read
+    when its step is shown."""
+
+    id: Any
+    action: Any
+    observation: Any
+    source: Any
+    cause: Any
+    tool_call_metadata: _MetadataHead | None
+    args: _ArgsHead | None
+
+
+class _Object(TypedDict, total=False):
+    """Nothing of a record: only that it is an object."""
+
+
+_is_object_decode = msgspec.json.Decoder(_Object).decode
+
+
+def _is_object(line: Any) -> bool:
+    """Whether a line is a JSON object (passed over, not built)."""
+    try:
+        _is_object_decode(line)
+        return True
+    except msgspec.MsgspecError:
+        try:  # what only `json` reads (a NaN)
+            return isinstance(loads(line), Mapping)
+        except ValueError:
+            return False
+
+
+class _Events:
+    """The events by position, each read whole when an entry of it is built (the last read kept)."""
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+        self._last: tuple[int, Any] = (-1, None)
+
+    def __getitem__(self, index: int) -> Mapping[str, Any]:
+        if self._last[0] != index:
+            self._last = (index, mapping(self.events[index]))
+        return self._last[1]
+
+
+class _Later(chat.Later):
+    """The entry of v0 event `records[0]` (and, for a model response, of the events of its
+    other calls), read whole when shown. `how`: `system`, `user`, `response` or `observation`."""
+
+    events: Any = None
+    records: list[int] = msgspec.field(default_factory=list)
+    how: str = ""
+
+    def make(self) -> chat.Entry:
+        event = self.events[self.records[0]]
+        args = mapping(event.get("args"))
+        if self.how == "system":
+            return chat.Entry("system", str(args.get("content") or ""), self.kind)
+        if self.how == "user":
+            return chat.Entry("user", str(args.get("content") or event.get("message") or ""), self.kind)
+        if self.how == "observation":
+            return _observation(event)
+        action = event.get("action")
+        response = mapping(mapping(event.get("tool_call_metadata")).get("model_response"))
+        thought = str(args.get("thought") or (args.get("content") if action == "message" else "") or "")
+        usage = mapping(response.get("usage"))
+        details = mapping(usage.get("prompt_tokens_details"))
+        entry = chat.assistant(thought, _calls(event), usage=chat.usage(usage.get("prompt_tokens"),
+                                                                       usage.get("completion_tokens"),
+                                                                       details.get("cached_tokens")),
+                               model=optional_str(response.get("model")))
+        for other in self.records[1:]:  # another call of the same response
+            _add_calls(entry, _calls(self.events[other]))
+        return entry
+
+
+def _v0(heads: Any, events: _Events, tally: chat.Tally, fidelity: Fidelity) -> list[chat.Entry]:
+    """The entries of v0 events planned from their heads: each entry's role, type and usage
+    now, its text when shown; a condensation made now (it names the entries it drops)."""
     entries: list[chat.Entry] = []
     at: dict[Any, int] = {}
     """Event id -> the index of the entry it became (for condensations)."""
     response_of: dict[str, int] = {}
     """Model response id -> the index of its step's entry."""
-    for event in events:
+    system = task = False
+    for index, event in enumerate(heads):
         event = mapping(event)
         action, observation = event.get("action"), event.get("observation")
-        args = mapping(event.get("args"))
         metadata = mapping(event.get("tool_call_metadata"))
         if action == "system":
-            entries.append(chat.Entry("system", str(args.get("content") or ""),
-                                      MessageType.SYSTEM if _first(entries, MessageType.SYSTEM) else MessageType.USER_MESSAGE))
+            entries.append(_Later("system", "", MessageType.USER_MESSAGE if system else MessageType.SYSTEM,
+                                  events=events, records=[index], how="system"))
+            system = True
             fidelity.parts["system prompt"] = "recorded"
-            if args.get("tools"):
+            if mapping(event.get("args")).get("tools"):
                 fidelity.parts["tools"] = "recorded"
         elif action == "condensation":
-            entries.append(_condensation(args, at, event))
+            entries.append(_condensation(mapping(events[index].get("args")), at))
         elif action == "message" and event.get("source") == "user":
-            entries.append(chat.Entry("user", str(args.get("content") or event.get("message") or ""),
-                                      MessageType.TASK if _first(entries, MessageType.TASK) else MessageType.USER_MESSAGE))
+            entries.append(_Later("user", "", MessageType.USER_MESSAGE if task else MessageType.TASK, events=events,
+                                  records=[index], how="user"))
+            task = True
         elif action and event.get("source") == "agent" and action not in _V0_HIDDEN:
             response = mapping(metadata.get("model_response"))
             response_id = optional_str(response.get("id"))
-            call_id = optional_str(metadata.get("tool_call_id"))
-            name = optional_str(metadata.get("function_name")) or str(action)
-            arguments = _arguments(action, args, response, call_id)
-            calls = [] if action == "message" and not call_id else \
-                [chat.call(call_id or f"{action}_{event.get('id')}", name, arguments)]
             if response_id and response_id in response_of:  # another call of the same response
-                _add_calls(entries[response_of[response_id]], calls)
+                entry = entries[response_of[response_id]]
+                assert isinstance(entry, _Later)
+                entry.records.append(index)
+                entry.kind = MessageType.ACTION
             else:
-                thought = str(args.get("thought") or (args.get("content") if action == "message" else "") or "")
+                calls = not (action == "message" and not optional_str(metadata.get("tool_call_id")))
                 usage = mapping(response.get("usage"))
-                details = mapping(usage.get("prompt_tokens_details"))
-                entries.append(chat.assistant(thought, calls, usage=chat.usage(usage.get("prompt_tokens"),
-                                                                               usage.get("completion_tokens"),
-                                                                               details.get("cached_tokens")),
-                                              model=optional_str(response.get("model"))))
+                planned = chat.usage(usage.get("prompt_tokens"), usage.get("completion_tokens"),
+                                     mapping(usage.get("prompt_tokens_details")).get("cached_tokens"))
+                entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
+                                      {"usage": planned} if planned is not None else {}, events=events,
+                                      records=[index], how="response"))
                 if response_id:
                     response_of[response_id] = len(entries) - 1
         elif observation and observation not in _V0_HIDDEN and event.get("cause") is not None:
-            extras = mapping(event.get("extras"))
-            text = str(event.get("content") or "")
-            extra: dict[str, Any] = {"raw_output": text}
-            code = mapping(extras.get("metadata")).get("exit_code")
-            if isinstance(code, int):
-                extra["returncode"] = code
-            call_id = optional_str(metadata.get("tool_call_id"))
-            entries.append(chat.Entry("tool" if call_id else "user", text, MessageType.OBSERVATION, extra,
-                                      tool_call_id=call_id))
+            answered = optional_str(metadata.get("tool_call_id"))
+            entries.append(_Later("tool" if answered else "user", "", MessageType.OBSERVATION, events=events,
+                                  records=[index], how="observation"))
         else:
             tally.skip(f"action/{action}" if action else f"observation/{observation}" if observation else None)
             continue
         at[event.get("id")] = len(entries) - 1
     return entries
+
+
+def _calls(event: Mapping[str, Any]) -> list[tuple[dict[str, Any], Any]]:
+    """The tool call an agent's v0 action makes (none for a message without a call id)."""
+    action = event.get("action")
+    args = mapping(event.get("args"))
+    metadata = mapping(event.get("tool_call_metadata"))
+    call_id = optional_str(metadata.get("tool_call_id"))
+    if action == "message" and not call_id:
+        return []
+    name = optional_str(metadata.get("function_name")) or str(action)
+    arguments = _arguments(action, args, mapping(metadata.get("model_response")), call_id)
+    return [chat.call(call_id or f"{action}_{event.get('id')}", name, arguments)]
+
+
+def _observation(event: Mapping[str, Any]) -> chat.Entry:
+    extras = mapping(event.get("extras"))
+    text = str(event.get("content") or "")
+    extra: dict[str, Any] = {"raw_output": text}
+    code = mapping(extras.get("metadata")).get("exit_code")
+    if isinstance(code, int):
+        extra["returncode"] = code
+    call_id = optional_str(mapping(event.get("tool_call_metadata")).get("tool_call_id"))
+    return chat.Entry("tool" if call_id else "user", text, MessageType.OBSERVATION, extra, tool_call_id=call_id)
 
 
 def _arguments(action: Any, args: Mapping[str, Any], response: Mapping[str, Any], call_id: str | None) -> Any:
@@ -200,7 +323,7 @@ def _arguments(action: Any, args: Mapping[str, Any], response: Mapping[str, Any]
     return {key: value for key, value in args.items() if key not in ("thought", "security_risk", "confirmation_state")}
 
 
-def _condensation(args: Mapping[str, Any], at: dict[Any, int], event: Mapping[str, Any]) -> chat.Entry:
+def _condensation(args: Mapping[str, Any], at: dict[Any, int]) -> chat.Entry:
     ids = args.get("forgotten_event_ids") or args.get("forgotten_events") or []
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if not ids and isinstance(start, int) and isinstance(end, int):

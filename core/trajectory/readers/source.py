@@ -206,9 +206,10 @@ class Source(msgspec.Struct, dict=True):
     @property
     def document(self) -> Any:
         """The whole file as one JSON value (raises ValueError when it is not); an object as an
-        `outline.Outline`, its values parsed when read."""
+        `outline.Outline`, its values parsed when read; a list as an `outline.RawList`, its items
+        parsed when read."""
         if self._document is _UNSET:
-            self._document = outline(self.content)
+            self._document = outline(self.content, lists=True)
         return self._document
 
 
