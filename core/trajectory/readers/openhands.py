@@ -193,7 +193,7 @@ class _Events:
 
     def __init__(self, events: Any) -> None:
         self.events = events
-        self._last: tuple[int, Any] = (-1, None)
+        self._last: tuple[int, Mapping[str, Any]] = (-1, {})
 
     def __getitem__(self, index: int) -> Mapping[str, Any]:
         if self._last[0] != index:
