@@ -117,3 +117,39 @@ def test_docker_exec_socket_has_the_raw_socket_and_frames_reader():
         sock._sock.close()
     finally:
         container.remove(force=True)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_textual_lays_out_again_for_a_statics_new_size_and_not_for_pane_text(anyio_backend, monkeypatch):
+    # tui/widgets/pane_text.py PaneText: Widget._size_updated(size, virtual_size, container_size, layout);
+    # a Static's new size asks for a second layout, a PaneText's does not (one layout per replay step)
+    from textual.app import App, ComposeResult
+    from textual.containers import VerticalScroll
+    from textual.screen import Screen
+    from textual.widgets import Static
+
+    from swedeck.tui.widgets.pane_text import PaneText
+
+    layouts: list[str] = []
+    real = Screen._refresh_layout
+    monkeypatch.setattr(Screen, "_refresh_layout", lambda self, *a, **k: layouts.append("layout") or real(self, *a, **k))
+
+    class Both(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield Static("a", id="static")
+            with VerticalScroll():
+                yield PaneText("a", id="pane")
+
+    app = Both()
+    async with app.run_test(size=(40, 20)) as pilot:
+        static, pane = app.query_one("#static", Static), app.query_one("#pane", PaneText)
+        await wait_for(pilot, lambda: static.size.height == 1 and pane.size.height == 1)
+        layouts.clear()
+        pane.update("a\nb\nc")
+        await wait_for(pilot, lambda: pane.size.height == 3 and pane.virtual_size.height == 3)
+        static.update("a\nb\nc")
+        await wait_for(pilot, lambda: static.size.height == 3 and len(layouts) >= 3)
+        await wait_for(pilot, lambda: not app.screen._layout_required)
+    assert len(layouts) == 3, layouts  # the pane's one, the Static's two

@@ -13,7 +13,9 @@ last steps show while the whole is read: the jumps wait for it (`whole_read_s`, 
 With `SWEDECK_PROBE_KEYS=1` in its environment it first times keys, pressed as the terminal
 driver posts them, from the first frame on (while the token curve's worker runs, issue 49):
 JUMPS go-tos (`g`, the step's digits, `enter`: from `enter` to the frame showing the step)
-and JUMPS next-steps (`l`, `h` at the last step), each to the frame after it.
+and JUMPS next-steps (`l`, `h` at the last step), each to the app's and then the screen's
+refresh after it (`key_*_ms`), and to the first frame written to the terminal with that
+step on screen (`key_*_paint_ms`: keypress to paint).
 """
 
 from __future__ import annotations
@@ -102,10 +104,32 @@ async def _frame(app: App) -> None:
     await done
 
 
+PAINTS: list[tuple[float, int]] = []
+"""When the app wrote a frame to the terminal, and the step the replay showed then."""
+
+
+def _painted(screen, started: float, target: int) -> float:
+    """From `started` to the first frame written with step `target` on screen (keypress to paint)."""
+    return min((at for at, step in PAINTS if at >= started and step == target), default=float("nan")) - started
+
+
+def _watch_paints(app: App) -> None:
+    display = type(app)._display
+
+    def painted(self, screen, renderable) -> None:
+        display(self, screen, renderable)
+        PAINTS.append((time.perf_counter(), getattr(app.screen, "step", 0)))
+
+    type(app)._display = painted
+
+
 async def key_phase(app: App, rng, total: int, then, jumps: list[float], steps: list[float]) -> None:
     screen = app.screen
     gotos: list[float] = []
     nexts: list[float] = []
+    goto_paints: list[float] = []
+    next_paints: list[float] = []
+    _watch_paints(app)
     for _ in range(JUMPS):
         target = rng.randint(1, total)
         app.simulate_key("g")  # the question: a line over the view (a dialog screen before issue 49's work)
@@ -118,6 +142,7 @@ async def key_phase(app: App, rng, total: int, then, jumps: list[float], steps: 
         await _until(lambda target=target: app.screen is screen and screen.step == target)
         await _frame(app)
         gotos.append(time.perf_counter() - started)
+        goto_paints.append(_painted(screen, started, target))
     for _ in range(JUMPS):
         before = screen.step
         started = time.perf_counter()
@@ -125,8 +150,11 @@ async def key_phase(app: App, rng, total: int, then, jumps: list[float], steps: 
         await _until(lambda before=before: screen.step != before)
         await _frame(app)
         nexts.append(time.perf_counter() - started)
+        next_paints.append(_painted(screen, started, screen.step))
     KEYS.update(key_goto_ms=[round(value * 1000, 1) for value in gotos],
-                key_next_ms=[round(value * 1000, 1) for value in nexts])
+                key_next_ms=[round(value * 1000, 1) for value in nexts],
+                key_goto_paint_ms=[round(value * 1000, 1) for value in goto_paints],
+                key_next_paint_ms=[round(value * 1000, 1) for value in next_paints])
     then()
 
 

@@ -63,6 +63,7 @@ from ..shared.highlight import highlighted
 from ..shared.step_browser import StepBrowser
 from ..widgets.context_meter import ContextMeter
 from ..widgets.fitted_footer import FittedFooter
+from ..widgets.pane_text import PaneText
 from ..widgets.step_list import StepList
 from ..widgets.text import literal
 from ..widgets.text_view import TextView
@@ -149,8 +150,8 @@ class ReplayScreen(ReplayState, StepBrowser):
             yield StepList(id="replay-steps")
             with Vertical(id="replay-model"):
                 with VerticalScroll(id="model-scroll"):
-                    yield Static(id="model-text", markup=False)
-                    yield Static(id="model-command", markup=False)
+                    yield PaneText(id="model-text", markup=False)
+                    yield PaneText(id="model-command", markup=False)
             with Vertical(id="replay-output"):
                 yield TextView(id="output-text")
             if self.verifier is not None:

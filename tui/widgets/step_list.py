@@ -78,7 +78,9 @@ class StepList(ScrollView, can_focus=True):
     def set_commands(self, commands: dict[int, str]) -> None:
         self.commands.update(commands)
         top = self.scroll_offset.y
-        if any(top < step <= top + self.size.height for step in commands):
+        # the lines in view, not the batch, looked through (a batch of the token curve's worker is
+        # thousands of steps: `size` per step was 40 ms of the UI's thread, keys waiting behind it)
+        if any(step in commands for step in range(top + 1, top + self.size.height + 1)):
             self.refresh()
 
     def highlight(self, index: int) -> None:
