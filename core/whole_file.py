@@ -6,17 +6,22 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
-def write_whole(path: Path, data: bytes) -> None:
+def write_whole(path: Path, data: bytes | Iterable[bytes]) -> int:
     """`path` holds `data` afterwards, or what it held before: a reader never sees a part. The
     temporary file is mode 0600 (`tempfile.mkstemp`), so the result is the person's own only;
-    it is removed when the write fails, and the error raised."""
+    it is removed when the write fails (or making its chunks does), and the error raised.
+    `data`: the bytes, or chunks of them written as they are made. Returns the bytes written."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    size = 0
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for chunk in [data] if isinstance(data, bytes | bytearray) else data:
+                stream.write(chunk)
+                size += len(chunk)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, path)
@@ -24,6 +29,7 @@ def write_whole(path: Path, data: bytes) -> None:
         Path(temporary).unlink(missing_ok=True)
         raise
     _fsync_folder(path.parent)
+    return size
 
 
 def _fsync_folder(folder: Path) -> None:

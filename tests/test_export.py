@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -300,3 +301,60 @@ def test_the_persons_later_turns_are_user_steps(tmp_path):
         ("user", "list the files"), ("agent", ""), ("agent", "One file."), ("user", "now count its lines"), ("agent", "")]
     assert [r["content"] for r in document["steps"][1]["observation"]["results"]] == ["calc.py"]
     assert "observation" not in document["steps"][2]
+
+
+def _whole_json(document: object) -> bytes:
+    """How the export wrote the document whole before it was streamed (issue 49): the reference."""
+    return (json.dumps(document, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda path: path.relative_to(FIXTURES).as_posix())
+def test_the_streamed_atif_export_is_the_documents_json_byte_for_byte(path):
+    from swedeck.core.export.atif import atif_chunks
+
+    source = load_trajectory(path, lazy=True)
+    count = len(source.steps)
+    for steps in {(1, count), (min(2, count), count), (1, 1), (count, count)}:
+        losses: list[str] = []
+        streamed = b"".join(atif_chunks(source, steps, losses))
+        whole = to_atif(source, steps)
+        assert streamed == _whole_json(whole.document), steps
+        assert losses == whole.losses
+
+
+def test_a_lone_surrogate_is_escaped_in_its_step_and_reads_back_the_same(tmp_path):
+    from swedeck.core.export.atif import atif_chunks
+
+    path = tmp_path / "odd.traj.json"
+    path.write_text(json.dumps({"messages": [
+        {"role": "system", "content": "you are ü"}, {"role": "user", "content": "task \ud800 here ü"},
+        {"role": "assistant", "content": "THOUGHT\n```bash\nls\n```"}, {"role": "user", "content": "out ✓"}]}))
+    source = load_trajectory(path, lazy=True)
+    streamed = b"".join(atif_chunks(source, (1, 1), []))
+    assert json.loads(streamed) == to_atif(source).document
+    assert "ü".encode() in streamed and b"\\u00fc" in streamed and b"\\ud800" in streamed  # escaped in its step alone
+
+
+def test_exporting_a_large_run_holds_a_part_of_it_in_memory(tmp_path):
+    """The steps are written as they are made (`atif_chunks`), from a lazily read run."""
+    from bench.generate import write_codex
+    from support.measured import peak_of
+
+    rollout = write_codex(tmp_path / "rollout.jsonl", 12000, 6000)
+    out = tmp_path / "run.atif.json"
+    ran, peak = peak_of([*swedeck_command(), "export", str(rollout), "-o", str(out)])
+    assert ran.returncode == 0, ran.stderr
+    assert "12000 steps" in ran.stdout
+    assert out.stat().st_size > 70e6 and peak < 120, peak  # the output alone is most of that
+
+
+def test_every_step_of_a_long_run_keeps_its_results():
+    """A step's results are found by position: built steps are kept for the latest 1,024 only,
+    and the export matched them by identity, so past 1,024 steps every result was dropped."""
+    from bench.generate import write_codex
+
+    with tempfile.TemporaryDirectory() as folder:
+        rollout = write_codex(Path(folder) / "rollout.jsonl", 1500, 50)
+        document = json.loads(export(rollout, "atif").data)
+    agents = [step for step in document["steps"] if step["source"] == "agent"]
+    assert len(agents) == 1500 and all(len(step["observation"]["results"]) == 1 for step in agents)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -56,68 +57,118 @@ def to_atif(trajectory: Trajectory, steps: tuple[int, int] | None = None) -> Ati
     """The trajectory (or its steps `A..B`, with the messages before its first query) as ATIF."""
     writer = _Writer(trajectory)
     first, last = steps or (1, len(trajectory.steps))
-    writer.write(first, last)
-    return AtifExport(writer.document(first, last), writer.losses())
+    records = list(writer.records(first, last))
+    return AtifExport({**writer.head(), "steps": records, **writer.tail(first, last)}, writer.losses())
+
+
+def atif_chunks(trajectory: Trajectory, steps: tuple[int, int], losses: list[str]) -> Iterator[bytes]:
+    """`to_atif`'s document as the bytes `json_bytes` writes of it, step by step (issue 49: a
+    690,000-step rollout's export is never whole in memory): `losses` is filled at the end. A
+    text with a lone surrogate (another tool's file may hold one) is written with every
+    non-ASCII character of its step escaped, where the whole document was before."""
+    writer = _Writer(trajectory)
+    first, last = steps
+    head = _dumps(writer.head())
+    yield _encoded(head[:-2] + ',\n "steps": [')  # the object left open after its last key
+    count = 0
+    for record in writer.records(first, last):
+        yield _encoded(("\n" if not count else ",\n") + "  " + _dumps(record).replace("\n", "\n  "))
+        count += 1
+    tail = _dumps(writer.tail(first, last))
+    yield _encoded(("\n ]," if count else "],") + tail[1:] + "\n")
+    losses.extend(writer.losses())
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1)
+
+
+def _encoded(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: written as JSON's escapes, which keep it exactly
+        return _escaped(text)
+
+
+def _escaped(text: str) -> bytes:
+    """`text` with every character past ASCII as its JSON escape (its JSON strings are where
+    they can be: the structure is ASCII)."""
+    return "".join(c if ord(c) < 128 else json.dumps(c)[1:-1] for c in text).encode("ascii")
 
 
 class _Writer:
     def __init__(self, trajectory: Trajectory):
         self.trajectory = trajectory
-        self.steps: list[dict[str, Any]] = []
+        self.written = 0
+        """ATIF steps written so far (a step's `step_id` is the next)."""
+        self.system = False
+        """A `system` step is written (a later system message is a `user` one)."""
+        self.metrics: list[int] = [0, 0, 0]
+        self.metered = 0
+        self.cost: float | None = None
         self.lost: Counter[str] = Counter()
-        owner: dict[int, Step] = {}
-        for step in trajectory.steps:
-            for index in step.observation_indices:
-                if _is_result(trajectory.messages[index]):
-                    owner[index] = step
-        self.observation_of = owner
-        self.step_at = {step.message_index: step for step in trajectory.steps}
 
-    def write(self, first: int, last: int) -> None:
+    def records(self, first: int, last: int) -> Iterator[dict[str, Any]]:
+        """The ATIF steps of steps `first..last`, in order, each made when it is reached: a
+        step's results are the messages after its answer that answer it (`_is_result`)."""
         messages = self.trajectory.messages
         steps = self.trajectory.steps
         start = steps[first - 1].message_index if steps and first > 1 else 0
         end = len(messages) if not steps or last == len(steps) else steps[last].message_index
         if steps and first > 1:  # the prefix every query was sent: the system prompt and the task
             for index in range(steps[0].message_index):
-                self._message(index, messages[index])
+                yield from self._message(messages[index])
             self.lost["steps before the range (left out)"] += first - 1
         if steps and last < len(steps):
             self.lost["steps after the range (left out)"] += len(steps) - last
+        number = first - 1 if steps else len(steps)
+        owned: set[int] = set()
         for index in range(start, end):
-            self._message(index, messages[index])
+            if number < len(steps) and steps[number].message_index == index:
+                step = steps[number]
+                number += 1
+                owned = {at for at in step.observation_indices if _is_result(messages[at])}
+                yield self._counted(self._agent(step, messages[index], owned))
+            elif index not in owned:  # a result is written with the agent step it answers
+                yield from self._message(messages[index])
 
-    def _message(self, index: int, message: Message) -> None:
-        if index in self.observation_of:
-            return  # written with the agent step it answers
-        step = self.step_at.get(index)
-        if step is not None:
-            self.steps.append(self._agent(step, message))
-            return
+    def _counted(self, record: dict[str, Any]) -> dict[str, Any]:
+        self.written += 1
+        metrics = record.get("metrics")
+        if metrics:
+            self.metered += 1
+            for position, key in enumerate(("prompt_tokens", "completion_tokens", "cached_tokens")):
+                self.metrics[position] += metrics[key]
+            if "cost_usd" in metrics:
+                self.cost = (self.cost or 0) + metrics["cost_usd"]
+        return record
+
+    def _message(self, message: Message) -> Iterator[dict[str, Any]]:
         if message.role == "exit":
             return  # the end: the exit status and submission go under extra
         if message.role == "assistant":  # not a query's answer: a demonstration the prompt showed the model
             self.lost["assistant messages that answer no query, as demonstrations (written as user steps)"] += 1
             record = self._plain("user", message)
             record.setdefault("extra", {}).setdefault("swedeck", {})["role"] = "assistant"
-            self.steps.append(record)
+            yield self._counted(record)
             return
         if message.role == "tool":
             self.lost["tool results that answer no call of a step (written as user steps)"] += 1
-        source = "system" if message.role == "system" and not any(s["source"] == "system" for s in self.steps) else "user"
+        source = "system" if message.role == "system" and not self.system else "user"
+        self.system = self.system or source == "system"
         if message.role == "system" and source == "user":
             self.lost["system messages after the first (written as user steps)"] += 1
-        self.steps.append(self._plain(source, message))
+        yield self._counted(self._plain(source, message))
 
     def _plain(self, source: str, message: Message) -> dict[str, Any]:
-        record: dict[str, Any] = {"step_id": len(self.steps) + 1, "source": source, "message": self._text(message)}
+        record: dict[str, Any] = {"step_id": self.written + 1, "source": source, "message": self._text(message)}
         _stamp(record, message)
         extra = _extra(message)
         if extra:
             record["extra"] = {"swedeck": extra}
         return record
 
-    def _agent(self, step: Step, message: Message) -> dict[str, Any]:
+    def _agent(self, step: Step, message: Message, owned: set[int]) -> dict[str, Any]:
         record = self._plain("agent", message)
         if message.extra.reasoning:
             record["reasoning_content"] = message.extra.reasoning
@@ -125,7 +176,7 @@ class _Writer:
         if calls:
             record["tool_calls"] = calls
         results = [self._result(self.trajectory.messages[index], synthesized) for index in step.observation_indices
-                   if self.observation_of.get(index) is step]
+                   if index in owned]
         if results:
             record["observation"] = {"results": results}
         usage = step.usage
@@ -201,22 +252,27 @@ class _Writer:
             self.lost["cache marks on messages (ATIF has no field for them)"] += 1
         return content_text(message.content)
 
-    def document(self, first: int, last: int) -> dict[str, Any]:
+    def head(self) -> dict[str, Any]:
+        """The document's keys before its steps."""
         trajectory = self.trajectory
         info = trajectory.info
         agent: dict[str, Any] = {"name": _agent_name(trajectory), "version": str(info.swedeck_version or "unknown")}
         if info.model_name:
             agent["model_name"] = info.model_name
+        session_id = str(info.session.get("id") or info.session.get("sessionId") or trajectory.path.name)
+        return {"schema_version": ATIF_VERSION, "session_id": session_id, "agent": agent}
+
+    def tail(self, first: int, last: int) -> dict[str, Any]:
+        """The document's keys after its steps (once they are all written: their totals)."""
+        trajectory = self.trajectory
+        info = trajectory.info
         stats = info.model_stats
-        metrics: list[dict[str, Any]] = [step["metrics"] for step in self.steps if step.get("metrics")]
-        final: dict[str, Any] = {"total_steps": len(self.steps)}
-        if metrics:
-            final |= {"total_prompt_tokens": sum(m["prompt_tokens"] for m in metrics),
-                      "total_completion_tokens": sum(m["completion_tokens"] for m in metrics),
-                      "total_cached_tokens": sum(m["cached_tokens"] for m in metrics)}
-            costs = [m["cost_usd"] for m in metrics if "cost_usd" in m]
-            if costs:
-                final["total_cost_usd"] = sum(costs)
+        final: dict[str, Any] = {"total_steps": self.written}
+        if self.metered:
+            final |= {"total_prompt_tokens": self.metrics[0], "total_completion_tokens": self.metrics[1],
+                      "total_cached_tokens": self.metrics[2]}
+            if self.cost is not None:
+                final["total_cost_usd"] = self.cost
             elif stats.instance_cost and (first, last) == (1, len(trajectory.steps)):
                 final["total_cost_usd"] = stats.instance_cost
         extra: dict[str, Any] = {"source_format": trajectory.format, "source_file": trajectory.path.name,
@@ -230,9 +286,7 @@ class _Writer:
         if trajectory.meta_events:
             extra["meta_events"] = [{"event": e.event, "message_count": e.message_count, **e.data}
                                     for e in trajectory.meta_events]
-        session_id = str(info.session.get("id") or info.session.get("sessionId") or trajectory.path.name)
-        return {"schema_version": ATIF_VERSION, "session_id": session_id, "agent": agent, "steps": self.steps,
-                "final_metrics": final, "extra": {"swedeck": extra}}
+        return {"final_metrics": final, "extra": {"swedeck": extra}}
 
     def losses(self) -> list[str]:
         return [f"{what}: {count}" for what, count in self.lost.items()]

@@ -3,15 +3,16 @@ file in, the bytes of its ATIF or HTML form out, with what that form cannot hold
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from ..errors import UsageError
 from ..trajectory.loader import load_trajectory
 from ..whole_file import write_whole
-from .atif import ATIF_VERSION, step_range, to_atif
+from .atif import ATIF_VERSION, atif_chunks, step_range
 
 ExportFormat = Literal["atif", "html"]
 
@@ -19,22 +20,21 @@ ExportFormat = Literal["atif", "html"]
 @dataclass
 class Exported:
     source: Path
-    data: bytes
+    chunks: Iterable[bytes]
+    """The output, made as it is written (`write_export`): a huge run's is never whole in memory."""
     version: str
     """`ATIF-v1.7`, or the page's own version (`swedeck-html/1`)."""
     steps: int
     """Steps of the run in the output."""
     losses: list[str] = field(default_factory=list)
+    """What the format cannot hold: complete once the chunks are all made."""
+    size: int = 0
+    """Bytes written (`write_export`)."""
 
-
-def json_bytes(document: object) -> bytes:
-    """The document as UTF-8 JSON; where a text holds a lone surrogate (another tool's file may),
-    every non-ASCII character is written as its JSON escape, which keeps it exactly."""
-    text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(document, ensure_ascii=True, indent=1) + "\n").encode("ascii")
+    @cached_property
+    def data(self) -> bytes:
+        """The whole output in memory (a page, a test): the chunks made at once."""
+        return b"".join(self.chunks)
 
 
 def default_kind(out: Path) -> ExportFormat:
@@ -43,7 +43,7 @@ def default_kind(out: Path) -> ExportFormat:
 
 
 def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
-    trajectory = load_trajectory(path)
+    trajectory = load_trajectory(path, lazy=True)  # each message built as it is written (and a damaged one said then)
     if not trajectory.steps and not len(trajectory.messages):
         raise UsageError(f"{path}: nothing to export (no messages)")
     if not trajectory.steps:  # messages and no model response (a sample of tool results alone): all of them
@@ -56,19 +56,21 @@ def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
         except ValueError as error:
             raise UsageError(str(error)) from None
     if kind == "atif":
-        result = to_atif(trajectory, (first, last))
-        data = json_bytes(result.document)
-        return Exported(trajectory.path, data, ATIF_VERSION, max(0, last - first + 1), result.losses)
+        losses: list[str] = []
+        return Exported(trajectory.path, atif_chunks(trajectory, (first, last), losses), ATIF_VERSION,
+                        max(0, last - first + 1), losses)
     if kind == "html":
         from .html import PAGE_VERSION, to_html
 
         page = to_html(trajectory, (first, last))
-        return Exported(trajectory.path, page.data, PAGE_VERSION, max(0, last - first + 1), page.losses)
+        return Exported(trajectory.path, [page.data], PAGE_VERSION, max(0, last - first + 1), page.losses)
     raise UsageError(f"--format {kind}: give atif or html")
 
 
-def write_export(out: Path, data: bytes, source: Path) -> None:
-    """The whole file or nothing (a temporary file renamed into place); never over the source."""
+def write_export(out: Path, exported: Exported) -> None:
+    """The whole file or nothing (a temporary file renamed into place), its chunks written as
+    they are made; never over the source. `exported.size` says how many bytes."""
+    source = exported.source
     try:
         if out.resolve() == source.resolve():
             raise UsageError(f"-o {out}: that is the file being exported (a run's record is never overwritten)")
@@ -77,4 +79,4 @@ def write_export(out: Path, data: bytes, source: Path) -> None:
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"-o {out}: no folder {folder}")
-    write_whole(out, data)
+    exported.size = write_whole(out, exported.chunks if "data" not in exported.__dict__ else [exported.data])

@@ -14,12 +14,12 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     kind = args.format or default_kind(out)
     result = export(named_path(args.path), kind, args.step)
-    write_export(out, result.data, source=Path(result.source))
+    write_export(out, result)
     if args.json:
         print(inert_json({"path": str(result.source), "out": str(out), "format": kind, "version": result.version,
-                          "steps": result.steps, "bytes": len(result.data), "losses": result.losses}))
+                          "steps": result.steps, "bytes": result.size, "losses": result.losses}))
     else:
-        print(strip_control(f"wrote {out} ({result.version}, {result.steps} steps, {len(result.data):,} bytes)"))
+        print(strip_control(f"wrote {out} ({result.version}, {result.steps} steps, {result.size:,} bytes)"))
         if result.losses:
             print(f"not held by {kind.upper()} (docs/export.md):")
             for loss in result.losses:

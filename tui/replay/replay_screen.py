@@ -680,7 +680,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         out = Path(target).expanduser()
         try:
             result = export(source, default_kind(out))
-            write_export(out, result.data, Path(result.source))
+            write_export(out, result)
         except (SwedeckError, TrajectoryError, OSError) as error:
             self.post_message(self.Exported(f"export failed: {error}", failed=True))
             return
