@@ -150,3 +150,29 @@ def test_compaction_records_that_do_not_fit_are_said_and_never_change_the_prompt
     assert "note: compaction at message 9: replaces names 1 positions that are not before it (9); ignored" in out
     assert "note: compaction at message 12: its replaces is not a list of message positions ('all of it')" in out
     assert "\x1b" not in out  # the summary's escape is shown, not sent to the terminal
+
+
+def test_the_loss_report_is_the_same_when_the_messages_are_built_again():
+    """A lazy list keeps its latest built messages only (issue 49): a message built again is a
+    new object, and the report tells the replaced part from the kept one by identity."""
+    from pathlib import Path
+
+    import msgspec
+
+    from swedeck.core.trajectory.lazy import MessageList
+    from swedeck.core.trajectory.losses import compaction_losses
+
+    head = [make_message("system", "You are an agent.", MessageType.SYSTEM),
+            make_message("user", "Fix the divide bug.", MessageType.TASK)]
+    marker = make_message("user", "We looked at the calculator.", MessageType.COMPACTION, summary="We looked.",
+                          replaces=list(range(len(head), len(head) + len(RUN))), tokens_before=5000)
+    records = [*head, *RUN, marker]
+    whole = compaction_losses(records)
+
+    def build(start: int, end: int) -> list:  # as a reader does: each message made from its record again
+        return [msgspec.structs.replace(record) for record in records[start:end]]
+
+    lazy = MessageList(len(records), list(range(len(records))), build, Path("run.traj.json"))
+    lazy.KEEP = 1  # every message built again when it is read again
+    assert compaction_losses(lazy) == whole
+    assert whole[0]["replaced_messages"] == len(RUN)

@@ -32,9 +32,10 @@ def compaction_losses(messages: Sequence[Message]) -> list[dict[str, Any]]:
 
 def loss_at(messages: Sequence[Message], position: int) -> dict[str, Any]:
     """The loss report of the compaction at `position` (only the messages up to it are read)."""
-    marker = messages[position]
-    before = sendable(messages[:position])
-    after = sendable(messages[: position + 1])
+    upto = list(messages[: position + 1])  # one list of them: a lazy list builds a message again once
+    marker = upto[position]                 # out of its cache, a new object, and they are told apart by identity
+    before = sendable(upto[:position])
+    after = sendable(upto)
     still = {id(message) for message in after}
     replaced = [message for message in before if id(message) not in still]
     found = ledger_of(replaced, _UNBOUNDED)
