@@ -257,6 +257,17 @@ def test_a_run_swedeck_record_recorded_is_read_whole(tmp_path, monkeypatch, mapp
     assert open_reading(rollout, at_end=True) is None and open_reading(session, at_end=True) is None
 
 
+def test_a_reading_is_paced_every_1024_lines(tmp_path):
+    """`Source.pace`, where the replay's reading waits while a key is handled."""
+    from swedeck.core.trajectory.readers.source import Source
+
+    calls: list[int] = []
+    source = Source(path=tmp_path / "x.jsonl", content=b"".join(b'{"n": %d}\n' % n for n in range(5000)))
+    source.pace = lambda: calls.append(source.read_to)
+    assert sum(1 for _ in source.lines()) == 5000
+    assert len(calls) == 4
+
+
 # --- the replay screen ---------------------------------------------------------------------
 
 
@@ -296,6 +307,7 @@ async def test_the_replay_shows_the_last_steps_numbered_from_the_end_until_the_f
         await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
         shown = screen.document.step_count
         assert 10 < shown < 100
+        assert screen.document.reading.source.pace is not None  # it steps aside for keys (`key_quiet`)
         assert f"step -1 of the last {shown}" in _text(screen, "#replay-header")
         assert "step 200: look" in _text(screen, "#model-text")
         await pilot.press("h")

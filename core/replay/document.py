@@ -203,6 +203,10 @@ class ReadingDocument(LoadedDocument):
         """Nobody waits for the whole reading any more (the person left the file)."""
         self.reading.stop()
 
+    def pace(self, wait: Callable[[], None]) -> None:
+        """`wait` is called every so many lines of the whole reading (in its thread): it may wait."""
+        self.reading.source.pace = wait
+
 
 class LiveDocument:
     """A swedeck `.traj.jsonl`, indexed, parsed per step, able to follow appends."""

@@ -258,6 +258,9 @@ class ReplayScreen(ReplayState, StepBrowser):
     # --- a large file, read whole in a worker while its start or end is shown ----------------
 
     def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
+        quiet = getattr(self.app, "key_quiet", None)
+        if quiet is not None:  # the reading steps aside while a key is handled, until its frame
+            document.pace(lambda: quiet.quiet or quiet.wait())
         self.step_list.from_end = document.at_end
         self.reading = ReadProgress(document.progress, document.at_end)
         self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)

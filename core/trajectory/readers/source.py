@@ -33,6 +33,8 @@ _WINDOW = 8 << 20
 _FAULT_AROUND = 64 << 10
 """What Linux maps around a page a read of a mapping faults in (`fault_around_bytes`): what a
 read counts for at most."""
+_PACE_LINES = 1023
+"""`Source.pace` is called when the line number's low bits are all clear: every 1,024 lines."""
 _GIVE_BACK = 64 << 20
 """A pass over a mapped file's lines gives back the pages behind it every this many bytes."""
 _NON_SPACE = re.compile(r"\S")
@@ -60,6 +62,9 @@ class Source(msgspec.Struct, dict=True):
     """How far `lines` has read (the progress of a reading in another thread)."""
     stopped: bool = False
     """Set by `stop()`: `lines` ends at its next window, raising `Stopped`."""
+    pace: Any = None
+    """Called by `lines` every `_PACE_LINES` lines, when set: a reading in a worker thread waits
+    there while the UI handles a key (the replay's `key_quiet`)."""
 
     def stop(self) -> None:
         """End a reading of this file under way in another thread (its file was left)."""
@@ -130,11 +135,14 @@ class Source(msgspec.Struct, dict=True):
                 pos, number = line_end + 1, number + 1
                 continue
             del window
+            pace = self.pace
             for line in parts:
                 if line and not line.isspace():
                     yield number, pos, line
                 pos += len(line) + 1
                 number += 1
+                if pace is not None and not number & _PACE_LINES:
+                    pace()
             if mapped is not None:
                 given_back = _give_back(mapped, given_back, min(pos, size))
         self.read_to = size
