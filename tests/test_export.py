@@ -336,16 +336,16 @@ def test_a_lone_surrogate_is_escaped_in_its_step_and_reads_back_the_same(tmp_pat
 
 
 def test_exporting_a_large_run_holds_a_part_of_it_in_memory(tmp_path):
-    """The steps are written as they are made (`atif_chunks`), from a lazily read run."""
+    """The steps are written as they are made (`atif_chunks`, `html_chunks`), from a lazily read run."""
     from bench.generate import write_codex
     from support.measured import peak_of
 
     rollout = write_codex(tmp_path / "rollout.jsonl", 12000, 6000)
-    out = tmp_path / "run.atif.json"
-    ran, peak = peak_of([*swedeck_command(), "export", str(rollout), "-o", str(out)])
-    assert ran.returncode == 0, ran.stderr
-    assert "12000 steps" in ran.stdout
-    assert out.stat().st_size > 70e6 and peak < 120, peak  # the output alone is most of that
+    for out in (tmp_path / "run.atif.json", tmp_path / "run.html"):  # ATIF, and the page
+        ran, peak = peak_of([*swedeck_command(), "export", str(rollout), "-o", str(out)])
+        assert ran.returncode == 0, ran.stderr
+        assert "12000 steps" in ran.stdout
+        assert out.stat().st_size > 70e6 and peak < 120, (out.name, peak)  # the output alone is most of that
 
 
 def test_every_step_of_a_long_run_keeps_its_results():

@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -44,13 +45,28 @@ class Page:
 
 def to_html(trajectory: Trajectory, steps: tuple[int, int] | None = None) -> Page:
     """The page for the trajectory's steps `A..B` (all of them by default)."""
+    losses: list[str] = []
+    return Page(b"".join(html_chunks(trajectory, steps or (1, len(trajectory.steps)), losses)), losses)
+
+
+def html_chunks(trajectory: Trajectory, steps: tuple[int, int], losses: list[str]) -> Iterator[bytes]:
+    """The page's bytes, a step at a time (issue 49: a long run's page is never whole in
+    memory): the page up to its data, the run's record with its steps as they are made, then
+    the rest. `losses` is filled at the end (what was masked is known then)."""
     document = LoadedDocument(trajectory)
-    first, last = steps or (1, document.step_count)
+    first, last = steps
     masker = _Masker()
-    record = _record(trajectory, document, first, last, masker)
-    losses = masker.losses()
-    record["losses"] = losses
-    return Page(_page(record).encode("utf-8", "backslashreplace"), losses)
+    record = _record(trajectory, document, masker)
+    before, after = _page(record).split(_DATA)
+    yield _encoded(before + _data_block(json.dumps(record, ensure_ascii=False)[:-1] + ', "steps": ['))
+    for number, step in enumerate(_steps(trajectory, document, first, last, masker)):
+        yield _encoded(_data_block((", " if number else "") + json.dumps(step, ensure_ascii=False)))
+    losses.extend(masker.losses())
+    yield _encoded(_data_block('], "losses": ' + json.dumps(losses, ensure_ascii=False) + "}") + after)
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
 
 
 class _Masker:
@@ -86,15 +102,14 @@ class _Masker:
         return out
 
 
-def _record(trajectory: Trajectory, document: ReplayDocument, first: int, last: int, masker: _Masker) -> dict[str, Any]:
-    info = trajectory.info
-    window = model_window(info.model_name)
+def _steps(trajectory: Trajectory, document: ReplayDocument, first: int, last: int,
+           masker: _Masker) -> Iterator[dict[str, Any]]:
+    window = model_window(trajectory.info.model_name)
     curve = {point.step: point.tokens for point in token_curve(document)}
-    steps = []
     for number in range(first, last + 1):
         view = document.step(number)
         status, notes = step_meter(view, curve.get(number), window)
-        steps.append({
+        yield {
             "n": number,
             "thought": masker.text(model_text(view)),
             "commands": [masker.text(action.command) for action in view.actions],
@@ -104,7 +119,12 @@ def _record(trajectory: Trajectory, document: ReplayDocument, first: int, last: 
             "tokens": status.prompt_tokens,
             "window": status.window,
             "estimated": bool(status.estimated),
-        })
+        }
+
+
+def _record(trajectory: Trajectory, document: ReplayDocument, masker: _Masker) -> dict[str, Any]:
+    """The run's record but its steps (written after it) and losses (known once they are)."""
+    info = trajectory.info
     task = next((message.text for message in trajectory.messages if message.message_type.value == "task"), "")
     record: dict[str, Any] = {
         "version": PAGE_VERSION,
@@ -116,15 +136,17 @@ def _record(trajectory: Trajectory, document: ReplayDocument, first: int, last: 
         "submission": masker.submission(info.submission) if info.submission else "",
         "fidelity": [masker.text(line) for line in summary_lines(summary(trajectory))],
         "total_steps": document.step_count,
-        "steps": steps,
     }
     return record
 
 
-def _data_block(record: dict[str, Any]) -> str:
-    """The record as JSON that no HTML parser can end early: `<`, `>`, `&` and the two line
-    separators JavaScript treats as line ends are escaped (inside strings, where they only occur)."""
-    text = json.dumps(record, ensure_ascii=False)
+_DATA = "\x00run-data\x00"
+"""Where the page's data goes (`_page`): a mark no text of ours holds."""
+
+
+def _data_block(text: str) -> str:
+    """JSON text that no HTML parser can end early: `<`, `>`, `&` and the two line separators
+    JavaScript treats as line ends are escaped (inside strings, where they only occur)."""
     for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
                          ("\u2029", "\\u2029")):
         text = text.replace(raw, escaped)
@@ -153,7 +175,7 @@ def _page(record: dict[str, Any]) -> str:
         f"<style>\n{_asset('page.css')}</style>\n"
         "</head><body>\n"
         f"{_asset('page.html')}"
-        f'<script type="application/json" id="run-data">{_data_block(record)}</script>\n'
+        f'<script type="application/json" id="run-data">{_DATA}</script>\n'
         f"<script>{script}</script>\n"
         "</body></html>\n"
     )

@@ -60,10 +60,11 @@ def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
         return Exported(trajectory.path, atif_chunks(trajectory, (first, last), losses), ATIF_VERSION,
                         max(0, last - first + 1), losses)
     if kind == "html":
-        from .html import PAGE_VERSION, to_html
+        from .html import PAGE_VERSION, html_chunks
 
-        page = to_html(trajectory, (first, last))
-        return Exported(trajectory.path, [page.data], PAGE_VERSION, max(0, last - first + 1), page.losses)
+        losses = []
+        return Exported(trajectory.path, html_chunks(trajectory, (first, last), losses), PAGE_VERSION,
+                        max(0, last - first + 1), losses)
     raise UsageError(f"--format {kind}: give atif or html")
 
 
