@@ -304,7 +304,7 @@ async def test_the_replay_shows_the_last_steps_numbered_from_the_end_until_the_f
     app = ReplayApp([path], start_step=-1)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        await wait_for(pilot, lambda: " · reading " in _text(screen, "#replay-header"))
         shown = screen.document.step_count
         assert 10 < shown < 100
         assert screen.document.reading.source.pace is not None  # it steps aside for keys (`key_quiet`)
@@ -343,7 +343,7 @@ async def test_the_replay_lands_on_the_same_step_when_the_file_is_read(tmp_path,
     app = ReplayApp([path], start_step=start)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        await wait_for(pilot, lambda: " · reading " in _text(screen, "#replay-header"))
         if start is None:
             assert "step 1 of the first" in _text(screen, "#replay-header")
             assert "task: Fix the parser." in _text(screen, "#model-text")
@@ -367,7 +367,7 @@ async def test_leaving_a_file_while_it_is_read_stops_its_reading(tmp_path, held)
     app = ReplayApp([first, second], start_step=-1)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
-        await wait_for(pilot, lambda: "reading the whole file" in _text(screen, "#replay-header"))
+        await wait_for(pilot, lambda: " · reading " in _text(screen, "#replay-header"))
         reading = screen.document
         assert isinstance(reading, ReadingDocument)
         await pilot.press("L")
@@ -378,3 +378,15 @@ async def test_leaving_a_file_while_it_is_read_stops_its_reading(tmp_path, held)
         await wait_for(pilot, lambda: "step 1/100" in _text(screen, "#replay-header"), timeout=30)
         await wait_for(pilot, lambda: not [worker for worker in app.workers if worker.is_running])
         assert screen.error is None
+
+
+def test_the_header_numbers_a_files_last_steps_from_the_end_while_it_is_read():
+    from swedeck.tui.replay.header import ReadProgress, ReplayHeader
+
+    header = ReplayHeader(name="r.jsonl", format="codex", step=1439, steps=1439, model="gpt-5-codex")
+    assert header.but(reading=ReadProgress(0.42, True)).text() == \
+        "r.jsonl · codex · step -1 of the last 1,439 · reading 42% · gpt-5-codex"
+    assert header.but(step=1, reading=ReadProgress(0.05, False)).text() == \
+        "r.jsonl · codex · step 1 of the first 1,439 · reading 5% · gpt-5-codex"
+    assert header.text() == "r.jsonl · codex · step 1439/1439 · gpt-5-codex"
+    assert len(header.but(reading=ReadProgress(0.42, True)).text()) <= 78  # an 80-column header, its borders

@@ -53,7 +53,7 @@ class ReplayHeader(msgspec.Struct, frozen=True):
         if self.format is not None and self.reading is not None:
             where = (f"step {self.step - self.steps - 1} of the last {self.steps:,}" if self.reading.from_end
                      else f"step {self.step} of the first {self.steps:,}")
-            parts += [self.format, where, f"reading the whole file: {self.reading.done:.0%}"]
+            parts += [self.format, where, f"reading {self.reading.done:.0%}"]
         elif self.format is not None:
             parts += [self.format, f"step {self.step}/{self.steps}"]
         if self.branch:  # after the step: the label is long, the step must stay in sight
