@@ -208,23 +208,24 @@ class _Reader:
             self.last_step = len(self.columns)
         self.columns.add_whole(entry)
 
-    def token_count(self, payload: Mapping[str, Any]) -> None:
-        """The usage of the latest model call (`last_token_usage`), kept in its columns: its
-        first `token_count` only (Codex repeats the count when nothing was called since)."""
-        details = mapping(payload.get("info"))
+    def token_count(self, info: Any) -> None:
+        """The usage of the latest model call (a `token_count`'s `info.last_token_usage`), kept
+        in its columns: its first `token_count` only (Codex repeats the count when nothing was
+        called since). Once per model call of a rollout: written out, not looped."""
+        details = mapping(info)
         last = mapping(details.get("last_token_usage"))
         self.flush()
         target, usage = self.last_step, self.columns.usage
-        if target == _NONE or not last or usage[4 * target] != _NONE:
+        at = 4 * target
+        if target == _NONE or not last or usage[at] != _NONE:
             self.tally.skip("event_msg/token_count")
             return
-        prompt, completion, cached = (chat.count(last.get(key)) for key in ("input_tokens", "output_tokens",
-                                                                             "cached_input_tokens"))
+        count = chat.count
+        prompt, completion = count(last.get("input_tokens")), count(last.get("output_tokens"))
+        cached = count(last.get("cached_input_tokens"))
         if prompt or completion or cached:  # as `chat.usage`: a count of nothing is no count
-            window = details.get("model_context_window")
-            at = 4 * target
             usage[at], usage[at + 1], usage[at + 2] = prompt, completion, cached
-            usage[at + 3] = chat.count(window) or _NONE
+            usage[at + 3] = count(details.get("model_context_window")) or _NONE
 
 
 def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -368,7 +369,7 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
                 continue
             if kind == "event_msg" and payload_head is not None:
                 if payload_head.type == "token_count":
-                    reader.token_count({"info": payload_head.info})
+                    reader.token_count(payload_head.info)
                 else:
                     reader.tally.skip(f"event_msg/{payload_head.type}")
                 continue
@@ -421,7 +422,7 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
     if kind == "response_item":
         reader.item(_PayloadHead(payload.get("type"), payload.get("role")), span)
     elif kind == "event_msg" and payload.get("type") == "token_count":
-        reader.token_count(payload)
+        reader.token_count(payload.get("info"))
     elif kind == "event_msg":
         reader.tally.skip(f"event_msg/{payload.get('type')}")
     elif kind == "session_meta":
