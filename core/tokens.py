@@ -26,10 +26,12 @@ _CACHE_SIZE = 50_000
 
 
 def _load_encoder() -> Any:
+    """The encoder, loaded once. Another thread that counts meanwhile waits for it: `_encoder`
+    is set when the load is done (a worker's counts were estimates from the characters, and
+    kept in the cache, while the UI's thread loaded it)."""
     global _encoder
     with _encoder_lock:
         if _encoder is None:
-            _encoder = False
             spec = importlib.util.find_spec("litellm")
             if spec and spec.submodule_search_locations and "TIKTOKEN_CACHE_DIR" not in os.environ:
                 bundled = os.path.join(spec.submodule_search_locations[0], "litellm_core_utils", "tokenizers")
@@ -38,9 +40,10 @@ def _load_encoder() -> Any:
             try:
                 import tiktoken
 
-                _encoder = tiktoken.get_encoding("cl100k_base")
+                loaded: Any = tiktoken.get_encoding("cl100k_base")
             except Exception:  # noqa: BLE001 - no tiktoken or no cached encoding: fall back to characters
-                _encoder = False
+                loaded = False
+            _encoder = loaded
     return _encoder
 
 

@@ -183,6 +183,24 @@ async def test_follow_sees_appended_steps_and_stays_on_the_last(tmp_path):
     writer.close()
 
 
+async def test_a_long_historys_prompt_is_worked_out_off_the_ui_thread(monkeypatch):
+    """Past `PROMPT_IN_WORKER` messages (a huge run's last step: tens of seconds), `t` says it is
+    working and opens the inspector when its worker is done; the same prompt."""
+    from swedeck.tui.replay import replay_screen
+
+    monkeypatch.setattr(replay_screen, "PROMPT_IN_WORKER", 1)
+    trajectory = load_trajectory(MINI_FIXTURE)
+    app = ReplayApp([MINI_FIXTURE], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.view is not None)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector))
+        assert any("working out step" in notice.message for notice in app._notifications)
+        expected = step_prompt(trajectory, len(trajectory.steps))
+        assert [line.tokens for line in app.screen.lines] == [line.tokens for line in expected.lines]
+
+
 async def test_prompt_inspector_and_what_if_equal_step_prompt():
     trajectory = load_trajectory(MINI_FIXTURE)
     app = ReplayApp([MINI_FIXTURE], start_step=-1)

@@ -100,10 +100,9 @@ class MessageList(LazySequence[Message]):
 
     def _item(self, index: int) -> Message:
         message = self._built[index]
-        if message is None:
+        while message is None:  # built again if another thread's blocks pushed it out meanwhile (a worker's)
             self._build_block(index)
             message = self._built[index]
-            assert message is not None
         return message
 
     def _build_block(self, index: int) -> None:

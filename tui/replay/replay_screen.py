@@ -80,6 +80,9 @@ PLAY_TICK_S = 0.05
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 
+PROMPT_IN_WORKER = 2_000
+"""A step whose history holds more messages than this has its prompt worked out in a worker
+(a 103,000-step rollout's last: 34 s of building messages and counting their tokens)."""
 READ_PROGRESS_S = 0.25
 """How often the header says how much of a large file its worker has read."""
 CURVE_BATCH_S = 0.5
@@ -107,7 +110,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
     GOTO_PROMPT = "go to step (negative counts from the end)"
     WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "export": "the export",
-                                      "reading": "the reading of the whole file"}
+                                      "reading": "the reading of the whole file", "prompt": "the step's prompt"}
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
@@ -614,14 +617,42 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
-        if trajectory is not None:
-            # here, not at import: the processors' models are not needed for the first frame (bench B2)
-            from swedeck.core.prompt_view import step_prompt
+        if trajectory is None:
+            return
+        # here, not at import: the processors' models are not needed for the first frame (bench B2)
+        from swedeck.core.prompt_view import step_prompt
 
-            from ..shared.prompt_inspector import PromptInspector
+        from ..shared.prompt_inspector import PromptInspector
 
-            prompt = step_prompt(trajectory, self.step, self.processors, self._window(), trust_file=self.trust_file)
-            self.app.push_screen(PromptInspector.at_step(prompt))
+        processors, window = self.processors, self._window()
+        history = self.view.prompt_end if self.view is not None else 0
+        if history > PROMPT_IN_WORKER:  # each message built and its tokens counted: seconds, off the UI's thread
+            self.notify(visible(f"working out step {self.step}'s prompt: {history:,} messages…"), markup=False)
+            self.work_out_prompt(trajectory, self.step, processors, window)
+            return
+        prompt = step_prompt(trajectory, self.step, processors, window, trust_file=self.trust_file)
+        self.app.push_screen(PromptInspector.at_step(prompt))
+
+    class PromptReady(Message):
+        """A step's prompt, worked out by its worker."""
+
+        def __init__(self, path: Path, prompt: Any) -> None:
+            super().__init__()
+            self.path, self.prompt = path, prompt
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    def work_out_prompt(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
+                        window: int | None) -> None:
+        from swedeck.core.prompt_view import step_prompt
+
+        prompt = step_prompt(trajectory, step, processors, window, trust_file=self.trust_file)
+        self.post_message(self.PromptReady(self.path, prompt))
+
+    def on_replay_screen_prompt_ready(self, message: PromptReady) -> None:
+        from ..shared.prompt_inspector import PromptInspector
+
+        if message.path == self.path and message.prompt.step == self.step and self.app.screen is self:
+            self.app.push_screen(PromptInspector.at_step(message.prompt))  # the person is still there
 
     _rules: list[str] = []
 
