@@ -185,10 +185,13 @@ async def test_follow_sees_appended_steps_and_stays_on_the_last(tmp_path):
 
 async def test_a_long_historys_prompt_is_worked_out_off_the_ui_thread(monkeypatch):
     """Past `PROMPT_IN_WORKER` messages (a huge run's last step: tens of seconds), `t` says it is
-    working and opens the inspector when its worker is done; the same prompt."""
-    from swedeck.tui.replay import replay_screen
+    working and opens the inspector when its worker is done, and what-if says it is working
+    and shows the figures then; the same prompts."""
+    from swedeck.tui.replay import what_if_screen
+    from swedeck.tui.shared import prompt_inspector
 
-    monkeypatch.setattr(replay_screen, "PROMPT_IN_WORKER", 1)
+    monkeypatch.setattr(prompt_inspector, "PROMPT_IN_WORKER", 1)
+    monkeypatch.setattr(what_if_screen, "PROMPT_IN_WORKER", 1)
     trajectory = load_trajectory(MINI_FIXTURE)
     app = ReplayApp([MINI_FIXTURE], start_step=-1)
     async with app.run_test(size=SIZE) as pilot:
@@ -199,6 +202,15 @@ async def test_a_long_historys_prompt_is_worked_out_off_the_ui_thread(monkeypatc
         assert any("working out step" in notice.message for notice in app._notifications)
         expected = step_prompt(trajectory, len(trajectory.steps))
         assert [line.tokens for line in app.screen.lines] == [line.tokens for line in expected.lines]
+        await pilot.press("escape", "p")
+        await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen))
+        what_if = app.screen
+        await wait_for(pilot, lambda: what_if.prompt is not None)
+        chosen = [p for p in what_if.processors if p["enabled"]]
+        assert what_if.prompt.total_tokens == what_if_prompt(trajectory, screen.step, chosen).total_tokens
+        await pilot.press("1")  # another choice: worked out again
+        await wait_for(pilot, lambda: what_if.prompt is not None and what_if.prompt.total_tokens ==
+                       what_if_prompt(trajectory, screen.step, [p for p in what_if.processors if p["enabled"]]).total_tokens)
 
 
 async def test_prompt_inspector_and_what_if_equal_step_prompt():

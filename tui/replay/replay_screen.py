@@ -80,9 +80,6 @@ PLAY_TICK_S = 0.05
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 
-PROMPT_IN_WORKER = 2_000
-"""A step whose history holds more messages than this has its prompt worked out in a worker
-(a 103,000-step rollout's last: 34 s of building messages and counting their tokens)."""
 READ_PROGRESS_S = 0.25
 """How often the header says how much of a large file its worker has read."""
 CURVE_BATCH_S = 0.5
@@ -622,7 +619,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         # here, not at import: the processors' models are not needed for the first frame (bench B2)
         from swedeck.core.prompt_view import step_prompt
 
-        from ..shared.prompt_inspector import PromptInspector
+        from ..shared.prompt_inspector import PROMPT_IN_WORKER, PromptInspector
 
         processors, window = self.processors, self._window()
         history = self.view.prompt_end if self.view is not None else 0

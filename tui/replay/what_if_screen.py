@@ -15,11 +15,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from swedeck.core.prompt_view import step_summary
+from swedeck.core.prompt_view import StepPrompt, step_summary
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
 from ..kit.view_screen import css_beside
+from ..shared.prompt_inspector import PROMPT_IN_WORKER
 from ..widgets.text import literal
 from ..widgets.token_chart import TokenChart
 
@@ -37,6 +38,10 @@ class WhatIfScreen(ModalScreen[None]):
         self.step = step
         self.window = window
         self.processors = starting_processors(trajectory, step, processors)
+        self.prompt: StepPrompt | None = None
+        """The step's prompt for the chosen processors (None while a worker works it out)."""
+        steps = trajectory.steps
+        self._history = steps[step - 1].prompt_end if 0 < step <= len(steps) else len(trajectory.messages)
         self.curve: list[int] = []
         self.run_saved: int | None = None
         """Tokens the chosen processors save over the whole run (None until the curve is computed)."""
@@ -61,10 +66,37 @@ class WhatIfScreen(ModalScreen[None]):
             box = "[x]" if processor["enabled"] else "[ ]"
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
-        self.prompt = what_if_prompt(self.trajectory, self.step, self.processors, self.window)
-        self.query_one("#what-if-figures", Static).update(literal(step_summary(self.prompt)))
+        chosen = [dict(processor) for processor in self.processors]
+        if self._history > PROMPT_IN_WORKER:  # each message built and its tokens counted: off the UI's thread
+            self.prompt = None
+            self.query_one("#what-if-figures", Static).update(
+                Content(f"working out step {self.step}'s prompt: {self._history:,} messages…"))
+            self.compute_prompt(chosen)
+        else:
+            self._show_prompt(what_if_prompt(self.trajectory, self.step, self.processors, self.window))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
-        self.compute_curve([dict(processor) for processor in self.processors])
+        self.compute_curve(chosen)
+
+    def _show_prompt(self, prompt: StepPrompt) -> None:
+        self.prompt = prompt
+        self.query_one("#what-if-figures", Static).update(literal(step_summary(prompt)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    def compute_prompt(self, processors: list[dict[str, Any]]) -> None:
+        prompt = what_if_prompt(self.trajectory, self.step, processors, self.window)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PromptDone(processors, prompt))
+
+    class PromptDone(Message):
+        """The step's prompt for the chosen processors, from the worker that worked it out."""
+
+        def __init__(self, processors: list[dict[str, Any]], prompt: StepPrompt) -> None:
+            super().__init__()
+            self.processors, self.prompt = processors, prompt
+
+    def on_what_if_screen_prompt_done(self, message: PromptDone) -> None:
+        if message.processors == self.processors:  # else computed for a choice since changed
+            self._show_prompt(message.prompt)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:

@@ -37,6 +37,12 @@ def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
                           dropped=max(0, history_size - len(preview.messages)))
 
 
+PROMPT_IN_WORKER = 2_000
+"""A step whose history holds more messages than this has its prompt worked out in a worker,
+by the replay's `t` and what-if (the last step of a 103,000-step rollout: 34 s of building
+messages and counting their tokens)."""
+
+
 class PromptInspector(ModalScreen[None]):
     CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,t", "close", "Close", id="close_inspector")]
