@@ -160,8 +160,9 @@ def _without_kept(view: StepView) -> StepView:
 
 @pytest.fixture
 def mapped(monkeypatch):
-    """Every file mapped, as a large one is (`MAP_BYTES`)."""
+    """Every file mapped, as a large one is (`MAP_BYTES`), and read a part first (`PART_FROM_BYTES`)."""
     monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
 
 
 @pytest.mark.parametrize(("write", "reader", "at_end"),
@@ -223,10 +224,17 @@ def test_a_reading_stopped_ends_in_its_own_thread(tmp_path, monkeypatch, mapped)
 
 def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypatch):
     rollout = write_rollout(tmp_path / "rollout.jsonl")
-    assert open_reading(rollout, at_end=True) is None  # small: read whole at once, not mapped
-    monkeypatch.setattr(loader, "MAP_BYTES", 1)
     monkeypatch.setattr(codex, "PART_BYTES", 4096)
-    assert open_reading(rollout, at_end=True) is not None
+    assert open_reading(rollout, at_end=True) is None  # small: read whole at once
+    monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
+    in_memory = open_reading(rollout, at_end=True)  # read into memory, not mapped: the same part
+    assert in_memory is not None and isinstance(in_memory.source.content, bytes)
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    assert _views(ReadingDocument(open_reading(rollout, at_end=True))) == _views(ReadingDocument(in_memory))
+    accented = tmp_path / "accented.jsonl"
+    accented.write_text(rollout.read_text().replace("Fix the parser.", "Répare l'analyseur."), encoding="utf-8")
+    monkeypatch.setattr(loader, "MAP_BYTES", 1 << 40)
+    assert open_reading(accented, at_end=True) is None  # its text decoded: offsets are characters
     own = tmp_path / "own.traj.json"
     own.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}))
     assert open_reading(own, at_end=True) is None  # no reader of parts for it

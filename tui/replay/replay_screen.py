@@ -269,7 +269,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             self._after_reading.append(lambda: self.goto(wanted))
             place = document.step_count if document.at_end else 1
         self.go(place, force=True)
-        self.read_whole(document)
+        self.call_after_refresh(self.read_whole, document)  # after the first frame: it competes for the GIL (bench B2)
 
     def _place_in_part(self, number: int) -> int | None:
         """Where step `number` of the file (negative: from the end) is among a reading's steps,

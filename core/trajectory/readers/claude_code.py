@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,7 +34,7 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import MappedFile, Source, sniff_lines, span
+from .source import Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -211,9 +212,10 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
     children come after it. None for a file's start (the main line is the path to the last
     leaf: where it goes is known at the end), for a branch, for a session with Claude Code's
     own request records (a prompt rebuilt from them is the whole file's), when the end holds
-    fewer than two whole main-line steps within `PART_MAX_BYTES`, or the file is not mapped."""
+    fewer than two whole main-line steps within `PART_MAX_BYTES`, or the file's text was decoded
+    (its offsets are characters)."""
     content = source.content
-    if not at_end or source.branch is not None or not isinstance(content, MappedFile):
+    if not at_end or source.branch is not None or not isinstance(content, bytes | mmap.mmap):
         return None
     size, reach = len(content), PART_BYTES
     while reach < size and reach <= PART_MAX_BYTES:

@@ -18,6 +18,7 @@ unless `session_meta` stores the base instructions.
 
 from __future__ import annotations
 
+import mmap
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
@@ -30,7 +31,7 @@ from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import MappedFile, Source, sniff_lines, span
+from .source import Source, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -282,10 +283,10 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
     is kept for what the next one shows of it and not shown: `ReadingDocument`) or go on past it
     (the start's last, left out). What the other steps show is exact, and so is their number
     from the start, or from the end: each starts and ends where the whole reading's does. None when that
-    part holds fewer than two steps within `PART_MAX_BYTES`, or the file is not mapped (a small
-    file is read whole at once)."""
+    part holds fewer than two steps within `PART_MAX_BYTES`, or the file's text was decoded (its
+    offsets are characters; when to read a part is the loader's: `PART_FROM_BYTES`)."""
     content = source.content
-    if not isinstance(content, MappedFile):
+    if not isinstance(content, bytes | mmap.mmap):
         return None
     size = len(content)
     for reach in _reaches(size):
