@@ -250,6 +250,22 @@ def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypat
     assert open_reading(session, at_end=False) is None  # the main line's start: known only at its end
 
 
+def test_no_other_file_is_read_to_find_it_has_no_part(tmp_path, monkeypatch):
+    """Its first bytes say (`sniffs_part`): a 24 MB ATIF or SWE-agent file is not read twice."""
+    monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
+    read: list[Path] = []
+    real = loader._source
+    monkeypatch.setattr(loader, "_source", lambda path, *args: read.append(path) or real(path, *args))
+    fixtures = Path(__file__).parent / "fixtures"
+    for path in (fixtures / "agents" / "atif" / "v1.5-plain.json", fixtures / "agents" / "openhands" / "eval-output.jsonl",
+                 fixtures / "mini-v2-tool-calls.traj.json"):
+        assert open_reading(path, at_end=True) is None
+    assert read == []
+    rollout = write_rollout(tmp_path / "rollout.jsonl")
+    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    assert open_reading(rollout, at_end=True) is not None and read == [rollout]
+
+
 def test_a_run_swedeck_record_recorded_is_read_whole(tmp_path, monkeypatch, mapped):
     """Its recorded prompts are joined to its steps by their answers, over the whole file."""
     from swedeck.core.record.join import note_record

@@ -288,12 +288,6 @@ def open_document(path: str | Path, ahead: ReadAhead | None = None, *, part: str
     `part` (`start`, `end`): a large file whose start or end reads alone (`loader.open_reading`)
     opens as a `ReadingDocument` of that part, its whole reading left to the caller's worker."""
     path = Path(path)
-    if part is not None:
-        reading = open_reading(path, at_end=part == "end")
-        if reading is not None:
-            if ahead is not None:
-                ahead.drop()
-            return ReadingDocument(reading)
     if path.name.endswith(".jsonl") and path.is_file():
         try:
             document = LiveDocument(path)
@@ -305,4 +299,7 @@ def open_document(path: str | Path, ahead: ReadAhead | None = None, *, part: str
             if ahead is not None:
                 ahead.drop()  # indexed by its lines, never read whole
             return document
+        reading = open_reading(path, at_end=part == "end", ahead=ahead) if part is not None else None
+        if reading is not None:
+            return ReadingDocument(reading)
     return LoadedDocument(load_trajectory(path, lazy=True, ahead=ahead))

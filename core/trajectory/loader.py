@@ -10,7 +10,7 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from . import readers
 from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
-from .readers import Reader, Source, opens_branches, sniffs
+from .readers import Reader, Source, opens_branches, sniffs, sniffs_part
 from .readers.source import MappedFile, Stopped
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
@@ -121,17 +121,19 @@ read (below it the whole reads in about the time of a first frame: 20 MB of Clau
 1.44x a `.traj.jsonl`'s first frame whole, bench B2)."""
 
 
-def open_reading(path: str | Path, at_end: bool) -> Reading | None:
+def open_reading(path: str | Path, at_end: bool, ahead: ReadAhead | None = None) -> Reading | None:
     """A `Reading` of a file of `PART_FROM_BYTES` or more, whose reader can read a part of it
     alone (`part(source, at_end)`: Codex rollouts, Claude Code sessions' ends), from its end or
-    its start; None for any other file, for one `swedeck record` recorded (its prompts are
+    its start (`ahead`: its bytes, read while the command's modules imported); None for any
+    other file (told by its first bytes), for one `swedeck record` recorded (its prompts are
     joined over the whole file), and for one whose part does not read (the whole reading then
     says what is wrong)."""
     path, unit = split_unit(Path(path))
     try:
-        if unit != 1 or not path.is_file() or path.stat().st_size < PART_FROM_BYTES:
+        if unit != 1 or not path.is_file() or path.stat().st_size < PART_FROM_BYTES \
+                or not sniff(path, sniffs_part):  # its first bytes say (no other file is read here)
             return None
-        source = _source(path, unit)
+        source = _source(path, unit, ahead)
         if not isinstance(source.content, bytes | MappedFile):
             return None  # text decoded from UTF-8: its offsets are characters
         reader = _reader_of(source)
@@ -229,10 +231,10 @@ def trajectory_files(folder: Path) -> list[Path]:
 _SNIFF_BYTES = 65536
 
 
-def sniff(path: Path) -> bool:
+def sniff(path: Path, by: Callable[[str, bytes, str], bool] = sniffs) -> bool:
     """Whether a `.json`, `.jsonl` or `.eval` file is another agent's record swedeck reads,
     from its first bytes (a folder of 1,000 files is not parsed whole to list it): each
-    reader's own `sniff` says."""
+    reader's own `sniff` says (`by`: which readers ask)."""
     if not path.name.endswith((".json", ".jsonl", ".eval")) or path.name.startswith("."):
         return False
     try:
@@ -243,7 +245,7 @@ def sniff(path: Path) -> bool:
     text = head.decode("utf-8", errors="replace")
     if len(head) == _SNIFF_BYTES:
         text = text[: text.rfind("\n") + 1]
-    return sniffs(path.name, head, text)
+    return by(path.name, head, text)
 
 
 def _accepts(reader: Reader, source: Source) -> bool:

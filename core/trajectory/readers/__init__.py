@@ -52,4 +52,10 @@ def sniffs(name: str, head: bytes, text: str) -> bool:
     return False
 
 
-__all__ = ["FORMATS", "READERS", "Reader", "Source", "opens_branches", "sniffs"]
+def sniffs_part(name: str, head: bytes, text: str) -> bool:
+    """Whether such a file is a record whose reader can read a part of it alone (`part`)."""
+    return any(getattr(reader, "part", None) is not None and reader.sniff(name, head, text)  # type: ignore[attr-defined]
+               for reader in READERS if getattr(reader, "sniff", None) is not None)
+
+
+__all__ = ["FORMATS", "READERS", "Reader", "Source", "opens_branches", "sniffs", "sniffs_part"]
