@@ -414,3 +414,21 @@ def test_the_header_numbers_a_files_last_steps_from_the_end_while_it_is_read():
         "r.jsonl · codex · step 1 of the first 1,439 · reading 5% · gpt-5-codex"
     assert header.text() == "r.jsonl · codex · step 1439/1439 · gpt-5-codex"
     assert len(header.but(reading=ReadProgress(0.42, True)).text()) <= 78  # an 80-column header, its borders
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(60)
+async def test_a_whole_reading_that_fails_is_said_and_ends_the_reading(tmp_path, monkeypatch, mapped):
+    from swedeck.tui.replay.app import ReplayApp
+
+    def broken(self: ReadingDocument) -> LoadedDocument:
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(ReadingDocument, "finish", broken)
+    monkeypatch.setattr(codex, "PART_BYTES", 32768)
+    app = ReplayApp([write_rollout(tmp_path / "rollout.jsonl", rounds=200)], start_step=-1)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.error is not None)
+        assert "the whole file could not be read (RuntimeError: the disk went away)" in screen.error
+        assert screen.reading is None and " · reading " not in _text(screen, "#replay-header")

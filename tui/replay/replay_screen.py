@@ -28,6 +28,7 @@ from textual.events import Key
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
+from textual.worker import Worker
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
@@ -323,6 +324,14 @@ class ReplayScreen(ReplayState, StepBrowser):
             self.post_message(self.Read(reading, None, str(error)))
             return
         self.post_message(self.Read(reading, document, None))
+
+    def worker_failed(self, worker: Worker[Any]) -> bool:
+        if worker.group == "reading" and self.reading is not None:
+            self._stop_reading()  # not left "reading" for ever: the file's numbers are not known
+            error = worker.error
+            self.show_error(f"{self.path}: the whole file could not be read ({type(error).__name__}: {error})")
+            return True
+        return super().worker_failed(worker)
 
     def on_replay_screen_read(self, message: Read) -> None:
         reading = message.reading
