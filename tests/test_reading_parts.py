@@ -23,7 +23,7 @@ from support.waiting import wait_for
 from swedeck.core.replay.document import LoadedDocument, ReadingDocument, StepView
 from swedeck.core.trajectory import loader
 from swedeck.core.trajectory.loader import load_trajectory, open_reading
-from swedeck.core.trajectory.readers import claude_code, codex
+from swedeck.core.trajectory.readers import source as sources
 from swedeck.core.trajectory.readers.source import Stopped
 
 SIZE = (120, 36)
@@ -165,11 +165,10 @@ def mapped(monkeypatch):
     monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
 
 
-@pytest.mark.parametrize(("write", "reader", "at_end"),
-                         [(write_rollout, codex, True), (write_rollout, codex, False), (write_session, claude_code, True)],
+@pytest.mark.parametrize(("write", "at_end"), [(write_rollout, True), (write_rollout, False), (write_session, True)],
                          ids=["codex-end", "codex-start", "claude-code-end"])
 def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp_path, monkeypatch, mapped, write,
-                                                                           reader, at_end):
+                                                                           at_end):
     path = write(tmp_path / "rollout.jsonl")
     whole = _views(LoadedDocument(load_trajectory(path)))
     if at_end:
@@ -177,7 +176,7 @@ def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp
     assert any(view.compaction for view in whole)
     size, seen = path.stat().st_size, set()
     for reach in range(600, size, max(211, size // 150)):  # a cut in every kind of record, and inside lines
-        monkeypatch.setattr(reader, "PART_BYTES", reach)
+        monkeypatch.setattr(sources, "PART_BYTES", reach)
         reading = open_reading(path, at_end)
         if reading is None:  # fewer than two steps that far in
             assert reach < 4000
@@ -193,7 +192,7 @@ def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp
 
 def test_the_whole_reading_is_the_loaders_and_says_how_far_it_got(tmp_path, monkeypatch, mapped):
     path = write_rollout(tmp_path / "rollout.jsonl", rounds=400)
-    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     reading = open_reading(path, at_end=True)
     assert reading is not None and reading.progress == 0
     whole = reading.finish()
@@ -204,7 +203,7 @@ def test_the_whole_reading_is_the_loaders_and_says_how_far_it_got(tmp_path, monk
 
 def test_a_reading_stopped_ends_in_its_own_thread(tmp_path, monkeypatch, mapped):
     path = write_rollout(tmp_path / "rollout.jsonl", rounds=400)
-    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     reading = open_reading(path, at_end=False)
     assert reading is not None
     ended: list[BaseException] = []
@@ -224,7 +223,7 @@ def test_a_reading_stopped_ends_in_its_own_thread(tmp_path, monkeypatch, mapped)
 
 def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypatch):
     rollout = write_rollout(tmp_path / "rollout.jsonl")
-    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     assert open_reading(rollout, at_end=True) is None  # small: read whole at once
     monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
     in_memory = open_reading(rollout, at_end=True)  # read into memory, not mapped: the same part
@@ -241,11 +240,11 @@ def test_only_a_large_file_whose_part_reads_alone_is_read_so(tmp_path, monkeypat
     long_end = tmp_path / "long.jsonl"
     long_end.write_text(rollout.read_text() + _line("response_item", {"type": "message", "role": "user", "content": [
         {"type": "input_text", "text": "y" * 20000}]}))
-    monkeypatch.setattr(codex, "PART_MAX_BYTES", 8192)
+    monkeypatch.setattr(sources, "PART_MAX_BYTES", 8192)
     assert open_reading(long_end, at_end=True) is None  # its last line is longer than any part
     assert open_reading(long_end, at_end=False) is not None
     session = write_session(tmp_path / "session.jsonl")
-    monkeypatch.setattr(claude_code, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     assert open_reading(session, at_end=True) is not None
     assert open_reading(session, at_end=False) is None  # the main line's start: known only at its end
 
@@ -262,7 +261,7 @@ def test_no_other_file_is_read_to_find_it_has_no_part(tmp_path, monkeypatch):
         assert open_reading(path, at_end=True) is None
     assert read == []
     rollout = write_rollout(tmp_path / "rollout.jsonl")
-    monkeypatch.setattr(codex, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     assert open_reading(rollout, at_end=True) is not None and read == [rollout]
 
 
@@ -271,8 +270,7 @@ def test_a_run_swedeck_record_recorded_is_read_whole(tmp_path, monkeypatch, mapp
     from swedeck.core.record.join import note_record
 
     monkeypatch.setenv("SWEDECK_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(codex, "PART_BYTES", 4096)
-    monkeypatch.setattr(claude_code, "PART_BYTES", 4096)
+    monkeypatch.setattr(sources, "PART_BYTES", 4096)
     rollout, session = write_rollout(tmp_path / "rollout.jsonl"), write_session(tmp_path / "session.jsonl")
     assert open_reading(rollout, at_end=True) is not None and open_reading(session, at_end=True) is not None
     record = tmp_path / "run.traj.json"
@@ -307,8 +305,7 @@ def held(monkeypatch, mapped):
         return real(self)
 
     monkeypatch.setattr(ReadingDocument, "finish", finish)
-    monkeypatch.setattr(codex, "PART_BYTES", 32768)
-    monkeypatch.setattr(claude_code, "PART_BYTES", 32768)
+    monkeypatch.setattr(sources, "PART_BYTES", 32768)
     return gate
 
 
@@ -425,7 +422,7 @@ async def test_a_whole_reading_that_fails_is_said_and_ends_the_reading(tmp_path,
         raise RuntimeError("the disk went away")
 
     monkeypatch.setattr(ReadingDocument, "finish", broken)
-    monkeypatch.setattr(codex, "PART_BYTES", 32768)
+    monkeypatch.setattr(sources, "PART_BYTES", 32768)
     app = ReplayApp([write_rollout(tmp_path / "rollout.jsonl", rounds=200)], start_step=-1)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen

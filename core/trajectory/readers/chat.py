@@ -166,6 +166,13 @@ def compaction(summary: str, *, before: int | None = None, after: int | None = N
     return Entry("user", summary, MessageType.COMPACTION, extra)
 
 
+def reconstructed(**more: Any) -> Fidelity:
+    """The fidelity of a record that keeps the conversation alone: each prompt rebuilt from it,
+    the system prompt and tools unknown (a reader that finds them says so after)."""
+    return Fidelity(prompt="reconstructed", parts={"system prompt": "unknown", "tools": "unknown",
+                                                   "messages": "reconstructed"}, **more)
+
+
 def skip_damaged(number: int, error: ValueError, info: TrajectoryInfo, tally: Tally) -> None:
     """A JSONL line that is not JSON: skipped with a warning naming it, and counted."""
     info.warnings.append(f"line {number}: damaged, skipped ({str(error).splitlines()[0][:200]})")

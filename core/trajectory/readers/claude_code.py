@@ -34,7 +34,7 @@ from ..files import inside_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span
+from .source import Source, part_bounds, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
@@ -163,9 +163,7 @@ def read(source: Source) -> Trajectory:
     main = [i for i in tree.leaves if not records[i].get("isSidechain")] or tree.leaves  # a subagent file: all sidechain
     leaf = tree.position[source.branch] if source.branch is not None else main[-1] if main else None
     chain = tree.chain(leaf)
-    fidelity = Fidelity(prompt="reconstructed",
-                        parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"},
-                        branches=max(0, len(tree.leaves) - 1))
+    fidelity = chat.reconstructed(branches=max(0, len(tree.leaves) - 1))
     if tree.implied:
         fidelity.notes.append(f"{tree.implied} records name no parent in this file (parentUuid null or not found): "
                               "each continues the record before it")
@@ -184,8 +182,7 @@ def read(source: Source) -> Trajectory:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
     heads = [_main_head(lines, i) for i in chain]  # the main line planned from its heads, each entry built
     entries = _planned(heads, chain, lines, tally)    # from its records when shown (issue 49)
-    first = heads[0] if heads else {}
-    info.session = {key: first.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if first.get(key)}
+    info.session = _session(heads[0] if heads else {})
     info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in heads
                             if record.get("type") == "assistant"), None)
     fidelity.skipped = tally.as_dict()
@@ -195,10 +192,6 @@ def read(source: Source) -> Trajectory:
                            provenance=lambda number: "recorded" if number in prompts else None)
 
 
-PART_BYTES = 4 << 20
-"""`part` reads this much of the session's end first, four times more while the main line holds
-fewer than two whole steps there, up to `PART_MAX_BYTES`."""
-PART_MAX_BYTES = 64 << 20
 _OPENING_RECORDS = 50
 """The first records `part` reads for the session and the model, as the whole reading takes them."""
 
@@ -212,17 +205,12 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
     children come after it. None for a file's start (the main line is the path to the last
     leaf: where it goes is known at the end), for a branch, for a session with Claude Code's
     own request records (a prompt rebuilt from them is the whole file's), when the end holds
-    fewer than two whole main-line steps within `PART_MAX_BYTES`, or the file's text was decoded
+    fewer than two whole main-line steps within `source.PART_MAX_BYTES`, or the file's text was decoded
     (its offsets are characters)."""
     content = source.content
     if not at_end or source.branch is not None or not isinstance(content, bytes | mmap.mmap):
         return None
-    size, reach = len(content), PART_BYTES
-    while reach < size and reach <= PART_MAX_BYTES:
-        start = content.find(b"\n", size - reach) + 1
-        reach *= 4
-        if start == 0:
-            continue  # one line longer than the part
+    for start, _ in part_bounds(content, at_end=True):
         tally, info, requests = chat.Tally(), TrajectoryInfo(), _Requests()
         records, lines = _scan(source, info, tally, requests, [], start)
         if requests.requests:
@@ -239,8 +227,7 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
             continue
         info.warnings.clear()  # their line numbers count from the part: the whole reading says them
         _opening(source, info)
-        fidelity = Fidelity(prompt="reconstructed",
-                            parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
+        fidelity = chat.reconstructed()
         # from the answer of the step at the cut (kept out of sight: `ReadingDocument`)
         return _built(source, entries[starts[0]:], [step - starts[0] for step in starts], info, fidelity)
     return None
@@ -251,6 +238,11 @@ def _built(source: Source, entries: list[chat.Entry], starts: list[int], info: T
     return chat.built(source, FORMAT, len(entries), starts, lambda index: entries[index].build(), info, fidelity)
 
 
+def _session(record: Any) -> dict[str, Any]:
+    """What a record of the main line says of the session: its id, folder, CLI version and branch."""
+    return {key: record.get(key) for key in ("sessionId", "cwd", "version", "gitBranch") if record.get(key)}
+
+
 def _opening(source: Source, info: TrajectoryInfo) -> None:
     """The session and the model from the file's first records, as the whole reading takes
     them from the main line's first (they are the file's first but where a session was forked)."""
@@ -259,8 +251,7 @@ def _opening(source: Source, info: TrajectoryInfo) -> None:
         if record.get("type") not in _MESSAGE_TYPES or record.get("isSidechain"):
             continue
         if not info.session:
-            info.session = {key: record.get(key) for key in ("sessionId", "cwd", "version", "gitBranch")
-                            if record.get(key)}
+            info.session = _session(record)
         model = optional_str(mapping(record.get("message")).get("model")) if record.get("type") == "assistant" else None
         if model:
             info.model_name = model

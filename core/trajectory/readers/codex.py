@@ -21,7 +21,7 @@ from __future__ import annotations
 import mmap
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
@@ -31,7 +31,7 @@ from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
-from .source import Source, sniff_lines, span
+from .source import Source, part_bounds, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -263,15 +263,11 @@ def sniff(name: str, head: bytes, text: str) -> bool:
 def read(source: Source) -> Trajectory:
     """One pass over the lines: each record's head (`_Head`); the few records that shape the
     steps read whole; the response items' lines kept as spans, parsed when their step is built."""
-    reader, fidelity = _Reader(source.content), _fidelity()
+    reader, fidelity = _Reader(source.content), chat.reconstructed()
     _scan(source, reader, fidelity)
     return _trajectory(source, reader, fidelity)
 
 
-PART_BYTES = 4 << 20
-"""`part` reads this much of the file's start or end first, and four times more while that
-holds fewer than two whole steps, up to `PART_MAX_BYTES`."""
-PART_MAX_BYTES = 64 << 20
 _MODEL_REACH = 64 << 20
 """How far before the end's part `part` looks for the `turn_context` that names the model."""
 
@@ -283,18 +279,13 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
     is kept for what the next one shows of it and not shown: `ReadingDocument`) or go on past it
     (the start's last, left out). What the other steps show is exact, and so is their number
     from the start, or from the end: each starts and ends where the whole reading's does. None when that
-    part holds fewer than two steps within `PART_MAX_BYTES`, or the file's text was decoded (its
+    part holds fewer than two steps within `source.PART_MAX_BYTES`, or the file's text was decoded (its
     offsets are characters; when to read a part is the loader's: `PART_FROM_BYTES`)."""
     content = source.content
     if not isinstance(content, bytes | mmap.mmap):
         return None
-    size = len(content)
-    for reach in _reaches(size):
-        start = content.find(b"\n", size - reach) + 1 if at_end else 0
-        end = None if at_end else content.rfind(b"\n", 0, reach) + 1
-        if at_end and start == 0 or end == 0:
-            continue  # one line longer than the part
-        reader, fidelity = _Reader(content, resumed=at_end), _fidelity()
+    for start, end in part_bounds(content, at_end):
+        reader, fidelity = _Reader(content, resumed=at_end), chat.reconstructed()
         if at_end:
             reader.columns.model_from, reader.columns.models = [0], [_model_before(content, start)]
         _scan(source, reader, fidelity, start, end)
@@ -306,14 +297,6 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
                 reader.info.model_name = reader.info.model_name or reader.columns.models[-1]
             return _trajectory(source, reader, fidelity, "end" if at_end else "start")
     return None
-
-
-def _reaches(size: int) -> Iterator[int]:
-    """How much of a file of `size` bytes `part` reads, try after try: less than all of it."""
-    reach = PART_BYTES
-    while reach < size and reach <= PART_MAX_BYTES:
-        yield reach
-        reach *= 4
 
 
 _OPENING_RECORDS = 20
@@ -348,11 +331,6 @@ def _model_before(content: Any, end: int) -> str | None:
             return optional_str(mapping(record.get("payload")).get("model"))
         end = start
     return None
-
-
-def _fidelity() -> Fidelity:
-    return Fidelity(prompt="reconstructed",
-                    parts={"system prompt": "unknown", "tools": "unknown", "messages": "reconstructed"})
 
 
 def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, end: int | None = None) -> None:

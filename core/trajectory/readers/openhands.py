@@ -90,8 +90,7 @@ def sniff(name: str, head: bytes, text: str) -> bool:
 
 def read(source: Source) -> Trajectory:
     info = TrajectoryInfo()
-    fidelity = Fidelity(prompt="reconstructed", parts={"system prompt": "unknown", "tools": "unknown",
-                                                       "messages": "reconstructed"})
+    fidelity = chat.reconstructed()
     files = _event_folder(source)
     events: Any
     if files is not None:

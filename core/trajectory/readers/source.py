@@ -221,6 +221,29 @@ class Source(msgspec.Struct, dict=True):
         return self._document
 
 
+PART_BYTES = 4 << 20
+"""A reader's `part` reads this much of a file's end (or start) first, four times more while
+that holds too little, up to `PART_MAX_BYTES`."""
+PART_MAX_BYTES = 64 << 20
+
+
+def part_bounds(content: Any, at_end: bool) -> Iterator[tuple[int, int | None]]:
+    """Where the whole lines of a file's end (or start) lie, try after try, each part four
+    times the one before and less than the file (`start`, `end` for `Source.lines`); a part
+    that one line longer than it leaves empty is passed over."""
+    size, reach = len(content), PART_BYTES
+    while reach < size and reach <= PART_MAX_BYTES:
+        if at_end:
+            start = content.find(b"\n", size - reach) + 1
+            if start:
+                yield start, None
+        else:
+            end = content.rfind(b"\n", 0, reach) + 1
+            if end:
+                yield 0, end
+        reach *= 4
+
+
 class Stopped(Exception):
     """A reading ended by `Source.stop()`: nobody waits for it any more."""
 
