@@ -119,13 +119,14 @@ class RawRecords(LazySequence[Any]):
 
     noun = "record"
 
-    def __init__(self, raw: msgspec.Raw, head: type = Head):
+    def __init__(self, raw: msgspec.Raw, head: type = Head, items: list[msgspec.Raw] | None = None):
+        """`items`: the list's items, where they were split already (`RawList`)."""
         if head not in _head_lists:
             _head_lists[head] = msgspec.json.Decoder(list[head]).decode  # type: ignore[valid-type]
         self.heads: list[Any] = _head_lists[head](raw)
         """Each record's `head` (by default its role and step marks); raises a msgspec error
         when an item is not an object, or a head's part is not of its type."""
-        self._items = _raws(raw)
+        self._items = items if items is not None else _raws(raw)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -158,7 +159,7 @@ class RawList(LazySequence[Any]):
         """The items as `RawRecords` with `head`s, or parsed (a `list`) when they are not all
         objects `head` reads (the reader says what is wrong with them)."""
         try:
-            return RawRecords(self.raw, head)
+            return RawRecords(self.raw, head, self._items)  # the items split once
         except msgspec.MsgspecError:
             return list(self)
 
