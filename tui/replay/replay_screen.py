@@ -28,7 +28,6 @@ from textual.events import Key
 from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
-from textual.worker import Worker
 
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
@@ -323,15 +322,11 @@ class ReplayScreen(ReplayState, StepBrowser):
         except TrajectoryError as error:
             self.post_message(self.Read(reading, None, str(error)))
             return
+        except Exception as error:  # noqa: BLE001 - said for its own file (not left reading for ever), as a damaged one is
+            self.post_message(self.Read(reading, None, f"{reading.path}: the whole file could not be read "
+                                                       f"({type(error).__name__}: {error})"))
+            return
         self.post_message(self.Read(reading, document, None))
-
-    def worker_failed(self, worker: Worker[Any]) -> bool:
-        if worker.group == "reading" and self.reading is not None:
-            self._stop_reading()  # not left "reading" for ever: the file's numbers are not known
-            error = worker.error
-            self.show_error(f"{self.path}: the whole file could not be read ({type(error).__name__}: {error})")
-            return True
-        return super().worker_failed(worker)
 
     def on_replay_screen_read(self, message: Read) -> None:
         reading = message.reading
