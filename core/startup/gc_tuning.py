@@ -13,6 +13,13 @@ collector, run every 700 allocations, walks them about 180 times on the way to t
 frame (40 ms of 400 on this machine). `hold_collections()` (the command line, for a
 command that opens a UI) leaves them uncollected until `release_collections()` (the app's
 first frame), which freezes what the start made and lets collections run again.
+
+A long live session is the same again: the transcript keeps up to 300 children, each a tree
+of Textual widgets with their styles, caches and message tasks (about 300,000 objects), and
+under a streamed answer and a command's flood a full collection ran about once a second and
+walked them for 260-300 ms, a key's paint waiting behind it (bench B16). `LongLived` freezes
+them once they have settled, and thaws after enough of them were let go, so that the next full
+collection frees those (a cycle among frozen objects is never collected while it stays frozen).
 """
 
 from __future__ import annotations
@@ -53,3 +60,33 @@ def release_collections() -> None:
         _held = False
         freeze_permanent_objects()
         gc.enable()
+
+
+class LongLived:
+    """Objects a UI keeps for long (the live transcript's children). `settled()` freezes
+    everything alive (`gc.freeze`), so later full collections walk only what is newer.
+    `released(n)` counts what was let go since. After `THAW_AFTER` of those, or as many
+    freezes (what a freeze caught that died since: a message's replaced blocks), it thaws,
+    collects and freezes again: one full walk then, instead of one a second."""
+
+    THAW_AFTER = 100
+
+    def __init__(self) -> None:
+        self.freezes = 0
+        self.released_since = 0
+
+    def settled(self) -> None:
+        gc.freeze()
+        self.freezes += 1
+        self._compact_if_due()
+
+    def released(self, count: int) -> None:
+        self.released_since += count
+        self._compact_if_due()
+
+    def _compact_if_due(self) -> None:
+        if self.freezes >= self.THAW_AFTER or self.released_since >= self.THAW_AFTER:
+            thaw()
+            gc.collect()
+            gc.freeze()
+            self.freezes = self.released_since = 0

@@ -8,14 +8,26 @@ user has not scrolled up, and follows again once they scroll back down. Textual 
 the anchor while it lays the transcript out, so a streamed answer costs one frame per
 update, not a frame for the new text and another for the scroll. (Anchored before it
 overflows, Textual would push short content to the bottom.)
+
+While it follows its end, only its latest children are laid out: those that fill
+`FOLLOW_VIEWS` heights of its view. The older ones stay mounted but hidden, and a line at
+the top says how many there are. Textual lays out every shown widget on each layout (a
+streamed token, the split's key, a resize), and a full transcript of 300 children took
+0.4-0.7 s a layout (bench B16). Scrolling up to the top shows `REVEAL` more, with the view
+kept where it was; `home` shows them all. They are hidden again once the transcript follows
+its end and something new arrives.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
+from textual.widgets import Static
+
+from swedeck.core.startup import gc_tuning
 
 from .assistant_message import AssistantMessage
 from .command_block import CommandBlock
@@ -25,6 +37,29 @@ from .render_cache import release_render_caches
 MAX_CHILDREN = 300
 RENDERED_CHILDREN = 8
 """Children further back than this drop their rendered lines (drawn again when scrolled to)."""
+FOLLOW_VIEWS = 2
+"""While it follows its end, the transcript shows the latest children that fill this many
+heights of its view (at least `MIN_SHOWN` of them)."""
+MIN_SHOWN = 4
+REVEAL = 20
+"""How many hidden children scrolling up to the top shows."""
+
+
+long_lived = gc_tuning.LongLived()
+"""The transcript's children outlive many collections: each fold freezes them (bench B16)."""
+
+
+class Earlier(Static):
+    """The line at the top of a transcript whose older children are hidden."""
+
+    DEFAULT_CSS = """
+    Earlier { display: none; color: $text-muted; text-style: italic; padding: 0 1; }
+    """
+
+    def say(self, hidden: int) -> None:
+        self.display = hidden > 0
+        if hidden:
+            self.update(f"▲ {hidden:,} earlier: scroll up to show them, home for all")
 
 
 class Transcript(VerticalScroll, can_focus=True):
@@ -38,13 +73,73 @@ class Transcript(VerticalScroll, can_focus=True):
         self.border_title = "model"
         self.current: AssistantMessage | None = None
         self.commands: dict[str, CommandBlock] = {}
+        self.earlier = Earlier(markup=False)
+        self.hidden = 0
+        """How many of the oldest items are hidden."""
+        self._keep: tuple[Widget, float] | None = None
+        """An item shown before a reveal and its place in the view, kept there once laid out."""
+
+    def compose(self) -> ComposeResult:
+        yield self.earlier
+
+    @property
+    def items(self) -> list[Widget]:
+        """The messages, command blocks and notes, oldest first."""
+        return list(self.children[1:])
 
     async def add(self, widget: Widget) -> Widget:
+        following = self.is_vertical_scroll_end
         await self.mount(widget)
         self._prune()
-        if len(self.children) > RENDERED_CHILDREN:
+        if len(self.children) > RENDERED_CHILDREN + 1:
             release_render_caches(self.children[-RENDERED_CHILDREN - 1])  # each child once, as it passes
+        if following:
+            self._fold()
         return widget
+
+    def _fold_if_following(self) -> None:
+        if self.is_vertical_scroll_end and self.max_scroll_y > 0:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Hide the items above the latest `FOLLOW_VIEWS` views' worth (the transcript follows its end)."""
+        items = self.items
+        budget, height, shown = FOLLOW_VIEWS * self.size.height, 0, 0
+        for item in reversed(items[self.hidden:]):
+            if height >= budget and shown >= MIN_SHOWN:
+                break
+            height += item.virtual_region_with_margin.height  # 0 for one not laid out yet
+            shown += 1
+        fold = len(items) - shown
+        if fold > self.hidden:
+            for item in items[self.hidden:fold]:
+                item.display = False
+            self.hidden = fold
+            self.earlier.say(fold)
+            long_lived.settled()
+
+    def reveal(self, count: int | None = None) -> None:
+        """Show `count` more of the hidden items (all when None), keeping the view where it is."""
+        if not self.hidden:
+            return
+        items = self.items
+        start = 0 if count is None else max(0, self.hidden - count)
+        first = items[self.hidden]
+        self._keep = (first, first.virtual_region.y - self.scroll_y)
+        for item in items[start:self.hidden]:
+            item.display = True
+        self.hidden = start
+        self.earlier.say(start)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self.hidden:  # scrolled up to the top: show some more
+            self.reveal(REVEAL)
+
+    def action_scroll_home(self) -> None:
+        self.reveal()
+        self._keep = None
+        super().action_scroll_home()
 
     async def begin_message(self, step: int) -> AssistantMessage:
         self.current = AssistantMessage(step)
@@ -72,22 +167,31 @@ class Transcript(VerticalScroll, can_focus=True):
         """The content grew (a message, a Markdown block that finished mounting): anchor once
         it overflows. Checked on every change of size, never once per batch of events, since
         a Markdown answer lays out its blocks after the batch that added it has drawn."""
-        if not self._anchored:
+        if not self.is_anchored:
             self.call_after_refresh(self._anchor_if_overflowing)  # sizes are settled after the frame
+        self.call_after_refresh(self._fold_if_following)  # children added in a burst had no height yet
+        if self._keep is not None:  # laid out after a reveal: the item that was in view stays in place
+            item, place = self._keep
+            self._keep = None
+            if item.parent is self:
+                self.scroll_to(y=item.virtual_region.y - place, animate=False, immediate=True)
 
     def on_resize(self) -> None:
-        if not self._anchored:  # a smaller pane can make the same content overflow
+        if not self.is_anchored:  # a smaller pane can make the same content overflow
             self.call_after_refresh(self._anchor_if_overflowing)
 
     def _anchor_if_overflowing(self) -> None:
-        if not self._anchored and self.max_scroll_y > 0:
+        if not self.is_anchored and self.max_scroll_y > 0:
             self.anchor()
 
     def _prune(self) -> None:
-        extra = len(self.children) - MAX_CHILDREN
+        extra = len(self.children) - 1 - MAX_CHILDREN
         if extra <= 0:
             return
-        old = list(self.children[:extra])
+        old = self.items[:extra]
+        self.hidden = max(0, self.hidden - extra)
+        self.earlier.say(self.hidden)
+        long_lived.released(len(old))
         for widget in old:
             if isinstance(widget, CommandBlock):
                 self.commands.pop(widget.action_id, None)

@@ -1,0 +1,134 @@
+"""The live transcript lays out only its latest children while it follows its end (issue 49,
+bench B16): the older ones are hidden with a line that counts them, scrolling up to the top
+shows more with the view kept in place, `home` shows them all, and the children it lets go of
+are freed although each fold freezes the collector's view of them."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+from textual.app import App, ComposeResult
+
+from support.waiting import wait_for
+from swedeck.core.startup import gc_tuning
+from swedeck.tui.widgets import transcript as transcript_module
+from swedeck.tui.widgets.note import Note
+from swedeck.tui.widgets.transcript import REVEAL, Transcript
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class TranscriptApp(App):
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+
+@pytest.fixture(autouse=True)
+def thawed():
+    yield
+    gc_tuning.thaw()  # what the folds froze goes back to the collector for the tests after
+
+
+def shown(transcript: Transcript) -> list:
+    return [item for item in transcript.items if item.display]
+
+
+async def add_notes(transcript: Transcript, pilot, count: int, start: int = 0) -> None:
+    for index in range(start, start + count):
+        await transcript.add_note(f"note {index}: the parser reads each line and returns a token")
+    await pilot.pause()
+
+
+@pytest.mark.anyio
+async def test_a_following_transcript_lays_out_only_its_latest_children():
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        await add_notes(transcript, pilot, 80)
+        # once laid out (the notes came faster than frames), the older ones are hidden
+        await wait_for(pilot, lambda: 0 < len(shown(transcript)) < 40 and transcript.scroll_y == transcript.max_scroll_y > 0)
+        visible = shown(transcript)
+        assert visible == transcript.items[transcript.hidden:]  # the hidden ones are the oldest
+        assert sum(item.virtual_region_with_margin.height for item in visible) >= 2 * transcript.size.height
+        assert transcript.earlier.display
+        assert str(transcript.earlier.render()).startswith(f"▲ {transcript.hidden} earlier")
+        assert "note 79:" in app.export_screenshot().replace("&#160;", " ")
+
+
+@pytest.mark.anyio
+async def test_scrolling_to_the_top_shows_more_with_the_view_kept_and_home_shows_all():
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        await add_notes(transcript, pilot, 80)
+        await wait_for(pilot, lambda: transcript.hidden > REVEAL and transcript.scroll_y == transcript.max_scroll_y)
+        hidden = transcript.hidden
+        first = transcript.items[hidden]
+        transcript.scroll_to(y=0, animate=False)
+        await wait_for(pilot, lambda: transcript.hidden == hidden - REVEAL)
+        place = transcript.earlier.outer_size.height  # where `first` was: right under the line
+        # once laid out, the item that was at the top of the view is there still
+        await wait_for(pilot, lambda: transcript.scroll_y > 0 and first.virtual_region.y - transcript.scroll_y == place)
+        assert shown(transcript)[0] is transcript.items[hidden - REVEAL]
+        assert transcript.scroll_y > 0
+        transcript.focus()
+        await pilot.press("home")
+        await wait_for(pilot, lambda: transcript.hidden == 0 and transcript.scroll_y == 0)
+        assert not transcript.earlier.display
+        assert "note 0:" in app.export_screenshot().replace("&#160;", " ")
+        # back at the end, something new folds them again
+        await pilot.press("end")
+        await wait_for(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        await add_notes(transcript, pilot, 1, start=80)
+        await wait_for(pilot, lambda: transcript.hidden > 0)
+
+
+@pytest.mark.anyio
+async def test_the_children_let_go_are_freed_although_the_folds_froze_them(monkeypatch):
+    monkeypatch.setattr(transcript_module, "MAX_CHILDREN", 40)
+    monkeypatch.setattr(transcript_module.long_lived, "THAW_AFTER", 10)
+    app = TranscriptApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.query_one(Transcript)
+        await add_notes(transcript, pilot, 40)
+        oldest = weakref.ref(transcript.items[0])
+        await add_notes(transcript, pilot, 12, start=40)
+        assert len(transcript.items) == 40
+        assert str(transcript.items[0].render()).startswith("note 12:")
+        await wait_for(pilot, lambda: 0 < transcript.hidden < 40)
+        assert all(isinstance(item, Note) for item in transcript.items)
+        assert oldest() is None  # freed when ten were let go, with no collection of the test's
+
+
+class Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def frozen_cycle(long_lived: gc_tuning.LongLived) -> weakref.ref:
+    """A cycle alive when `long_lived` settles, dropped after."""
+    cycle = Cycle()
+    long_lived.settled()
+    return weakref.ref(cycle)
+
+
+def test_long_lived_frees_what_died_frozen_after_enough_let_go_or_enough_freezes():
+    long_lived = gc_tuning.LongLived()
+    long_lived.THAW_AFTER = 3
+    cycle = frozen_cycle(long_lived)
+    gc.collect()
+    assert cycle() is not None  # frozen: no collection walks it
+    long_lived.released(2)
+    assert cycle() is not None
+    long_lived.released(1)
+    assert cycle() is None and gc.get_freeze_count() > 0  # collected, and what lives is frozen again
+    cycle = frozen_cycle(long_lived)
+    long_lived.settled()
+    assert cycle() is not None
+    long_lived.settled()  # the third freeze since: what they caught and died since is freed too
+    assert cycle() is None
