@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
@@ -44,12 +47,19 @@ async def add_notes(transcript: Transcript, pilot, count: int, start: int = 0) -
     await pilot.pause()
 
 
-@pytest.mark.anyio
-async def test_a_following_transcript_lays_out_only_its_latest_children():
+@asynccontextmanager
+async def noted(count: int) -> AsyncIterator[tuple[TranscriptApp, Any, Transcript]]:
+    """An 80x24 app whose transcript holds `count` one-line notes."""
     app = TranscriptApp()
     async with app.run_test(size=(80, 24)) as pilot:
         transcript = app.query_one(Transcript)
-        await add_notes(transcript, pilot, 80)
+        await add_notes(transcript, pilot, count)
+        yield app, pilot, transcript
+
+
+@pytest.mark.anyio
+async def test_a_following_transcript_lays_out_only_its_latest_children():
+    async with noted(80) as (app, pilot, transcript):
         # once laid out (the notes came faster than frames), the older ones are hidden
         await wait_for(pilot, lambda: 0 < len(shown(transcript)) < 40 and transcript.scroll_y == transcript.max_scroll_y > 0)
         visible = shown(transcript)
@@ -62,10 +72,7 @@ async def test_a_following_transcript_lays_out_only_its_latest_children():
 
 @pytest.mark.anyio
 async def test_scrolling_to_the_top_shows_more_with_the_view_kept_and_home_shows_all():
-    app = TranscriptApp()
-    async with app.run_test(size=(80, 24)) as pilot:
-        transcript = app.query_one(Transcript)
-        await add_notes(transcript, pilot, 80)
+    async with noted(80) as (app, pilot, transcript):
         await wait_for(pilot, lambda: transcript.hidden > REVEAL and transcript.scroll_y == transcript.max_scroll_y)
         hidden = transcript.hidden
         first = transcript.items[hidden]
@@ -92,10 +99,7 @@ async def test_scrolling_to_the_top_shows_more_with_the_view_kept_and_home_shows
 async def test_the_children_let_go_are_freed_although_the_folds_froze_them(monkeypatch):
     monkeypatch.setattr(transcript_module, "MAX_CHILDREN", 40)
     monkeypatch.setattr(transcript_module.long_lived, "THAW_AFTER", 10)
-    app = TranscriptApp()
-    async with app.run_test(size=(80, 24)) as pilot:
-        transcript = app.query_one(Transcript)
-        await add_notes(transcript, pilot, 40)
+    async with noted(40) as (_app, pilot, transcript):
         oldest = weakref.ref(transcript.items[0])
         await add_notes(transcript, pilot, 12, start=40)
         assert len(transcript.items) == 40
