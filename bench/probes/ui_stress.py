@@ -10,7 +10,8 @@ of the model's answer after AFTER answers (the ones that fill the transcript fir
 A press's latency runs from posting the key on the event loop (as the terminal driver does)
 to the first frame the app writes after the key was handled (keypress to paint, as the replay
 probe's `key_*_paint_ms`). The older figure, to the end of the refresh of the screen after the
-app's (`settled_s`), also counted a frame that came after the key's own whenever one followed. Also
+app's (`settled_s`), counted a frame that came after the key's own whenever one followed, and
+none when the screen's refresh callbacks ran before the key's frame. Also
 the heartbeat's longest gap, the peak resident memory, and how many lines the transcript holds.
 """
 
@@ -28,7 +29,8 @@ from swedeck.core import events as ev
 from .live_app import LiveApp
 from .memory import peak_rss_mb, rss_mb
 
-state: dict = {"queries": 0, "first": None, "ended": False, "latencies": [], "settled": [], "unchanged": [], "rss_start": None, "waiting": []}
+state: dict = {"queries": 0, "first": None, "ended": False, "latencies": [], "settled": [], "rss_start": None,
+               "waiting": []}
 
 
 def on_emit(event: ev.Event) -> None:
@@ -69,12 +71,7 @@ def pressing() -> None:
 
 def press(key: str, start: float, pressed: threading.Event) -> None:
     def settled() -> None:
-        now = time.perf_counter()
-        state["settled"].append(now - start)
-        scrolling = app.focused is not None and app.animator.is_being_animated(app.focused, "scroll_y")
-        if start in state["waiting"] and not scrolling:  # no frame since it was handled: it changed nothing
-            state["waiting"].remove(start)
-            state["unchanged"].append(now - start)
+        state["settled"].append(time.perf_counter() - start)
         pressed.set()
 
     app = PROBE.app
@@ -86,7 +83,9 @@ def press(key: str, start: float, pressed: threading.Event) -> None:
 
 
 def handled(start: float) -> None:
-    """The key was handled: it waits for the next frame."""
+    """The key was handled: it waits for the next frame written. A key that changed nothing
+    waits for whatever draws next (the stream): the screen's refresh callbacks can run before
+    the frame a key's layout asks for, so they cannot tell that a key changed nothing."""
     state["waiting"].append(start)
 
 
@@ -108,13 +107,13 @@ def watch_paints(app_type: type) -> None:
 def done() -> None:
     from textual.widgets import Log, RichLog
 
-    latencies = sorted(state["latencies"] + state["unchanged"])
+    latencies = sorted(state["latencies"])
     settled = sorted(state["settled"])
     end = time.perf_counter()
     logs = list(PROBE.app.screen.query(RichLog)) + list(PROBE.app.screen.query(Log))
     PROBE.finish(json.dumps({
         "presses": len(latencies), "transcript_children": sum(len(pane.children) for pane in PROBE.app.screen.query("Transcript")),
-        "transcript_hidden": sum(pane.hidden for pane in PROBE.app.screen.query("Transcript")), "latencies_s": latencies, "settled_s": settled, "unchanged": len(state["unchanged"]), "focused": repr(PROBE.app.focused), "duration_s": end - state["first"],
+        "transcript_hidden": sum(pane.hidden for pane in PROBE.app.screen.query("Transcript")), "latencies_s": latencies, "settled_s": settled, "unpainted": len(state["waiting"]), "focused": repr(PROBE.app.focused), "duration_s": end - state["first"],
         "longest_stall_s": PROBE.longest_gap(state["first"], end), "rss_start_mb": state["rss_start"],
         "peak_rss_mb": peak_rss_mb(), "pane_lines": {type(log).__name__ + (f"#{log.id}" if log.id else ""): log.line_count
                                                      if isinstance(log, Log) else len(log.lines) for log in logs}}))
