@@ -103,6 +103,8 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def _fold(self) -> None:
         """Hide the items above the latest `FOLLOW_VIEWS` views' worth (the transcript follows its end)."""
+        if not self.size.height:  # not laid out: nothing to measure the views by
+            return
         items = self.items
         budget, height, shown = FOLLOW_VIEWS * self.size.height, 0, 0
         for item in reversed(items[self.hidden:]):
