@@ -74,8 +74,7 @@ class Transcript(VerticalScroll, can_focus=True):
         self.current: AssistantMessage | None = None
         self.commands: dict[str, CommandBlock] = {}
         self.earlier = Earlier(markup=False)
-        self.hidden = 0
-        """How many of the oldest items are hidden."""
+        self._hidden = 0
         self._keep: tuple[Widget, float] | None = None
         """An item shown before a reveal and its place in the view, kept there once laid out."""
 
@@ -83,18 +82,27 @@ class Transcript(VerticalScroll, can_focus=True):
         yield self.earlier
 
     @property
+    def hidden(self) -> int:
+        """How many of the oldest items are hidden (the line at the top counts them)."""
+        return self._hidden
+
+    @hidden.setter
+    def hidden(self, count: int) -> None:
+        self._hidden = count
+        self.earlier.say(count)
+
+    @property
     def items(self) -> list[Widget]:
         """The messages, command blocks and notes, oldest first."""
         return list(self.children[1:])
 
     async def add(self, widget: Widget) -> Widget:
-        following = self.is_vertical_scroll_end
+        """Mount `widget` at the end; once laid out, a transcript that follows its end folds
+        (`watch_virtual_size`)."""
         await self.mount(widget)
         self._prune()
         if len(self.children) > RENDERED_CHILDREN + 1:
             release_render_caches(self.children[-RENDERED_CHILDREN - 1])  # each child once, as it passes
-        if following:
-            self._fold()
         return widget
 
     def _fold_if_following(self) -> None:
@@ -117,21 +125,21 @@ class Transcript(VerticalScroll, can_focus=True):
             for item in items[self.hidden:fold]:
                 item.display = False
             self.hidden = fold
-            self.earlier.say(fold)
             long_lived.settled()
 
     def reveal(self, count: int | None = None) -> None:
-        """Show `count` more of the hidden items (all when None), keeping the view where it is."""
+        """Show `count` more of the hidden items, keeping the view where it is; all of them
+        when None (for `home`, which goes to the top)."""
         if not self.hidden:
             return
         items = self.items
         start = 0 if count is None else max(0, self.hidden - count)
-        first = items[self.hidden]
-        self._keep = (first, first.virtual_region.y - self.scroll_y)
+        if count is not None:
+            first = items[self.hidden]
+            self._keep = (first, first.virtual_region.y - self.scroll_y)
         for item in items[start:self.hidden]:
             item.display = True
         self.hidden = start
-        self.earlier.say(start)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -140,7 +148,6 @@ class Transcript(VerticalScroll, can_focus=True):
 
     def action_scroll_home(self) -> None:
         self.reveal()
-        self._keep = None
         super().action_scroll_home()
 
     async def begin_message(self, step: int) -> AssistantMessage:
@@ -171,7 +178,7 @@ class Transcript(VerticalScroll, can_focus=True):
         a Markdown answer lays out its blocks after the batch that added it has drawn."""
         if not self.is_anchored:
             self.call_after_refresh(self._anchor_if_overflowing)  # sizes are settled after the frame
-        self.call_after_refresh(self._fold_if_following)  # children added in a burst had no height yet
+        self.call_after_refresh(self._fold_if_following)  # a new child, or a grown one, has its height now
         if self._keep is not None:  # laid out after a reveal: the item that was in view stays in place
             item, place = self._keep
             self._keep = None
@@ -192,7 +199,6 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         old = self.items[:extra]
         self.hidden = max(0, self.hidden - extra)
-        self.earlier.say(self.hidden)
         long_lived.released(len(old))
         for widget in old:
             if isinstance(widget, CommandBlock):
