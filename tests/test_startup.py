@@ -155,3 +155,32 @@ def test_the_replay_opens_one_run_of_a_file_that_holds_several():
     path = FIXTURES / "agents" / "openhands" / "eval-output.jsonl"
     seen = first_frame("replay", f"{path}#2")
     assert "openhands" in seen["header"] and "step 1/1" in seen["header"]
+
+
+FRAME_RATE_PROBE = """
+import json, os
+from swedeck.tui.replay.app import ReplayApp  # what `swedeck replay` imports first of Textual's
+from textual import screen
+# each screen's update timer runs at this interval
+print(json.dumps({"period": screen.UPDATE_PERIOD, "variable": os.environ.get("TEXTUAL_FPS")}))
+"""
+
+
+def frame_rate(env: dict[str, str]) -> dict:
+    done = subprocess.run([sys.executable, "-c", FRAME_RATE_PROBE], capture_output=True, text=True, timeout=120,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_swedeck_s_apps_start_a_frame_within_a_few_milliseconds_of_a_change():
+    # Issue 49: Textual's 60 a second made a key wait up to 17 ms before its frame began. The
+    # variable that sets the rate is gone once Textual has read it: no command a session runs sees it.
+    import os
+
+    from swedeck.tui import FPS_VARIABLE, FRAMES_PER_SECOND
+
+    env = {name: value for name, value in os.environ.items() if name != FPS_VARIABLE}
+    assert frame_rate(env) == {"period": pytest.approx(1 / FRAMES_PER_SECOND), "variable": None}
+    assert FRAMES_PER_SECOND >= 200
+    assert frame_rate({**env, FPS_VARIABLE: "30"}) == {"period": pytest.approx(1 / 30), "variable": "30"}

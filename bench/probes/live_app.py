@@ -15,6 +15,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import swedeck.tui  # noqa: F401  (before Textual: it sets the frame rate of swedeck's apps)
+
+# isort: split
+
 from textual import events
 from textual.app import App
 

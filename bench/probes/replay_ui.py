@@ -26,6 +26,10 @@ import sys
 import threading
 import time
 
+import swedeck.tui  # noqa: F401  (before Textual: it sets the frame rate of swedeck's apps)
+
+# isort: split
+
 from textual import events
 from textual.app import App
 
