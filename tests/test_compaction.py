@@ -21,6 +21,7 @@ from swedeck.core import events as ev
 from swedeck.core.messages import MessageType
 from swedeck.core.prompt_view import step_prompt
 from swedeck.core.tokens import count_text
+from swedeck.core.trajectory.compaction import compaction_problems
 from swedeck.core.trajectory.loader import load_trajectory
 
 WINDOW = 6000
@@ -112,6 +113,23 @@ def test_a_compaction_is_recorded_and_every_request_after_it_is_rebuilt(openai_s
     # the summary call counts in the run's totals
     info = json.loads(path.read_text())["info"]["model_stats"]
     assert info["api_calls"] == len(openai_server.requests)
+
+
+def test_a_session_that_compacts_again_records_what_the_replay_reads_without_a_note(openai_server, tmp_path):
+    # A second summary replaces the first with the steps it kept: its `replaces` follows the
+    # history as the model saw it, so it names the first marker before the steps kept before it.
+    openai_server.respond(scripted(steps_before_submit=14))
+    config = config_for(openai_server, tmp_path)
+    config.agent.step_limit = 20
+    result = run_session(config, "print numbers", Driver(), interactive=False)
+    assert result.exit_status == "Submitted", result.message
+    trajectory = load_trajectory(tmp_path / "session.traj.json")
+    markers = [m for m in trajectory.messages if m.message_type == MessageType.COMPACTION]
+    assert len(markers) >= 2, "fewer than two compactions were recorded"
+    assert compaction_problems(trajectory.messages) == []
+    sent = step_requests(openai_server)
+    assert [as_litellm_sends_to_openai(step_prompt(trajectory, number).request_messages())
+            for number in range(1, len(sent) + 1)] == [body["messages"] for body in sent]
 
 
 def test_headless_text_says_each_compaction(openai_server, tmp_path):

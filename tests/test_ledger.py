@@ -145,7 +145,7 @@ def test_compaction_records_that_do_not_fit_are_said_and_never_change_the_prompt
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "note: compaction at message 6: replaces names 2 positions that are not before it (-1, 999); ignored" in out
-    assert "note: compaction at message 6: replaces is out of order or repeats positions" in out
+    assert "note: compaction at message 6: replaces repeats positions; read as the set of them" in out
     assert "note: compaction at message 9: replaces names 2 messages an earlier compaction already replaced (2, 3)" in out
     assert "note: compaction at message 9: replaces names 1 positions that are not before it (9); ignored" in out
     assert "note: compaction at message 12: its replaces is not a list of message positions ('all of it')" in out
