@@ -79,15 +79,41 @@ def history(messages: int, mean_output_chars: int = 2000) -> list[Message]:
     return list(Generator(mean_output_chars).messages(max(1, (messages - 2) // 2)))
 
 
-def write_jsonl(path: Path, steps: int, mean_output_chars: int) -> Path:
-    """A swedeck live file (SPEC §9.1): the header line, then one message per line."""
+def write_jsonl(path: Path, steps: int, mean_output_chars: int, compact_every: int | None = None) -> Path:
+    """A swedeck live file (SPEC §9.1): the header line, then one message per line. With
+    `compact_every`, the session compacted as `summarize` does every that many steps (`compacted`)."""
     header = {"role": "meta", "format": "swedeck-traj/1",
               "session": {"id": "bench", "model": "bench/model", "environment": "local", "swedeck_version": "bench"}}
+    messages = Generator(mean_output_chars).messages(steps)
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(json.dumps(header) + "\n")
-        for message in Generator(mean_output_chars).messages(steps):
+        for message in messages if compact_every is None else compacted(messages, compact_every):
             handle.write(json.dumps(message.to_record()) + "\n")
     return path
+
+
+def compacted(messages: Iterator[Message], every: int) -> Iterator[Message]:
+    """The messages with a compaction after every `every` steps, as swedeck's `summarize` records
+    one (its own `plan`: all it replaces, after the task, but the last `keep_last` steps), so
+    that a long session's prompt stays the size a model's window holds, as a real one's does."""
+    from swedeck.core.agent.compaction import plan
+    from swedeck.core.processors.summarize import Summarize
+
+    keep_last = Summarize().keep_last
+    history: list[Message] = []
+    for message in messages:
+        history.append(message)
+        yield message
+        step = message.extra.step
+        if message.extra.message_type == MessageType.OBSERVATION and step and step % every == 0:
+            chosen = plan(history, keep_last)
+            if chosen is None:
+                continue
+            summary = f"Summary of steps up to {step - keep_last}: the parser test still fails; src/parser.py reads."
+            marker = _message("user", summary, MessageType.COMPACTION, summary=summary, replaces=tuple(chosen.replaces),
+                              tokens_before=100 * len(chosen.replaces), tokens_after=2_000)
+            history.append(marker)
+            yield marker
 
 
 def jsonl_to_mini(source: Path, target: Path) -> Path:

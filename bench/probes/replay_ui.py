@@ -12,8 +12,9 @@ last steps show while the whole is read: the jumps wait for it (`whole_read_s`, 
 
 With `SWEDECK_PROBE_KEYS=1` in its environment it first times keys, pressed as the terminal
 driver posts them, from the first frame on (while the token curve's worker runs, issue 49):
-JUMPS go-tos (`g`, the step's digits, `enter`: from `enter` to the frame showing the step)
-and JUMPS next-steps (`l`, `h` at the last step), each to the app's and then the screen's
+JUMPS go-tos (`g`, the step's digits, `enter`: from `enter` to the frame showing the step),
+JUMPS next-steps (`l`, `h` at the last step) and JUMPS next-matches of a search (`n`, while the
+search reads the file: `search_phase`), each to the app's and then the screen's
 refresh after it (`key_*_ms`), and to the first frame written to the terminal with that
 step on screen (`key_*_paint_ms`: keypress to paint).
 """
@@ -155,11 +156,42 @@ async def key_phase(app: App, rng, total: int, then, jumps: list[float], steps: 
         await _frame(app)
         nexts.append(time.perf_counter() - started)
         next_paints.append(_painted(screen, started, screen.step))
+    searching, search_paints = await search_phase(app, screen)
+    KEYS.update(key_search_next_paint_ms=[round(value * 1000, 1) for value in search_paints],
+                search_running_presses=searching)
     KEYS.update(key_goto_ms=[round(value * 1000, 1) for value in gotos],
                 key_next_ms=[round(value * 1000, 1) for value in nexts],
                 key_goto_paint_ms=[round(value * 1000, 1) for value in goto_paints],
                 key_next_paint_ms=[round(value * 1000, 1) for value in next_paints])
     then()
+
+
+SEARCH = "diff"
+"""The query of the search phase: a command one step in eight runs (`git diff`)."""
+
+
+async def search_phase(app: App, screen) -> tuple[int, list[float]]:
+    """A search (`/`, the query, `enter`), then JUMPS next-matches (`n`) from its first match on,
+    while the search's worker still reads the file: keypress to paint, and how many of them were
+    pressed while it ran."""
+    app.simulate_key("slash")
+    await _until(lambda: type(app.focused).__name__ == "AskLine")
+    for character in SEARCH:
+        app.simulate_key(character)
+    await _frame(app)
+    app.simulate_key("enter")
+    await _until(lambda: len(screen.matches) > 1, limit_s=60)
+    running = 0
+    paints: list[float] = []
+    for _ in range(JUMPS):
+        before = screen.step
+        running += bool(screen.searching)
+        started = time.perf_counter()
+        app.simulate_key("n")
+        await _until(lambda before=before: screen.step != before)
+        await _frame(app)
+        paints.append(_painted(screen, started, screen.step))
+    return running, paints
 
 
 KEYS: dict = {}

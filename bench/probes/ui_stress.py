@@ -115,6 +115,7 @@ def done() -> None:
         "presses": len(latencies), "transcript_children": sum(len(pane.children) for pane in PROBE.app.screen.query("Transcript")),
         "transcript_hidden": sum(pane.hidden for pane in PROBE.app.screen.query("Transcript")), "latencies_s": latencies, "settled_s": settled, "unpainted": len(state["waiting"]), "focused": repr(PROBE.app.focused), "duration_s": end - state["first"],
         "longest_stall_s": PROBE.longest_gap(state["first"], end), "rss_start_mb": state["rss_start"],
+        "longest_stall_whole_s": PROBE.longest_gap(0.0, end),  # the filling steps too, where no key is pressed
         "peak_rss_mb": peak_rss_mb(), "pane_lines": {type(log).__name__ + (f"#{log.id}" if log.id else ""): log.line_count
                                                      if isinstance(log, Log) else len(log.lines) for log in logs}}))
 
