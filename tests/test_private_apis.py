@@ -20,6 +20,64 @@ def test_textual_render_cache_can_be_replaced_by_an_empty_one():
     assert empty.lines == [] and empty.size == NULL_SIZE
 
 
+def _tracked_strip(methods: dict) -> tuple:
+    """A line put through the three methods (Textual's or swedeck's), then dropped with no
+    collection: whether it is still alive, and what each method returned."""
+    import gc
+    import weakref
+
+    from rich.segment import Segment
+    from rich.style import Style
+    from textual.strip import Strip
+
+    class Tracked(Strip):
+        __slots__ = ("__weakref__",)
+
+    results = []
+    gc.disable()
+    try:
+        strip = Tracked([Segment("hello "), Segment("world", Style(bold=True))])
+        for width in (11, 5, 14):
+            results.append(methods["adjust_cell_length"](strip, width, None).text)
+        for cuts in ([11], [3, 11], [3, 20], [20]):
+            results.append([part.text for part in methods["divide"](strip, cuts)])
+        for start, end in ((0, 11), (-2, 11), (2, 11), (0, 5), (0, 14)):
+            results.append(methods["crop_extend"](strip, start, end, None).text)
+        same = methods["adjust_cell_length"](strip, 11, None) is strip
+        alive = weakref.ref(strip)
+        del strip
+        return alive() is not None, same, results
+    finally:
+        gc.enable()
+
+
+def test_textual_strips_store_themselves_and_swedeck_s_methods_return_the_same_without():
+    # tui/strip_cycles.py: Strip.adjust_cell_length, Strip.divide, Strip.crop_extend. Textual's
+    # store the strip in its own caches (a cycle: the line outlives every reference to it);
+    # swedeck's return what they return, the strip itself included, and store nothing.
+    from swedeck.tui import strip_cycles
+
+    textual_s = {"adjust_cell_length": strip_cycles._adjust_cell_length, "divide": strip_cycles._divide,
+                 "crop_extend": strip_cycles._crop_extend}
+    swedeck_s = {"adjust_cell_length": strip_cycles.adjust_cell_length, "divide": strip_cycles.divide,
+                 "crop_extend": strip_cycles.crop_extend}
+    kept_by_textual, same_by_textual, theirs = _tracked_strip(textual_s)
+    kept_by_swedeck, same_by_swedeck, ours = _tracked_strip(swedeck_s)
+    assert kept_by_textual, "Textual's Strip no longer refers to itself: tui/strip_cycles.py can go"
+    assert not kept_by_swedeck
+    assert ours == theirs and same_by_textual and same_by_swedeck
+
+
+def test_swedeck_s_apps_draw_with_the_strip_methods_that_store_nothing():
+    from textual.strip import Strip
+
+    import swedeck.tui  # noqa: F401
+    from swedeck.tui import strip_cycles
+
+    assert Strip.adjust_cell_length is strip_cycles.adjust_cell_length
+    assert Strip.divide is strip_cycles.divide and Strip.crop_extend is strip_cycles.crop_extend
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_textual_log_parts_the_output_log_writes_through(anyio_backend):

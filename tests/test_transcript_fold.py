@@ -6,6 +6,7 @@ are freed although each fold freezes the collector's view of them."""
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -106,7 +107,14 @@ async def test_the_children_let_go_are_freed_although_the_folds_froze_them(monke
         assert str(transcript.items[0].render()).startswith("note 12:")
         await wait_for(pilot, lambda: 0 < transcript.hidden < 40)
         assert all(isinstance(item, Note) for item in transcript.items)
-        assert oldest() is None  # freed when ten were let go, with no collection of the test's
+        # what was let go is removed later than it is counted: every item before the shown ones
+        # is still hidden (they used to be counted from the wrong end, and stayed shown)
+        for index in range(52, 62):
+            await transcript.add_note(f"note {index}: the parser reads each line and returns a token")
+            transcript._fold()  # a layout's fold before the removal of the note let go
+        await wait_for(pilot, lambda: len(transcript.children) == 41)
+        assert shown(transcript) == transcript.items[transcript.hidden:]
+        await wait_for(pilot, lambda: oldest() is None)  # freed once ten were let go, with no collection of the test's
 
 
 class Cycle:
@@ -121,18 +129,44 @@ def frozen_cycle(long_lived: gc_tuning.LongLived) -> weakref.ref:
     return weakref.ref(cycle)
 
 
-def test_long_lived_frees_what_died_frozen_after_enough_let_go_or_enough_freezes():
+def test_long_lived_frees_what_died_frozen_after_enough_let_go():
     long_lived = gc_tuning.LongLived()
-    long_lived.THAW_AFTER = 3
+    long_lived.THAW_AFTER, long_lived.OVERDUE_AFTER = 3, 6
     cycle = frozen_cycle(long_lived)
     gc.collect()
     assert cycle() is not None  # frozen: no collection walks it
     long_lived.released(2)
-    assert cycle() is not None
+    assert not long_lived.due
     long_lived.released(1)
+    assert long_lived.due and not long_lived.overdue
+    assert cycle() is not None  # the UI collects at a quiet moment
+    long_lived.collect()
     assert cycle() is None and gc.get_freeze_count() > 0  # collected, and what lives is frozen again
-    cycle = frozen_cycle(long_lived)
-    long_lived.settled()
-    assert cycle() is not None
-    long_lived.settled()  # the third freeze since: what they caught and died since is freed too
-    assert cycle() is None
+    assert not long_lived.due  # counted from the collection
+    long_lived.released(6)
+    assert long_lived.overdue
+
+
+@pytest.mark.anyio
+async def test_the_collection_of_children_let_go_waits_for_a_quiet_moment(monkeypatch):
+    # A walk of the whole heap takes a second with litellm loaded: never right after a key.
+    from swedeck.tui.kit.key_quiet import KeyQuiet
+
+    monkeypatch.setattr(transcript_module, "MAX_CHILDREN", 40)
+    monkeypatch.setattr(transcript_module, "QUIET_S", 0.3)
+    monkeypatch.setattr(transcript_module.long_lived, "THAW_AFTER", 10)
+    monkeypatch.setattr(transcript_module.long_lived, "OVERDUE_AFTER", 1000)
+    collected: list[float] = []
+    monkeypatch.setattr(transcript_module.long_lived, "collect", lambda: collected.append(time.monotonic()))
+    async with noted(40) as (app, pilot, transcript):
+        app.key_quiet = KeyQuiet()
+        await add_notes(transcript, pilot, 12, start=40)
+        assert transcript_module.long_lived.due
+        pressing_until = time.monotonic() + 1.0
+        while time.monotonic() < pressing_until:  # a key every 0.1 s: never quiet for 0.3 s
+            await pilot.press("up")
+            app.key_quiet.arrived(app)  # what swedeck's app base does with each key (`ViewApp.on_event`)
+            await pilot.pause(0.1)
+            assert collected == []
+        await wait_for(pilot, lambda: bool(collected))
+        assert collected[0] - app.key_quiet.last_key_at >= 0.3

@@ -33,3 +33,7 @@ def _set_frame_rate() -> None:
 
 
 _set_frame_rate()
+
+from .strip_cycles import without_self_references  # noqa: E402  (after Textual's rate is set)
+
+without_self_references()

@@ -11,6 +11,7 @@ is drawn (at most `MAX_WAIT_S`: a worker is slowed, never stopped).
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from textual.app import App
@@ -22,15 +23,22 @@ class KeyQuiet:
     def __init__(self) -> None:
         self._quiet = threading.Event()
         self._quiet.set()
+        self.last_key_at = 0.0
+        """`time.monotonic()` of the latest key's arrival."""
 
     def arrived(self, app: App[Any]) -> None:
         """A key is being handled: quiet until the frame after it."""
+        self.last_key_at = time.monotonic()
         self._quiet.clear()
         app.call_after_refresh(lambda: app.screen.call_after_refresh(self._quiet.set))
 
     def wait(self) -> None:
         """In a worker thread: return once no key is being handled (or after `MAX_WAIT_S`)."""
         self._quiet.wait(MAX_WAIT_S)
+
+    def idle_for(self, seconds: float) -> bool:
+        """No key arrived in the last `seconds`."""
+        return time.monotonic() - self.last_key_at >= seconds
 
     @property
     def quiet(self) -> bool:

@@ -20,6 +20,7 @@ its end and something new arrives.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from textual.app import ComposeResult
@@ -43,10 +44,13 @@ heights of its view (at least `MIN_SHOWN` of them)."""
 MIN_SHOWN = 4
 REVEAL = 20
 """How many hidden children scrolling up to the top shows."""
+QUIET_S = 1.0
+"""The collection of children let go (`long_lived`) waits until no key came for this long."""
 
 
 long_lived = gc_tuning.LongLived()
-"""The transcript's children outlive many collections: each fold freezes them (bench B16)."""
+"""The transcript's children outlive many collections: each fold freezes them, and those let
+go are collected at a quiet moment (bench B16)."""
 
 
 class Earlier(Static):
@@ -77,6 +81,9 @@ class Transcript(VerticalScroll, can_focus=True):
         self._hidden = 0
         self._keep: tuple[Widget, float] | None = None
         """An item shown before a reveal and its place in the view, kept there once laid out."""
+        self._collecting = False
+        self._leaving: weakref.WeakSet[Widget] = weakref.WeakSet()
+        """Items let go whose removal has not happened yet (Textual removes them later)."""
 
     def compose(self) -> ComposeResult:
         yield self.earlier
@@ -93,8 +100,9 @@ class Transcript(VerticalScroll, can_focus=True):
 
     @property
     def items(self) -> list[Widget]:
-        """The messages, command blocks and notes, oldest first."""
-        return list(self.children[1:])
+        """The messages, command blocks and notes, oldest first (not those being removed)."""
+        leaving = self._leaving
+        return [child for child in self.children[1:] if child not in leaving] if leaving else list(self.children[1:])
 
     async def add(self, widget: Widget) -> Widget:
         """Mount `widget` at the end; once laid out, a transcript that follows its end folds
@@ -122,8 +130,9 @@ class Transcript(VerticalScroll, can_focus=True):
             shown += 1
         fold = len(items) - shown
         if fold > self.hidden:
-            for item in items[self.hidden:fold]:
-                item.display = False
+            for item in items[:fold]:
+                if item.display:
+                    item.display = False
             self.hidden = fold
             long_lived.settled()
 
@@ -194,13 +203,29 @@ class Transcript(VerticalScroll, can_focus=True):
             self.anchor()
 
     def _prune(self) -> None:
-        extra = len(self.children) - 1 - MAX_CHILDREN
+        items = self.items
+        extra = len(items) - MAX_CHILDREN
         if extra <= 0:
             return
-        old = self.items[:extra]
+        old = items[:extra]
         self.hidden = max(0, self.hidden - extra)
         long_lived.released(len(old))
         for widget in old:
+            self._leaving.add(widget)
             if isinstance(widget, CommandBlock):
                 self.commands.pop(widget.action_id, None)
         self.remove_children(old)
+        if long_lived.due and not self._collecting:
+            self._collecting = True
+            self.set_timer(QUIET_S, self._collect_when_quiet)
+
+    def _collect_when_quiet(self) -> None:
+        """Free the children let go (a walk of the whole heap: `long_lived`) once no key came
+        for `QUIET_S`, or at once when so many wait that memory would grow."""
+        quiet = getattr(self.app, "key_quiet", None)
+        if quiet is not None and not quiet.idle_for(QUIET_S) and not long_lived.overdue:
+            self.set_timer(QUIET_S, self._collect_when_quiet)
+            return
+        self._collecting = False
+        if long_lived.due:
+            long_lived.collect()
