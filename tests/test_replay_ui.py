@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from conftest import FIXTURES as REPO_FIXTURES
 from conftest import MINI_FIXTURE, MINI_V2_FIXTURE, SWEAGENT_FIXTURE, SWEAGENT_OLDER_FIXTURE
 from support.replay import add_step, start_writer, write_trajectory
 from support.waiting import wait_for
@@ -499,3 +500,32 @@ async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(
         await wait_for(pilot, lambda: app.focused is before and not line.visible)
         assert screen.search_text == ""
         assert composed == []
+
+
+@pytest.mark.anyio
+async def test_a_search_of_a_file_read_whole_reads_the_open_one_and_steps_aside_for_keys(monkeypatch):
+    # Issue 49: the search parsed a 97 MB ATIF file a second time (200 MB more), and held the GIL
+    # from the keys pressed while it ran (search next p99 294-298 ms).
+    from swedeck.core.replay import search
+    from swedeck.tui.replay import replay_screen
+
+    opened: list[object] = []
+    open_document = replay_screen.open_document
+    monkeypatch.setattr(replay_screen, "open_document", lambda *a, **k: opened.append(a[0]) or open_document(*a, **k))
+    monkeypatch.setattr(search, "PAUSE_EVERY", 1)
+    path = REPO_FIXTURES / "agents" / "atif" / "v1.5-plain.json"
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.step_count > 0)
+        paused: list[bool] = []
+        monkeypatch.setattr(app.key_quiet, "wait", lambda: paused.append(True))
+        opened.clear()
+        await pilot.press("slash", *"e", "enter")
+        await wait_for(pilot, lambda: not screen.searching and bool(screen.matches), 10)
+        assert opened == []  # the open document was searched, not the file again
+        assert len(paused) == screen.step_count  # a look at the keys before every step it read
+        await pilot.press("q")
+
+
+

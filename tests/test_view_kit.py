@@ -82,8 +82,9 @@ async def test_the_palette_offers_every_key_of_the_view(tmp_path, view, bindings
 @pytest.mark.parametrize("work", ["search", "curve"])
 async def test_a_worker_whose_file_disappears_says_so_and_ends_its_busy_state(tmp_path, work):
     """The search says it stopped and its header no longer says "(searching…)"; a worker
-    without words of its own (the token curve) is said by the kit; the app goes on."""
-    path = write_trajectory(tmp_path / "t", 3)
+    without words of its own (the token curve) is said by the kit; the app goes on. (A file
+    read whole is searched where it is open: the search reads a live file again, by its lines.)"""
+    path = write_trajectory(tmp_path / "t", 3, finish=work != "search")
     app = ReplayApp([path])
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen

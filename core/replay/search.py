@@ -3,7 +3,7 @@ contains the text, case-insensitively."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..messages import Message
 from ..trajectory.errors import TrajectoryError
@@ -22,12 +22,19 @@ def step_matches(view: StepView, query: str) -> bool:
     return bool(needle) and any(needle in text.casefold() for text in step_texts(view))
 
 
-def matching_steps(document: ReplayDocument, query: str) -> Iterator[int]:
+PAUSE_EVERY = 10
+"""Steps read between calls of `matching_steps`' `pause`."""
+
+
+def matching_steps(document: ReplayDocument, query: str, pause: Callable[[], None] | None = None) -> Iterator[int]:
     """The steps that match, one at a time (the UI's search worker hands them on as it goes);
-    a damaged step is passed over (it shows its error when opened)."""
+    a damaged step is passed over (it shows its error when opened). `pause` is called every
+    `PAUSE_EVERY` steps: the UI's worker waits there while a key is handled."""
     if not query:
         return
     for number in range(1, document.step_count + 1):
+        if pause is not None and number % PAUSE_EVERY == 0:
+            pause()
         try:
             view = document.step(number)
         except TrajectoryError:
