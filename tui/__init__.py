@@ -1,4 +1,5 @@
-"""swedeck's front ends (Textual). Importing this package sets the rate of Textual's frames.
+"""swedeck's front ends (Textual). Importing this package sets the rate of Textual's frames,
+and lets Textual's rendered lines die without a collection (`strip_cycles`).
 
 Textual paints a change at its screen's next update tick, on a grid of `1 / TEXTUAL_FPS`
 seconds (60 a second unless set): a key was handled in 1-2 ms and then waited up to 17 ms

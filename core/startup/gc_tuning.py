@@ -68,7 +68,7 @@ class LongLived:
     `released(n)` counts what was let go since: a child let go is a tree of widgets in
     reference cycles (about 1,500 objects), which no collection frees while it is frozen.
     Once `THAW_AFTER` of them wait, the collection is `due`: `collect()` thaws, collects and
-    freezes again, one walk of the whole heap (0.5-1.4 s in a live session with litellm
+    freezes again, one walk of the whole heap (0.6-0.8 s in a live session with litellm
     loaded, bench B16). The UI runs it at a quiet moment (no key for a while), and at the
     latest once it is `overdue`, so that memory stays bounded.
 
