@@ -102,6 +102,13 @@ class ReplaySettings(msgspec.Struct, frozen=True):
     """`agent.rules`: the approval rules `R` tries over the open file."""
 
 
+def worker_document(shown: ReplayDocument | None, path: Path) -> ReplayDocument:
+    """What a worker reads `path` through: the open document when it was read whole (only read
+    from, never parsed a second time beside the UI's); else a reader of its own, as a lazy
+    document's file position is the UI's."""
+    return shown if isinstance(shown, LoadedDocument) else open_document(path)
+
+
 class ReplayScreen(ReplayState, StepBrowser):
     CSS_PATH = css_beside(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
@@ -252,8 +259,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         wanted = count + 1 + wanted if wanted < 0 else wanted
         self.go(min(max(wanted, 1), count), force=True)
         # After the first frame: reading every step for the curve competes for the GIL (bench B2).
-        loaded = self.document if isinstance(self.document, LoadedDocument) else None
-        self.call_after_refresh(self.read_curve, self.path, loaded)
+        self.call_after_refresh(self.read_curve, self.path, self.document)
 
     # --- a large file, read whole in a worker while its start or end is shown ----------------
 
@@ -400,12 +406,9 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def search_places(self, source: object, query: str) -> Iterator[int]:
         assert isinstance(source, Path)
-        # a file read whole is only read from, and is shared, as the token curve's worker does (a
-        # 97 MB ATIF file parsed a second time took 200 MB); a lazy index gets its own reader, as
-        # its file position is the UI's
-        shown = self.document
-        shared = shown if isinstance(shown, LoadedDocument) and shown.path == source else None
-        document = shared if shared is not None else open_document(source)
+        # the open document, as the token curve's worker reads (a 97 MB ATIF file parsed a second
+        # time took 200 MB); results for a file no longer open are dropped (`search_source`)
+        document = worker_document(self.document, source)
         # a key waits for no step of the search (issue 49: search next p99 was 294-298 ms while it ran)
         quiet = getattr(self.app, "key_quiet", None)
         return matching_steps(document, query, pause=quiet.wait if quiet is not None else None)
@@ -484,9 +487,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             release_collections()
 
     def _read_curve(self, path: Path, shared: ReplayDocument | None) -> None:
-        # its own reader, as a lazy document's file position is the UI's; a file read whole is only
-        # read from, and is shared (not parsed a second time beside the UI's)
-        document = shared if shared is not None else open_document(path)
+        document = worker_document(shared, path)
         batch: list[tuple[int, int, str, str]] = []
         sent = time.monotonic()
         quiet = getattr(self.app, "key_quiet", None)
