@@ -142,11 +142,14 @@ def test_the_start_is_held_only_by_a_command_that_opens_an_app(monkeypatch, argv
     assert gc.isenabled() and start_holds.PLUGINS_VARIABLE not in os.environ
 
 
-def test_a_release_without_a_hold_changes_nothing():
-    # An app in a test (Pilot) reaches its first frame with no command line before it.
-    frozen = gc.get_freeze_count()
+def test_a_release_without_a_hold_changes_nothing(monkeypatch):
+    # An app in a test (Pilot) reaches its first frame with no command line before it. Nothing is
+    # frozen: counted as calls, since the freeze count also falls whenever a frozen object is
+    # freed (a line Textual drew, by another test's thread: `tui/strip_cycles.py`).
+    freezes: list[bool] = []
+    monkeypatch.setattr(gc_tuning, "freeze_permanent_objects", lambda: freezes.append(True))
     gc_tuning.release_collections()
-    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert gc.isenabled() and freezes == []
 
 
 def test_the_replay_opens_one_run_of_a_file_that_holds_several():
