@@ -166,7 +166,7 @@ async def test_the_collection_of_children_let_go_waits_for_a_quiet_moment(monkey
         def checked(self: Transcript) -> None:
             checks.append(len(collected))
             if len(checks) <= 2:  # a key arrives as the check runs, twice (what `ViewApp.on_event` marks)
-                app.key_quiet.arrived(app)
+                app.key_quiet.arrived()
             check(self)
         monkeypatch.setattr(Transcript, "_collect_when_quiet", checked)
         await add_notes(transcript, pilot, 12, start=40)

@@ -8,7 +8,7 @@ a default screen (a `ViewScreen`); this class owns the rest.
 - F1: the keys of the view in front, after the person's keymap, and the app's;
 - the command palette: the same keys as commands, run on the view they belong to;
 - the first frame (`FirstFrame`), which ends what the command line held off until it;
-- `key_quiet`: each key marked from its arrival to its frame, so that workers step aside.
+- `key_quiet`: each key marked from its arrival to the frame after its bindings, so that workers step aside.
 
 Worker errors are the view's (`ViewScreen.on_worker_state_changed`): Textual posts a
 worker's state to the node that started it, and does not bubble it to the app.
@@ -55,10 +55,15 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
         self._last_key: events.Key | None = None
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and event is not self._last_key:  # a key bubbles back up here too
+        if not isinstance(event, events.Key):
+            await super().on_event(event)
+        elif event is not self._last_key:  # its arrival: Textual hands it on to the focused widget
             self._last_key = event
-            self.key_quiet.arrived(self)
-        await super().on_event(event)
+            self.key_quiet.arrived()
+            await super().on_event(event)
+        else:  # it bubbled back up: the app runs the bindings of the focus chain now
+            await super().on_event(event)
+            self.key_quiet.handled(self)
 
     def on_mount(self) -> None:
         tell_ui_notes(self, self._startup_notes)

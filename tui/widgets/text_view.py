@@ -15,7 +15,6 @@ from typing import Any
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -25,6 +24,9 @@ from .text import MAX_MARKS, clean_output
 MATCH_STYLE = Style(reverse=True, bold=True)
 CHANGED_STYLE = Style(bold=True, underline=True)
 """A line the other run does not have (`swedeck diff`)."""
+
+MAX_STRIPS = 1024
+"""Rendered rows kept (a view shows a few dozen; scrolling back redraws none of those kept)."""
 
 
 class TextView(ScrollView, can_focus=True):
@@ -42,7 +44,11 @@ class TextView(ScrollView, can_focus=True):
         """Each screen row: (line index, start, end) of the part of the line it shows."""
         self._wrapped_at = -1
         self._changed: frozenset[int] = frozenset()
-        self._strips: LRUCache[int, Strip] = LRUCache(1024)
+        self._strips: dict[int, Strip] = {}
+        """Rows rendered, up to `MAX_STRIPS`. Not Textual's `LRUCache`: its entries are a ring
+        of lists, so each clear (every step shown) left up to 1,024 lines and their caches in
+        reference cycles, 20,000 objects for the next young collection to walk and free
+        (15-37 ms each, twice a second while keys were pressed in a replay; issue 49)."""
 
     def update(self, text: str, query: str = "", changed: frozenset[int] = frozenset()) -> None:
         """Show `text` from its top, with every match of `query` (case-insensitive) marked, and
@@ -103,6 +109,8 @@ class TextView(ScrollView, can_focus=True):
             return Strip.blank(width, style)
         strip = self._strips.get(row)
         if strip is None:
+            if len(self._strips) >= MAX_STRIPS:
+                self._strips.clear()
             index, start, end = self._rows[row]
             strip = self._strips[row] = self._render_line(self._lines[index][start:end], index in self._changed)
         return strip.crop_extend(scroll_x, scroll_x + width, style).apply_offsets(scroll_x, row)
