@@ -121,6 +121,12 @@ async def test_search_moves_between_matches_and_highlights(tmp_path):
         assert screen.step == 2
         await pilot.press("N")
         assert screen.step == 4
+        shown: list[int] = []  # issue 49: matches found redraw nothing shown (the header counts them)
+        show_step = screen.show_step
+        screen.show_step = lambda: (shown.append(screen.step), show_step())[1]  # type: ignore[method-assign]
+        await pilot.press("slash", *"error", "enter")
+        await wait_for(pilot, lambda: not screen.searching and "/error: 2 steps" in text_of(screen, "#replay-header"), 10)
+        assert screen.matches == [2, 4] and shown == [4]  # the marks of the new query, once
         await pilot.press("q")
 
 

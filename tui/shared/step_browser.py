@@ -71,7 +71,8 @@ class StepBrowser(BrowseState, ViewScreen):
         raise NotImplementedError
 
     def searched(self) -> None:
-        """The search's query or matches changed: redraw what marks them."""
+        """The search's query changed: redraw what marks its matches (the header follows
+        `matches` and `searching` itself)."""
 
     # --- moves -----------------------------------------------------------------------------
 
@@ -155,7 +156,8 @@ class StepBrowser(BrowseState, ViewScreen):
             self.searching = False
             if not self.matches:
                 self.notify(visible(f"no step matches {message.query!r}"), severity="warning", markup=False)
-        self.searched()
+        # nothing shown is drawn again: the marks follow the query, the header the matches
+        # (each batch redrew the whole step, a frame in the way of a key: issue 49)
 
     def worker_failed(self, worker: Worker[Any]) -> bool:
         if worker.group != "search":
@@ -164,7 +166,6 @@ class StepBrowser(BrowseState, ViewScreen):
         error = worker.error
         self.notify(visible(f"{type(error).__name__}: {error}"), title="The search stopped", severity="error",
                     timeout=15, markup=False)
-        self.searched()
         return True
 
     def action_next_match(self) -> None:
