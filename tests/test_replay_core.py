@@ -143,3 +143,37 @@ def test_what_if_equals_the_prompt_command(fixture):
     assert all(point.saved >= 0 for point in curve)
     off = what_if_prompt(trajectory, step, [{"type": "last_n_observations", "n": 2, "enabled": False}])
     assert off.total_tokens == off.history_tokens
+
+
+def test_steps_kept_are_shared_safely_by_threads():
+    """Issue 49: the replay's UI, its token curve's worker and its search read one document at
+    once. Letting the oldest step go while another thread read or let go the same one raised
+    KeyError, or "dictionary changed size during iteration", in that thread (a search stopped
+    with an error). Threads switch as often as they can here; every read gets its own value."""
+    import sys
+    import threading
+
+    from swedeck.core.trajectory.lazy import Kept
+
+    interval = sys.getswitchinterval()
+    kept: Kept[int, tuple[int]] = Kept(2)
+    errors: list[str] = []
+
+    def read(offset: int) -> None:
+        try:
+            for turn in range(100_000):
+                key = (turn + offset) % 50
+                value = kept.get(key) or kept.keep(key, (key,))
+                assert value == (key,)
+        except Exception as error:  # noqa: BLE001 - what a thread met, said by the test
+            errors.append(repr(error))
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=read, args=(start * 7,)) for start in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == [] and len(kept) <= 2

@@ -4,16 +4,19 @@ A 5,000-step trajectory is 10,000 messages; turning each record into a validated
 costs far more than parsing the file. The readers find where each step starts from the raw
 records (a role and a type per record), and build a block of messages (one step's) only
 when something reads it: the replay UI's first screen builds one step, not the file.
-Both sequences behave as read-only lists (`len`, indexing, slicing, iteration).
+Both sequences behave as read-only lists (`len`, indexing, slicing, iteration), and may be
+read from several threads at once: the replay's UI and its workers (the token curve, the
+search) share a document read whole (issue 49).
 """
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from ..actions import actions_of
 from ..messages import Message, MessageType
@@ -32,6 +35,36 @@ BlockBuilder = Callable[[int, int], list[Message]]
 
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+
+
+class Kept(Generic[K, T]):
+    """The latest `size` values made, by key, the oldest let go first. Threads may share it:
+    each change is made under a lock. Without it, two threads letting the oldest go at once
+    raised `KeyError` or "dictionary changed size during iteration" in one of them: a replay's
+    search or token curve stopped with that error while the other ran."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: dict[K, T] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> T | None:
+        return self._values.get(key)
+
+    def keep(self, key: K, value: T) -> T:
+        """Keep `value` for `key`, letting the oldest go past `size`; returns `value`."""
+        with self._lock:
+            self._values[key] = value
+            while len(self._values) > self.size:
+                del self._values[next(iter(self._values))]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __bool__(self) -> bool:
+        return bool(self._values)
 
 
 class LazySequence(Sequence[T]):
@@ -92,6 +125,8 @@ class MessageList(LazySequence[Message]):
         self._built: list[Message | None] = [None] * size
         self._kept: deque[tuple[int, int]] = deque()
         self._kept_count = 0
+        self._lock = threading.Lock()
+        """Held while the blocks kept change (a block is built outside it)."""
 
     noun = "message"
 
@@ -114,13 +149,14 @@ class MessageList(LazySequence[Message]):
         except Exception as error:  # noqa: BLE001 - a damaged record shows up when its step is read: say which, no traceback
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise TrajectoryError(self.path, f"messages {start}..{end - 1}: {reason[:300]}") from None
-        self._built[start:end] = built
-        self._kept.append((start, end))
-        self._kept_count += end - start
-        while self._kept_count > self.KEEP and len(self._kept) > 1:
-            first, last = self._kept.popleft()
-            self._built[first:last] = [None] * (last - first)
-            self._kept_count -= last - first
+        with self._lock:
+            self._built[start:end] = built
+            self._kept.append((start, end))
+            self._kept_count += end - start
+            while self._kept_count > self.KEEP and len(self._kept) > 1:
+                first, last = self._kept.popleft()
+                self._built[first:last] = [None] * (last - first)
+                self._kept_count -= last - first
 
 
 class StepList(LazySequence[Step]):
@@ -135,7 +171,7 @@ class StepList(LazySequence[Step]):
         """SWE-agent's environment state after each step, where recorded."""
         self._provenance = provenance
         """How each step's prompt is known, where the reader says (`model.Provenance`)."""
-        self._built: dict[int, Step] = {}
+        self._built: Kept[int, Step] = Kept(self.KEEP)
 
     noun = "step index"
 
@@ -147,11 +183,7 @@ class StepList(LazySequence[Step]):
 
     def _item(self, index: int) -> Step:
         step = self._built.get(index)
-        if step is None:
-            step = self._built[index] = self._step(index)
-            if len(self._built) > self.KEEP:
-                del self._built[next(iter(self._built))]  # the oldest built
-        return step
+        return self._built.keep(index, self._step(index)) if step is None else step
 
     def _step(self, index: int) -> Step:
         start = self.starts[index]

@@ -25,6 +25,7 @@ from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
 from ..coerce import mapping, optional_str
+from ..lazy import Kept
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..outline import Outline, RawRecords, heads, outline, records_at
 from ..parse import loads
@@ -303,20 +304,19 @@ class _Prompts(Mapping[int, list[Message]]):
         """The sample's events (`RawRecords`: each read whole when its prompt is built)."""
         self.events: dict[int, int] = {}
         """Step number -> the position of its model event."""
-        self._built: dict[int, list[Message]] = {}
+        self._built: Kept[int, list[Message]] = Kept(self.KEEP)
 
     def __contains__(self, number: object) -> bool:
         return number in self.events  # Mapping's own would build the prompt to find out
 
     def __getitem__(self, number: int) -> list[Message]:
-        if number not in self._built:
-            entries: list[chat.Entry] = []
-            for item in _input(mapping(self.all_events[self.events[number]]), self.pool):
-                entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
-            if len(self._built) >= self.KEEP:
-                del self._built[next(iter(self._built))]
-            self._built[number] = [entry.build() for entry in entries]
-        return self._built[number]
+        built = self._built.get(number)
+        if built is not None:
+            return built
+        entries: list[chat.Entry] = []
+        for item in _input(mapping(self.all_events[self.events[number]]), self.pool):
+            entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
+        return self._built.keep(number, [entry.build() for entry in entries])
 
     def __iter__(self) -> Iterator[int]:
         return iter(self.events)
