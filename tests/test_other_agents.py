@@ -144,6 +144,34 @@ def test_an_inspect_log_builds_a_recorded_input_only_when_it_is_shown(tmp_path):
     assert len(prompts._built) <= prompts.KEEP
 
 
+@pytest.mark.parametrize("suffix", [".json", ".eval"])
+def test_an_inspect_sample_s_messages_are_read_when_their_step_is_shown(tmp_path, monkeypatch, suffix):
+    """Issue 49: the plan reads each message's head (role, id, a summary's mark, how many tool
+    calls); a message is read whole when its step is shown, and what it shows is what the
+    whole reading gives."""
+    from bench.generate import write_inspect_eval, write_inspect_json
+    from swedeck.core.trajectory.readers import inspect_log
+
+    write = write_inspect_eval if suffix == ".eval" else write_inspect_json
+    path = write(tmp_path / f"run{suffix}", 40, 200)
+    made: list[str] = []
+    entry = inspect_log._entry
+    monkeypatch.setattr(inspect_log, "_entry", lambda message, first: (made.append(message.get("role")), entry(message, first))[1])
+    trajectory = load_trajectory(path, lazy=True)
+    assert made == [] and len(trajectory.steps) == 40
+    last = trajectory.steps[-1]
+    shown = [trajectory.messages[index] for index in (last.message_index, *last.observation_indices)]
+    assert 0 < len(made) < 10  # that step's block, not the sample
+    monkeypatch.setattr(inspect_log, "_entry", entry)
+    records_at = inspect_log.records_at  # the messages parsed whole, as a sample read whole is
+    monkeypatch.setattr(inspect_log, "records_at", lambda document, key, head: document[key] if key == "messages"
+                        else records_at(document, key, head))
+    whole = load_trajectory(path)
+    assert [message.text for message in shown] == [whole.messages[index].text
+                                                    for index in (last.message_index, *last.observation_indices)]
+    assert list(trajectory.messages) == list(whole.messages)
+
+
 @pytest.mark.parametrize("path", [INSPECT_JSON, INSPECT_EVAL], ids=["json", "eval"])
 def test_inspect_shows_the_recorded_input(path):
     trajectory = load_trajectory(path)

@@ -131,10 +131,25 @@ class _EventHead(TypedDict, total=False):
     event: Any
     type: Any
     model: Any
-    output: Any
+    output: _OutputHead | None
     input_refs: Any
     tokens_before: Any
     tokens_after: Any
+
+
+class _OutputHead(TypedDict, total=False):
+    """Of a model event's output, its usage and its message's id (the message is the sample's)."""
+
+    choices: list[_ChoiceHead] | None
+    usage: Any
+
+
+class _ChoiceHead(TypedDict, total=False):
+    message: _IdHead | None
+
+
+class _IdHead(TypedDict, total=False):
+    id: Any
 
 
 _ZSTD = 93
@@ -242,20 +257,27 @@ def read(source: Source) -> Trajectory:
     entries: list[chat.Entry] = []
     recorded = _Prompts(pool, attachments, events)
     step = 0
-    for message in sample.get("messages") or []:
-        message = _resolved(mapping(message), attachments)
-        if message.get("role") == "user" and mapping(message.get("metadata")).get("summary"):
+    messages = records_at(sample, "messages", _MessageHead) or []
+    later = isinstance(messages, RawRecords)  # each message read whole when its step is shown
+    firsts = _Firsts()
+    for index, head in enumerate(heads(messages) if isinstance(messages, list | RawRecords) else []):
+        head = mapping(head) if later else _resolved(mapping(head), attachments)
+        role = head.get("role")
+        if role == "user" and mapping(head.get("metadata")).get("summary"):
+            message = _resolved(mapping(messages[index]), attachments) if later else head
             event = summaries.pop(0) if summaries else {}
             entries.append(_compaction(event, entries, _content(message.get("content"))[0]))
             continue
-        for event in compacted_before.pop(str(message.get("id")), []) if message.get("role") == "assistant" else []:
+        for event in compacted_before.pop(str(head.get("id")), []) if role == "assistant" else []:
             entries.append(_compaction(event, entries, ""))
-        entry = _entry(message, entries)
+        first = firsts.first(role)
+        entry = _planned(head, messages, index, attachments, first) if isinstance(messages, RawRecords) \
+            else _entry(head, first)
         entries.append(entry)
         if not entry.is_step:
             continue
         step += 1
-        found = by_output.pop(str(message.get("id")), None)
+        found = by_output.pop(str(head.get("id")), None)
         if found is None:
             continue
         recorded.events[step], event = found
@@ -313,9 +335,11 @@ class _Prompts(Mapping[int, list[Message]]):
         built = self._built.get(number)
         if built is not None:
             return built
+        firsts = _Firsts()
         entries: list[chat.Entry] = []
         for item in _input(mapping(self.all_events[self.events[number]]), self.pool):
-            entries.append(_entry(_resolved(mapping(item), self.attachments), entries))
+            message = _resolved(mapping(item), self.attachments)
+            entries.append(_entry(message, firsts.first(message.get("role"))))
         return self._built.keep(number, [entry.build() for entry in entries])
 
     def __iter__(self) -> Iterator[int]:
@@ -384,7 +408,8 @@ def _content(content: Any) -> tuple[str, str | None]:
     return "\n".join(texts), "\n".join(reasoning) or None
 
 
-def _entry(message: Mapping[str, Any], entries: list[chat.Entry]) -> chat.Entry:
+def _entry(message: Mapping[str, Any], first: bool) -> chat.Entry:
+    """A message's entry; `first`: no system message (for one), or no task (for a user's), before it."""
     role = message.get("role")
     text, reasoning = _content(message.get("content"))
     extra: dict[str, Any] = {"inspect_id": message.get("id")} if message.get("id") else {}
@@ -401,7 +426,63 @@ def _entry(message: Mapping[str, Any], entries: list[chat.Entry]) -> chat.Entry:
         return chat.Entry("tool", text, MessageType.OBSERVATION, extra, tool_call_id=optional_str(message.get("tool_call_id")),
                           name=optional_str(message.get("function")))
     if role == "system":
-        first = not any(entry.kind == MessageType.SYSTEM for entry in entries)
         return chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE, extra)
-    first = not any(entry.kind == MessageType.TASK for entry in entries)
     return chat.Entry("user", text, MessageType.TASK if first else MessageType.USER_MESSAGE, extra)
+
+
+class _Firsts:
+    """Whether a system message, and a task, came yet (what `_entry`'s `first` says)."""
+
+    def __init__(self) -> None:
+        self.system = self.task = False
+
+    def first(self, role: Any) -> bool:
+        """For a message of `role`, next in order: is it the first of its kind? (Counted.)"""
+        if role == "system":
+            first, self.system = not self.system, True
+            return first
+        if role in ("assistant", "tool"):
+            return False
+        first, self.task = not self.task, True
+        return first
+
+
+class _MessageHead(TypedDict, total=False):
+    """What the plan needs of a sample's message (issue 49): the rest is read when its step is shown."""
+
+    role: Any
+    id: Any
+    metadata: _Metadata | None
+    tool_calls: list[_Nothing] | None
+
+
+class _Metadata(TypedDict, total=False):
+    summary: Any
+
+
+class _Later(chat.Later):
+    """Message `index` of the sample, read whole when its entry is built."""
+
+    messages: Any = None
+    index: int = 0
+    attachments: Any = None
+    first: bool = False
+
+    def make(self) -> chat.Entry:
+        return _entry(_resolved(mapping(self.messages[self.index]), self.attachments), self.first)
+
+
+def _planned(head: Mapping[str, Any], messages: RawRecords, index: int, attachments: Mapping[str, Any],
+             first: bool) -> chat.Entry:
+    """The entry of a message known by its head: its role, type and id now (as `_entry` gives them)."""
+    role = head.get("role")
+    extra: dict[str, Any] = {"inspect_id": head.get("id")} if head.get("id") else {}
+    if role == "assistant":
+        kind = MessageType.ACTION if head.get("tool_calls") else MessageType.ASSISTANT_MESSAGE
+    elif role == "tool":
+        kind = MessageType.OBSERVATION
+    elif role == "system":
+        kind = MessageType.SYSTEM if first else MessageType.USER_MESSAGE
+    else:
+        role, kind = "user", MessageType.TASK if first else MessageType.USER_MESSAGE
+    return _Later(str(role), "", kind, extra, messages=messages, index=index, attachments=attachments, first=first)
