@@ -117,6 +117,12 @@ class _ObservationHead(TypedDict, total=False):
     results: list[_ResultHead] | None
 
 
+class _CallHead(TypedDict, total=False):
+    """Of a tool call, its id only: its arguments are read when its step is shown."""
+
+    tool_call_id: Any
+
+
 class _StepHead(TypedDict, total=False):
     """What the plan needs of a step (issue 49): its source, what swedeck wrote down, its calls
     and usage, whom each result answers. Its message, reasoning and results' content are read
@@ -126,7 +132,7 @@ class _StepHead(TypedDict, total=False):
     step_id: Any
     is_copied_context: Any
     metrics: _MetricsHead | None
-    tool_calls: Any
+    tool_calls: list[_CallHead] | None
     observation: _ObservationHead | None
     extra: Any
 
