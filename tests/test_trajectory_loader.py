@@ -256,6 +256,53 @@ def test_a_file_read_ahead_is_used_only_while_it_is_the_file_that_was_read(tmp_p
         assert not ReadAhead.start(nothing).reading
 
 
+def test_an_inspect_log_s_first_sample_is_decompressed_ahead_and_used_only_for_that_file(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    """Issue 49: for a `.eval`, the read-ahead decompresses its first sample's member while the UI
+    imports; the loader uses it only for that sample of that file, unchanged since."""
+    import os
+
+    from bench.generate import write_inspect_eval
+    from swedeck.core.startup.read_ahead import ReadAhead
+    from swedeck.core.trajectory.readers import inspect_log
+
+    path = write_inspect_eval(tmp_path / "run.eval", 6, 100)
+    decompressed: list[str] = []
+    member = inspect_log._member
+    monkeypatch.setattr(inspect_log, "_member", lambda archive, data, name: (decompressed.append(name),
+                                                                              member(archive, data, name))[1])
+    whole = load_trajectory(path)
+    assert any(name.startswith("samples/") for name in decompressed)
+
+    decompressed.clear()
+    ahead = ReadAhead.start(path)
+    assert ahead.reading
+    early = load_trajectory(path, ahead=ahead)
+    assert decompressed == ["header.json"] and not ahead.reading  # the sample's member came from the read-ahead
+    assert list(early.messages) == list(whole.messages)
+
+    ahead = ReadAhead.start(path)
+    ahead.wait()
+    before = path.stat()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))  # changed since it was read
+    decompressed.clear()
+    assert list(load_trajectory(path, ahead=ahead).messages) == list(whole.messages)
+    assert any(name.startswith("samples/") for name in decompressed)  # read again
+
+    import shutil
+    import zipfile
+
+    two = tmp_path / "two.eval"  # another sample than the first: read by the loader
+    shutil.copy(path, two)
+    with zipfile.ZipFile(two, "a") as archive:
+        first = next(name for name in archive.namelist() if name.startswith("samples/"))
+        archive.writestr("samples/zz_epoch_1.json", archive.read(first))
+    ahead = ReadAhead.start(two)
+    decompressed.clear()
+    assert len(load_trajectory(Path(f"{two}#2"), ahead=ahead).steps) == len(whole.steps)
+    assert decompressed == ["header.json", "samples/zz_epoch_1.json"]
+
+
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(

@@ -12,6 +12,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from ..errors import UsageError
@@ -185,7 +186,8 @@ def _source(path: Path, unit: int | str, ahead: ReadAhead | None = None) -> Sour
     info = check_regular_file(path)  # never opened otherwise (a FIFO would block the open)
     mapped = _mapped(path, info.st_size)
     if mapped is not None and mapped[:4] == b"PK\x03\x04":  # a zip (Inspect's `.eval`): its directory and the members asked for are read
-        return Source(path=path, data=mapped, unit=unit)  # type: ignore[arg-type]
+        member = partial(ahead.take_member, path, info) if ahead is not None else None  # its first sample, ahead
+        return Source(path=path, data=mapped, unit=unit, ahead=member)  # type: ignore[arg-type]
     if mapped is not None:  # a large text file: its lines are found and parsed in the mapping
         _check_text(path, mapped[:8192])
         return Source(path=path, content=mapped, unit=unit)

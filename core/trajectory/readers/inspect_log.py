@@ -24,6 +24,7 @@ from io import BytesIO
 from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
+from ...startup.read_ahead import MAX_MEMBER_BYTES, filled, inspect_samples
 from ..coerce import mapping, optional_str
 from ..lazy import Kept
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
@@ -85,9 +86,6 @@ def _readable(data: Any) -> Any:
 
 MAX_MEMBERS = 1_000_000
 """More names than this in a `.eval`'s directory is not a log (a zip built to exhaust the reader)."""
-MAX_MEMBER_BYTES = 512 << 20
-"""One member (a sample, the header) decompresses to at most this many bytes: a zip or zstd bomb
-that claims, or makes, more is refused rather than decompressed."""
 
 
 def sniff(name: str, head: bytes, text: str) -> bool:
@@ -106,9 +104,8 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
             if len(infos) > MAX_MEMBERS:
                 raise ValueError(f"{len(infos):,} members in the archive: more than a log holds ({MAX_MEMBERS:,})")
             header = loads(_member(archive, source.data, "header.json"))
-            names = sorted((info.filename for info in infos if info.filename.startswith("samples/")
-                            and info.filename.endswith(".json")), key=_sample_order)
-            sample = outline(_member(archive, source.data, names[source.unit - 1])) \
+            names = inspect_samples(info.filename for info in infos)
+            sample = outline(_ahead(source, names[source.unit - 1]) or _member(archive, source.data, names[source.unit - 1])) \
                 if 1 <= source.unit <= len(names) else None
             return header, len(names), sample
     document = source.document
@@ -165,7 +162,7 @@ def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytearray:
     if info.compress_type != _ZSTD:
         try:  # zipfile stops at the size the entry says, and checks the data against its CRC
             with archive.open(info) as member:  # a MB at a time: no bomb inflated whole
-                return _filled(iter(lambda: member.read(1 << 20), b""), info.file_size, name)
+                return filled(iter(lambda: member.read(1 << 20), b""), info.file_size, name)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
             raise ValueError(f"{name}: {error}") from None
     import zstandard  # only for these logs
@@ -179,29 +176,15 @@ def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytearray:
     # streamed, so the frame's own claimed size (a bomb's 3 GB) is never allocated up front
     try:
         with zstandard.ZstdDecompressor().stream_reader(BytesIO(raw)) as reader:
-            return _filled(iter(lambda: reader.read(1 << 20), b""), info.file_size, name)
+            return filled(iter(lambda: reader.read(1 << 20), b""), info.file_size, name)
     except zstandard.ZstdError as error:
         raise ValueError(f"{name}: damaged zstd data ({error})") from None
 
 
-def _filled(chunks: Iterator[bytes], size: int, name: str) -> bytearray:
-    """The member's bytes, written into one buffer of the size its entry says as they are
-    decompressed (joining the chunks held the member twice over: 2 x 127 MB for one sample)."""
-    buffer, at = bytearray(size), 0
-    for chunk in chunks:
-        if at + len(chunk) > size:
-            raise ValueError(f"{name}: decompresses past the {size:,} bytes its entry says")
-        buffer[at:at + len(chunk)] = chunk
-        at += len(chunk)
-    if at < size:
-        raise ValueError(f"{name}: {at:,} bytes where its entry says {size:,}")
-    return buffer
-
-
-def _sample_order(name: str) -> tuple[int, str]:
-    stem = name.removeprefix("samples/").removesuffix(".json")
-    sample, _, epoch = stem.rpartition("_epoch_")
-    return (int(epoch) if epoch.isdigit() else 0, sample)
+def _ahead(source: Source, name: str) -> bytes | bytearray | None:
+    """Member `name` as the replay's read-ahead decompressed it while the UI imported (the
+    first sample's, when the zip is still the one it read), else None."""
+    return source.ahead(name) if source.ahead is not None else None
 
 
 def read(source: Source) -> Trajectory:

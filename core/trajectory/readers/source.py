@@ -62,6 +62,9 @@ class Source(msgspec.Struct, dict=True):
     """How far `lines` has read (the progress of a reading in another thread)."""
     stopped: bool = False
     """Set by `stop()`: `lines` ends at its next window, raising `Stopped`."""
+    ahead: Any = None
+    """A zip's members decompressed ahead (the replay's read-ahead, `startup.read_ahead`):
+    called with a member's name, its bytes, or None when it was not read ahead."""
     pace: Any = None
     """Called by `lines` every `_PACE_LINES` lines, when set: a reading in a worker thread waits
     there while the UI handles a key (the replay's `key_quiet`)."""
