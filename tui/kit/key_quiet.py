@@ -67,7 +67,11 @@ class KeyQuiet:
 
     def idle_for(self, seconds: float) -> bool:
         """No key arrived in the last `seconds`."""
-        return time.monotonic() - self.last_key_at >= seconds
+        return self.idle_left(seconds) <= 0
+
+    def idle_left(self, seconds: float) -> float:
+        """How long until no key will have arrived for `seconds` (0 when none has already)."""
+        return max(0.0, self.last_key_at + seconds - time.monotonic())
 
     @property
     def quiet(self) -> bool:

@@ -223,8 +223,9 @@ class Transcript(VerticalScroll, can_focus=True):
         """Free the children let go (a walk of the whole heap: `long_lived`) once no key came
         for `QUIET_S`, or at once when so many wait that memory would grow."""
         quiet = getattr(self.app, "key_quiet", None)
-        if quiet is not None and not quiet.idle_for(QUIET_S) and not long_lived.overdue:
-            self.set_timer(QUIET_S, self._collect_when_quiet)
+        left = quiet.idle_left(QUIET_S) if quiet is not None else 0.0
+        if left > 0 and not long_lived.overdue:
+            self.set_timer(left, self._collect_when_quiet)  # looked at again once it may be quiet
             return
         self._collecting = False
         if long_lived.due:
