@@ -98,6 +98,28 @@ def test_the_same_steps_in_other_formats_never_part(tmp_path):
         assert len(alignment.rows) == 40
 
 
+def test_the_diff_builds_each_message_as_the_alignment_reads_it(tmp_path, monkeypatch, capsys):
+    """Issue 49: `swedeck diff` opens both runs lazily: a message is built when the alignment
+    reads it, not all of them at the open as well, where only the latest were kept anyway
+    (a 45,000-step ATIF file against itself: 28.7 -> 21.7 s)."""
+    from swedeck.cli import main
+    from swedeck.commands import diff as diff_command
+    from swedeck.core.trajectory.lazy import MessageList
+
+    a = write_mini_v2(tmp_path / "a.traj.json", 40, 300)
+    b = write_sweagent(tmp_path / "b.traj", 40, 300)
+    built: list[int] = []
+    build = MessageList._build_block
+    monkeypatch.setattr(MessageList, "_build_block", lambda self, index: (built.append(index), build(self, index))[1])
+    at_open: list[int] = []
+    load = diff_command.load_trajectory
+    monkeypatch.setattr(diff_command, "load_trajectory",
+                        lambda path, **options: (load(path, **options), at_open.append(len(built)))[0])
+    assert main(["diff", str(a), str(b), "--print"]) == 0
+    assert "first divergence: the runs never part" in capsys.readouterr().out
+    assert at_open == [0, 0] and built  # nothing built as the runs opened; then by the alignment
+
+
 def test_a_step_only_a_took_at_the_end_is_after_bs_last(tmp_path):
     a = load_trajectory(write_jsonl(tmp_path / "a.traj.jsonl", 12, 100))
     b = load_trajectory(write_jsonl(tmp_path / "b.traj.jsonl", 10, 100))

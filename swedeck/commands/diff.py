@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         return _view(args, comparison)
     if args.print or args.json:
-        a, b = load_trajectory(args.a), load_trajectory(args.b)
+        # lazily: each message is built as the alignment reads it, and the latest kept (issue 49)
+        a, b = load_trajectory(args.a, lazy=True), load_trajectory(args.b, lazy=True)
         alignment = align(a, b)
         print(_json(alignment, a, b) if args.json else _text(alignment, a, b))
         return 0

@@ -58,6 +58,6 @@ def _pair_screen(a: str, b: str, processors: list[dict[str, Any]] | None, fork_m
     from swedeck.core.replay.document import LoadedDocument
     from swedeck.core.trajectory.loader import load_trajectory
 
-    runs = [load_trajectory(a), load_trajectory(b)]
+    runs = [load_trajectory(a, lazy=True), load_trajectory(b, lazy=True)]  # messages built as the alignment reads them
     sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
     return DiffScreen(sides[0], sides[1], align(runs[0], runs[1]), processors=processors, fork_model=fork_model)
