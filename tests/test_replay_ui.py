@@ -554,6 +554,31 @@ async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path, 
         worker.join()
 
 
+async def test_a_click_quiets_the_workers_as_a_key_does(tmp_path, monkeypatch):
+    """Issue 49: a click on the step list (a jump) quiets workers from the button's release
+    until the frame after the click was handled, as a key does. The button's press and
+    release are posted to the app as the terminal's driver posts them (Pilot's click hands
+    them to the widget)."""
+    from textual import events
+
+    from swedeck.tui.kit import key_quiet
+    monkeypatch.setattr(key_quiet, "UNHANDLED_S", 60.0)  # a quiet ends by its frame only
+    path = write_trajectory(tmp_path / "t", 12)
+    app = ReplayApp([path])
+    async with app.run_test(size=SIZE) as pilot:
+        screen = screen_of(app)
+        await wait_for(pilot, lambda: screen.step == 1)
+        quiet, at_show = app.key_quiet, []
+        show_step = screen.show_step
+        screen.show_step = lambda: (at_show.append((screen.step, quiet.quiet)), show_step())[1]  # type: ignore[method-assign]
+        region = screen.query_one("#replay-steps").region
+        x, y = region.x + 3, region.y + 4
+        for kind in (events.MouseDown, events.MouseUp):
+            app.post_message(kind(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
+        await wait_for(pilot, lambda: screen.step != 1 and quiet.quiet)
+        assert at_show and not at_show[0][1]  # the jump was shown while workers stepped aside
+
+
 async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(tmp_path):
     """Issue 49: a go-to pushes no screen (a dialog's push and pop restyled and redrew every
     widget), the focus comes back where it was, and the footer is not composed again for the

@@ -8,7 +8,7 @@ a default screen (a `ViewScreen`); this class owns the rest.
 - F1: the keys of the view in front, after the person's keymap, and the app's;
 - the command palette: the same keys as commands, run on the view they belong to;
 - the first frame (`FirstFrame`), which ends what the command line held off until it;
-- `key_quiet`: each key marked from its arrival to the frame after its bindings, so that workers step aside.
+- `key_quiet`: each key, click and scroll marked from its arrival to the frame after it is handled, so that workers step aside.
 
 Worker errors are the view's (`ViewScreen.on_worker_state_changed`): Textual posts a
 worker's state to the node that started it, and does not bubble it to the app.
@@ -43,6 +43,14 @@ APP_BINDINGS: list[Binding] = [
 ]
 
 
+ARRIVALS = (events.Key, events.MouseUp, events.MouseScrollDown, events.MouseScrollUp)
+"""What a person does that workers step aside for (`key_quiet`), as the terminal sends it to the
+app: a key, a button's release (of which the app makes a `Click`), the wheel."""
+HANDLED = (events.Key, events.Click, events.MouseScrollDown, events.MouseScrollUp)
+"""The same once a widget handled it and it bubbled back up to the app (a scroll a widget
+took, or a release that was no click, stops short: its quiet ends after `UNHANDLED_S`)."""
+
+
 class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
     BINDINGS: ClassVar[list[BindingType]] = [*APP_BINDINGS]
 
@@ -52,18 +60,16 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
         self.ui = ui or UIConfig()
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme, themes_dir=themes_dir)
         self.key_quiet = KeyQuiet()
-        self._last_key: events.Key | None = None
 
     async def on_event(self, event: events.Event) -> None:
-        if not isinstance(event, events.Key):
-            await super().on_event(event)
-        elif event is not self._last_key:  # its arrival: Textual hands it on to the focused widget
-            self._last_key = event
+        if isinstance(event, ARRIVALS) and not event.is_forwarded:  # Textual hands it on (a key to the focused widget)
             self.key_quiet.arrived()
             await super().on_event(event)
-        else:  # it bubbled back up: the app runs the bindings of the focus chain now
+        elif isinstance(event, HANDLED) and event.is_forwarded:  # bubbled back up: handled (a key's bindings run now)
             await super().on_event(event)
             self.key_quiet.handled(self)
+        else:
+            await super().on_event(event)
 
     def on_mount(self) -> None:
         tell_ui_notes(self, self._startup_notes)
