@@ -12,7 +12,7 @@ to the focused widget's own queue, so a screen with nothing yet to redraw ran th
 "after its refresh" at once, and the worker went on through the key's frame (a search's next
 match took 127 ms at p99, its frame stretched from 10 to 35 ms by the worker's turns).
 A key that reaches no binding (typed into a line, stopped by a widget) is never handled here:
-it quiets workers for `UNHANDLED_S`.
+it quiets workers for `UNHANDLED_S`. A click and the wheel are marked the same way (`ViewApp`).
 """
 
 from __future__ import annotations
