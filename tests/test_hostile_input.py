@@ -703,6 +703,10 @@ def test_a_background_jobs_later_output_is_kept_apart(tmp_path, env_kind):
         assert started.returncode == 0 and "12 passed" not in started.output
         channel = env._session._channel  # looked at beside the shell, so no command of its own runs meanwhile
         wait_until(lambda: channel.run_helper(["test", "-f", "/tmp/swedeck-bg-done"], timeout=10)[0] == 0, 60)
+        # and until its output has reached swedeck's reader: a busy machine's reader thread can take
+        # it only after the next command began (then it is that command's own: no start marker says
+        # otherwise; one CI run met it)
+        wait_until(lambda: channel._reader._queue.qsize() > 0, 10)
         failing = env.execute("false", timeout=20)
         env.execute("rm -f /tmp/swedeck-bg-done")
         assert failing.returncode == 1
