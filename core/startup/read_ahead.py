@@ -177,5 +177,5 @@ class ReadAhead:
                 after = os.fstat(handle.fileno())
         except Exception:  # noqa: BLE001 - a damaged zip: the loader meets it again and says what
             return
-        if key(before) == key(after) and len(data) == member.file_size:
+        if key(before) == key(after):  # `filled` gave the size the entry says, or raised
             self._done.append((key(after), names[0], data))

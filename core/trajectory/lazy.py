@@ -63,9 +63,6 @@ class Kept(Generic[K, T]):
     def __len__(self) -> int:
         return len(self._values)
 
-    def __bool__(self) -> bool:
-        return bool(self._values)
-
 
 class LazySequence(Sequence[T]):
     """A read-only list whose items are made by `_item(index)` when first read."""

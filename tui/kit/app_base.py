@@ -62,14 +62,13 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
         self.key_quiet = KeyQuiet()
 
     async def on_event(self, event: events.Event) -> None:
+        # looked at before Textual handles it: handing an arrival on marks it forwarded
+        returned = isinstance(event, HANDLED) and event.is_forwarded  # bubbled back up (a key's bindings run now)
         if isinstance(event, ARRIVALS) and not event.is_forwarded:  # Textual hands it on (a key to the focused widget)
             self.key_quiet.arrived()
-            await super().on_event(event)
-        elif isinstance(event, HANDLED) and event.is_forwarded:  # bubbled back up: handled (a key's bindings run now)
-            await super().on_event(event)
+        await super().on_event(event)
+        if returned:
             self.key_quiet.handled(self)
-        else:
-            await super().on_event(event)
 
     def on_mount(self) -> None:
         tell_ui_notes(self, self._startup_notes)

@@ -55,7 +55,8 @@ class KeyQuiet:
         app.call_after_refresh(lambda: app.screen.call_after_refresh(drawn))
 
     def wait(self) -> None:
-        """In a worker thread: return once no key is being handled (or after `MAX_WAIT_S`).
+        """In a worker thread: return once no key is being handled (at once when none is; at
+        the latest after `MAX_WAIT_S`).
         A worker woken by one key's frame looks again before it goes on: the next key may have
         come while it waited for the GIL, and its work would stretch that key's frame."""
         until = time.monotonic() + MAX_WAIT_S

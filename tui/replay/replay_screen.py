@@ -266,7 +266,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
         quiet = getattr(self.app, "key_quiet", None)
         if quiet is not None:  # the reading steps aside while a key is handled, until its frame
-            document.pace(lambda: quiet.quiet or quiet.wait())
+            document.pace(quiet.wait)
         self.step_list.from_end = document.at_end
         self.reading = ReadProgress(document.progress, document.at_end)
         self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)
@@ -493,8 +493,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         quiet = getattr(self.app, "key_quiet", None)
         for point in token_curve(document):
             batch.append((point.step, point.tokens, point.label, point.mark))
-            if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None and not quiet.quiet:
-                quiet.wait()  # a key is being handled: the GIL is the UI's until its frame is drawn
+            if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None:
+                quiet.wait()  # while a key is handled, the GIL is the UI's until its frame is drawn
             if point.step % CURVE_YIELD_EVERY == 0:
                 time.sleep(CURVE_YIELD_S)  # the GIL to the UI thread: a key waits for no more than this stretch
             if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most

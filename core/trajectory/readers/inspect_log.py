@@ -254,8 +254,7 @@ def read(source: Source) -> Trajectory:
         for event in compacted_before.pop(str(head.get("id")), []) if role == "assistant" else []:
             entries.append(_compaction(event, entries, ""))
         first = firsts.first(role)
-        entry = _planned(head, messages, index, attachments, first) if isinstance(messages, RawRecords) \
-            else _entry(head, first)
+        entry = _planned(head, messages, index, attachments, first) if later else _entry(head, first)
         entries.append(entry)
         if not entry.is_step:
             continue
@@ -455,7 +454,7 @@ class _Later(chat.Later):
         return _entry(_resolved(mapping(self.messages[self.index]), self.attachments), self.first)
 
 
-def _planned(head: Mapping[str, Any], messages: RawRecords, index: int, attachments: Mapping[str, Any],
+def _planned(head: Mapping[str, Any], messages: Sequence[Any], index: int, attachments: Mapping[str, Any],
              first: bool) -> chat.Entry:
     """The entry of a message known by its head: its role, type and id now (as `_entry` gives them)."""
     role = head.get("role")
