@@ -14,8 +14,11 @@ commands (`bash`, `env`, `sudo`, `xargs`, …) are only ever allowed exactly. So
 from __future__ import annotations
 
 import re
-import shlex
-from dataclasses import dataclass
+
+from .. import shell_split
+from ..rules.model import NEVER_BY_PREFIX
+from ..rules.programs import evaluates
+from ..shell_split import Part
 
 # Tools whose first word says little: their prefix keeps the subcommand.
 _TWO_WORDS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry",
@@ -25,16 +28,7 @@ _RUNS_OTHERS = {"bash", "sh", "zsh", "dash", "ksh", "env", "sudo", "su", "doas",
                 "timeout", "time", "nice", "ionice", "setsid", "stdbuf", "strace", "watch", "command", "builtin",
                 "source", ".", "find", "parallel", "chroot", "unshare", "nsenter", "script", "flock"}
 """Commands whose arguments are another command: a prefix rule for them would allow anything."""
-_SEPARATORS = {";", "&", "&&", "||", "|", "|&", ";;", ";&"}
-_NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(|<<|\$\{|\$\[|\$_|\$'|\$\"")
-"""Substitution, process substitution, redirection into a file, here-documents, and the
-expansions a tokenizer does not see as substitutions but the shell evaluates: any braced
-parameter expansion (`${_@P}` expands a prompt string, `${x:-$(...)}`, `${!x}`), arithmetic
-(`$[...]`, `$((...))`: an array index in it is evaluated), `$_` (the last argument of the
-command before: a rule's own argument becomes code), ANSI-C and locale quoting (`$'\x24(...)'`
-hides a `$`): always ask."""
-NEVER_BY_PREFIX = _NEVER_BY_PREFIX
-"""What no rule allows (the approval rules of SPEC §20 read it too)."""
+_NEVER_BY_PREFIX = NEVER_BY_PREFIX
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RUNS_ANOTHER_OPTION = re.compile(
     r"^(-c|--config(-env)?|--exec(-path)?(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|-u|--ext-diff|--textconv"
@@ -47,37 +41,13 @@ _RUNS_ANOTHER_OPTION = re.compile(
 never runs by a prefix rule made for the program's bare name."""
 
 
-@dataclass(frozen=True)
-class Part:
-    """One simple command of a compound one: its words, its assignments first."""
-
-    text: str
-    words: tuple[str, ...]
-
-
 def split_command(command: str) -> list[Part] | None:
-    """The simple commands of `command`, or None when it cannot be split safely (unbalanced
-    quotes, a subshell or a group)."""
-    parts: list[Part] = []
-    for line in command.split("\n"):
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        words: list[str] = []
-        try:
-            tokens = list(lexer)
-        except ValueError:
-            return None
-        for token in [*tokens, ";"]:
-            if token in ("(", ")", "{", "}") or token.startswith(("(", ")")):
-                return None
-            if token in _SEPARATORS or set(token) <= set(";&|"):
-                if words:
-                    parts.append(Part(" ".join(words), tuple(words)))
-                words = []
-            else:
-                words.append(token)
-    return parts
+    """The simple commands of `command` (`shell_split`), or None when it cannot be split safely
+    (unbalanced quotes, a subshell, a group, a function)."""
+    split = shell_split.split(command)
+    if split.error is not None or split.grouped:
+        return None
+    return split.top
 
 
 def _rule_of(words: tuple[str, ...]) -> str | None:
@@ -170,6 +140,8 @@ class Approvals:
                 return None
             if any(_RUNS_ANOTHER_OPTION.search(word) for word in part.words[len(rule.split()):]):
                 return None  # an option that runs another program never rides on a rule
+            if evaluates(part.words) is not None:
+                return None  # an array subscript bash evaluates: code, whatever the rule's words
             matched.append((part.text, rule))
         if len(matched) == 1:
             return f"always allowed: {matched[0][1]} …"

@@ -47,7 +47,7 @@ def default_files(owner: str, cwd: Path) -> list[tuple[Path, str]]:
         candidates = [(path, "user") for path in sorted((codex_home / "rules").glob("*.rules"))]
     elif owner == "gemini":
         candidates = [(path, "user") for path in sorted((home / ".gemini" / "policies").glob("*.toml"))]
-        candidates += [(path, "project") for path in sorted((cwd / ".gemini" / "policies").glob("*.toml"))]
+        candidates += [(path, "workspace") for path in sorted((cwd / ".gemini" / "policies").glob("*.toml"))]
     else:
         candidates = [(home / ".config" / "opencode" / "opencode.json", "user"), (cwd / "opencode.json", "project")]
     return [(path, scope) for path, scope in candidates if path.is_file()]
@@ -81,7 +81,7 @@ def load_rules(files: list[str], owner: str | None = None, cwd: Path | None = No
     if owner == "codex":
         return codex_rules([path for path, _ in found])
     if owner == "gemini":
-        return gemini_rules([path for path, _ in found])
+        return gemini_rules(found)
     return opencode_rules([path for path, _ in found])
 
 

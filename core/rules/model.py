@@ -1,22 +1,41 @@
 """Approval rules as their owners define them (SPEC §20): one rule, one rule set, one verdict.
 
-A command is split into its simple commands by swedeck's shell tokenizer (`agent.approvals.
-split_command`: `;`, `&&`, `||`, `|`, `&`, newlines). Each part gets the decision of the rule
-set's owner for it (`RuleSet.part_decision`, the owner's own precedence); the command's
-decision is the strictest of its parts' (deny > ask > allow), so one part a rule does not
-allow makes the whole command ask. Where swedeck cannot split a command (a subshell, a group,
-unbalanced quotes) or a part substitutes or redirects (`$(…)`, backticks, `>`), no rule allows
-it: it asks, and the verdict says why, instead of guessing how the owner would read it.
+A command is read into its simple commands as bash reads it (`shell_split`: `;`, `&&`, `||`,
+`|`, `&`, newlines; quotes, comments and here-documents respected), and each simple command
+into the programs it runs (`programs.runs`: behind wrappers, in `bash -c`, `find -exec`).
+
+- **Deny first, everywhere.** Every program the line runs, nested ones too (in a subshell, a
+  group, a substitution, behind `env`, `timeout`, `sudo`, `xargs`, in `bash -c`, `find -exec`,
+  `find -delete` as `rm`), named as written and by its name (`/bin/rm` is `rm`), is matched
+  against the deny rules: one denied program denies the line, in every mode.
+- **Then each part** gets the owner's decision (`RuleSet.decide_part`, the owner's own
+  precedence). A plain wrapper is decided by what it wraps; a privileged one, `find -exec` and
+  a command with code for an interpreter by both, and code (`python -c`) always asks. The
+  command's decision is the strictest of its parts' (deny > ask > allow).
+- Where swedeck cannot read a command (a subshell, a group, unbalanced quotes) or a part
+  substitutes, expands or redirects (`$(…)`, backticks, `${…}`, `>`), or names an array
+  subscript bash would evaluate (`printf -v 'a[…]'`), no rule allows it: it asks, and the
+  verdict says why, instead of guessing how the owner would read it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..agent.approvals import NEVER_BY_PREFIX, split_command
+from .. import shell_split
 from ..errors import UsageError
+from . import programs
+
+NEVER_BY_PREFIX = re.compile(r"\$\(|`|>|<\(|<<|\$\{|\$\[|\$_|\$'|\$\"")
+"""What no rule allows: substitution, process substitution, redirection into a file,
+here-documents, and the expansions a tokenizer does not see as substitutions but the shell
+evaluates: any braced parameter expansion (`${_@P}` expands a prompt string, `${x:-$(...)}`,
+`${!x}`), arithmetic (`$[...]`, `$((...))`: an array index in it is evaluated), `$_` (the last
+argument of the command before: a rule's own argument becomes code), ANSI-C and locale quoting
+(`$'\x24(...)'` hides a `$`): always ask."""
 
 Decision = Literal["allow", "ask", "deny"]
 STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "deny": 2}
@@ -92,23 +111,73 @@ class RuleSet:
     semantics: str = ""
 
     def decide(self, command: str) -> Verdict:
-        notes: list[str] = []
-        parts = split_command(command)
-        if parts is None:
-            return Verdict(command, "ask", [PartVerdict(command, "ask", None, "swedeck cannot split it into simple "
-                                                        "commands (a subshell, a group or unbalanced quotes)")],
-                           ["asked without a rule: how the owner would split it is not guessed"])
+        split = shell_split.split(command)
+        denied = {index: found for index, part in enumerate(split.parts) if (found := self._denied(part)) is not None}
+        if denied:  # each part as decided, a denied one by its deny; a denied nested program after them
+            verdicts = [denied.get(index) or self._part(part, []) for index, part in enumerate(split.parts)
+                        if not part.nested] if split.error is None and not split.grouped else []
+            verdicts += [verdict for index, verdict in denied.items() if split.parts[index].nested
+                         or split.error is not None or split.grouped]
+            return Verdict(command, "deny", verdicts, ["a program the rules deny runs in it (behind a wrapper, in a "
+                                                       "subshell or a substitution too): the line is denied"])
+        if split.error is not None:
+            return Verdict(command, "ask", [PartVerdict(command, "ask", None, f"swedeck cannot read it: {split.error}")],
+                           ["asked without a rule: how the owner would read it is not guessed"])
+        if split.grouped:
+            return Verdict(command, "ask", [PartVerdict(command, "ask", None, "a subshell, a group, a function or an "
+                                                        "arithmetic command: its parts are not decided one by one")],
+                           ["asked without a rule: no program in it is denied, and swedeck allows none of it"])
+        parts = split.top
         if not parts:
             return Verdict(command, "ask", [], ["an empty command"])
-        verdicts = []
-        for part in parts:
-            decision, rule, why = self.decide_part(self, part.words, part.text)
-            if decision == "allow" and NEVER_BY_PREFIX.search(part.text):
-                decision, why = "ask", ("it substitutes, expands or redirects: no rule allows that in swedeck "
-                                        f"(the rule {rule.pattern if rule else ''} would)")
-                notes.append("swedeck asks where the owner's rule would allow: a substitution, expansion or "
-                             "redirection in a part")
-            verdicts.append(PartVerdict(part.text, decision, rule, why))
+        notes: list[str] = []
+        verdicts = [self._part(part, notes) for part in parts]
         if len(parts) > 1:
-            notes.append(f"split by swedeck's tokenizer into {len(parts)} simple commands; the strictest decides")
+            notes.append(f"split by swedeck's reader into {len(parts)} simple commands; the strictest decides")
         return Verdict(command, strictest([verdict.decision for verdict in verdicts]), verdicts, notes)
+
+    def _denied(self, part: shell_split.Part) -> PartVerdict | None:
+        """The part's first program a deny rule names (itself, or what it runs), or None."""
+        for run in programs.runs(part.words):
+            for words in programs.deny_forms(run):
+                text = part.text if words == part.words else " ".join(words)
+                decision, rule, why = self.decide_part(self, words, text)
+                if decision == "deny":
+                    where = f" (run by {run.via})" if run.via else (" (nested)" if part.nested else "")
+                    return PartVerdict(part.text, "deny", rule, why + where)
+        return None
+
+    def _part(self, part: shell_split.Part, notes: list[str]) -> PartVerdict:
+        decision, rule, why = self.decide_part(self, part.words, part.text)
+        ran = programs.runs(part.words)
+        inner = ran[1:]
+        if inner:
+            decisions: list[Decision] = []
+            reasons = []
+            for run in inner:
+                if run.code:
+                    decisions.append("ask")
+                    reasons.append(f"{run.via}: no prefix rule allows what it runs" if run.kind == "exec"
+                                   else f"{run.via}: code no rule can read")
+                    continue
+                inner_decision, inner_rule, inner_why = self.decide_part(self, run.words, run.text)
+                decisions.append(inner_decision)
+                reasons.append(f"{run.text} ({run.via}): {inner_why}")
+            plain = ran[0].program in programs.PLAIN_WRAPPERS | programs.SHELLS and all(
+                run.kind == "plain" for run in inner)
+            combined = strictest(decisions) if plain else strictest([decision, *decisions])
+            if combined != decision or plain:
+                why = (f"decided by what it runs: {'; '.join(reasons)}" if plain
+                       else f"{why}; and what it runs: {'; '.join(reasons)}")
+                if decision == "allow" and combined != "allow":
+                    notes.append("a rule allows the command, not what it runs (a wrapper, -exec, code): asked")
+                decision = combined
+        if decision == "allow" and NEVER_BY_PREFIX.search(part.text):
+            decision, why = "ask", ("it substitutes, expands or redirects: no rule allows that in swedeck "
+                                    f"(the rule {rule.pattern if rule else ''} would)")
+            notes.append("swedeck asks where the owner's rule would allow: a substitution, expansion or "
+                         "redirection in a part")
+        evaluated = programs.evaluates(part.words)
+        if decision == "allow" and evaluated is not None:
+            decision, why = "ask", f"{evaluated}: no rule allows that in swedeck"
+        return PartVerdict(part.text, decision, rule, why)

@@ -21,8 +21,8 @@
 from __future__ import annotations
 
 import ast
-import fnmatch
 import json
+import os
 import re
 import tomllib
 from collections.abc import Callable
@@ -235,15 +235,41 @@ GEMINI_DECISIONS: dict[str, Decision] = {"allow": "allow", "deny": "deny", "ask_
 SHELL_TOOLS = ("run_shell_command", "ShellTool")
 
 
-def gemini_rules(paths: list[Path]) -> RuleSet:
+GEMINI_TIERS = {"default": 1, "extension": 2, "workspace": 3, "user": 4, "admin": 5}
+"""Gemini CLI's policy tiers: a rule's priority is `tier + priority / 1000`, so any rule of a
+higher tier outranks every rule of a lower one (`packages/core/src/policy/toml-loader.ts`)."""
+_NESTED_QUANTIFIER = re.compile(r"\([^)]*[*+?{].*\)[*+?{]")
+"""What Gemini CLI refuses in a `commandRegex` as a catastrophic-backtracking risk (`isSafeRegExp`)."""
+
+
+def gemini_tier(path: Path, scope: str) -> str:
+    """The tier of a policy file: its scope when swedeck found it, else where it lies."""
+    if scope in GEMINI_TIERS:
+        return scope
+    parts = path.resolve().parts
+    if "gemini-cli" in parts or "GeminiCli" in parts:
+        return "admin"
+    home = Path(os.environ.get("HOME") or Path.home()).resolve()
+    if path.resolve().is_relative_to(home / ".gemini"):
+        return "user"
+    if ".gemini" in parts:
+        return "workspace"
+    return "user"
+
+
+def gemini_rules(paths: list[tuple[Path, str]]) -> RuleSet:
+    """`paths`: (policy file, scope: `user`, `workspace`, `admin`, or `file` to tell by its place)."""
     rules: list[Rule] = []
     dead: list[tuple[Rule, str]] = []
-    for path in paths:
+    for path, scope in paths:
         text = _text(path)
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as error:
             raise RulesError(f"{path}: not TOML: {error}") from None
+        except RecursionError:
+            raise RulesError(f"{path}: nested too deeply to read") from None
+        tier = gemini_tier(path, scope)
         entries = data.get("rule", [])
         if not isinstance(entries, list):
             raise RulesError(f"{path}: [[rule]] entries expected")
@@ -259,31 +285,41 @@ def gemini_rules(paths: list[Path]) -> RuleSet:
             if tool not in (None, *SHELL_TOOLS):
                 continue  # another tool's rule
             priority = entry.get("priority", 0)
-            if not isinstance(priority, (int, float)):
-                raise RulesError(f"{path}:{line}: rule {number}: priority must be a number")
+            if isinstance(priority, bool) or not isinstance(priority, (int, float)) or not 0 <= priority <= 999:
+                raise RulesError(f"{path}:{line}: rule {number}: priority must be a number from 0 to 999 "
+                                 f"(Gemini CLI: tier + priority/1000), not {priority!r}")
             prefixes = entry.get("commandPrefix")
             regex = entry.get("commandRegex")
-            matcher, shown = _gemini_matcher(prefixes, regex, f"{path}:{line}: rule {number}")
-            rule = Rule("gemini", GEMINI_DECISIONS[decision], shown, str(path), line, "file", len(rules),
-                        float(priority), matches=matcher)
+            redirection = bool(entry.get("allowRedirection", entry.get("allow_redirection", False)))
+            matcher, shown = _gemini_matcher(prefixes, regex, redirection, f"{path}:{line}: rule {number}")
+            rule = Rule("gemini", GEMINI_DECISIONS[decision], shown, str(path), line, tier, len(rules),
+                        GEMINI_TIERS[tier] + float(priority) / 1000, matches=matcher)
             rules.append(rule)
-    return RuleSet("gemini", rules, [str(path) for path in paths], _gemini_part, dead,
-                   "Gemini CLI: the matching rule of highest priority wins (the stricter at a tie); no match: ask")
+    return RuleSet("gemini", rules, [str(path) for path, _ in paths], _gemini_part, dead,
+                   "Gemini CLI: the matching rule of highest priority wins, a rule's priority its tier (user above "
+                   "workspace) + priority/1000; the stricter at a tie; no match: ask")
 
 
-def _gemini_matcher(prefixes: Any, regex: Any, where: str) -> tuple[Callable[[tuple[str, ...], str], bool], str]:
+def _gemini_matcher(prefixes: Any, regex: Any, redirection: bool,
+                    where: str) -> tuple[Callable[[tuple[str, ...], str], bool], str]:
+    """As Gemini CLI matches `"command":"…"` in a call's arguments: a prefix by whole words, a
+    regex from the command's start; without `allowRedirection`, a command that redirects is
+    not matched by an allow rule's prefix (swedeck asks for every redirection anyway)."""
     if prefixes is not None:
         listed = [prefixes] if isinstance(prefixes, str) else prefixes
         if not isinstance(listed, list) or not all(isinstance(item, str) and item for item in listed):
             raise RulesError(f"{where}: commandPrefix must be a string or a list of strings")
-        return (lambda words, text: any(text == prefix or text.startswith(prefix + " ") for prefix in listed),
-                f"commandPrefix {listed!r}")
+        return (lambda words, text: any(text == prefix or text.startswith((prefix + " ", prefix + "\t"))
+                                        for prefix in listed)), f"commandPrefix {listed!r}"
     if regex is not None:
+        if _NESTED_QUANTIFIER.search(str(regex)) or len(str(regex)) > 1024:
+            raise RulesError(f"{where}: commandRegex {regex!r}: nested quantifiers or over 1,024 characters "
+                             "(Gemini CLI refuses it too: catastrophic backtracking)")
         try:
             compiled = re.compile(str(regex))
         except re.error as error:
             raise RulesError(f"{where}: commandRegex {regex!r}: {error}") from None
-        return (lambda words, text: compiled.search(text) is not None), f"commandRegex {regex!r}"
+        return (lambda words, text: compiled.match(text) is not None), f"commandRegex {regex!r}"
     return (lambda words, text: True), "every command"
 
 
@@ -294,7 +330,8 @@ def _gemini_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Dec
     top = max(rule.priority for rule in matched)
     decision = strictest([rule.decision for rule in matched if rule.priority == top])
     rule = next(rule for rule in matched if rule.priority == top and rule.decision == decision)
-    return decision, rule, f"{decision}: {rule.pattern} ({rule.where()}), priority {rule.priority:g}, the highest"
+    return decision, rule, (f"{decision}: {rule.pattern} ({rule.where()}), priority {rule.priority:.3f} "
+                            f"({rule.scope} tier), the highest")
 
 
 # --- OpenCode -------------------------------------------------------------------------------
@@ -330,7 +367,10 @@ def opencode_rules(paths: list[Path]) -> RuleSet:
 
 
 def _glob(pattern: str) -> Callable[[tuple[str, ...], str], bool]:
-    return lambda words, text: fnmatch.fnmatchcase(text, pattern)
+    """OpenCode's wildcard: `*` any characters, `?` one; everything else literally (`[x]` is no class)."""
+    compiled = re.compile("".join(".*" if char == "*" else "." if char == "?" else re.escape(char)
+                                  for char in pattern) + r"\Z", re.S)
+    return lambda words, text: compiled.match(text) is not None
 
 
 def _opencode_part(rules: RuleSet, words: tuple[str, ...], text: str) -> tuple[Decision, Rule | None, str]:
