@@ -248,11 +248,12 @@ def test_swedecks_rules_answer_an_acp_agents_requests_with_their_explanation(tmp
             event.future.set_result("")
 
     result = session.run(emit)
-    assert asked == ["run c2", "run c4"]  # ls by the whitelist; the second rm by the person's rule
-    assert decided[0] == ("run c1", "auto", "whitelisted")
-    assert decided[1] == ("run c2", "approved", "and from now on: rm …")
-    assert decided[2] == ("run c3", "auto", "always allowed: rm …")  # Codex's form of the same command
-    assert decided[3] == ("run c4", "rejected", "no")
+    # what will run is shown, the agent's title beside it (issue 61.4: the title alone can say anything)
+    assert asked == ["rm build.log    (run c2)", "curl https://example.com    (run c4)"]  # ls by the whitelist
+    assert decided[0] == ("ls -la    (run c1)", "auto", "whitelisted")
+    assert decided[1] == ("rm build.log    (run c2)", "approved", "and from now on: rm …")
+    assert decided[2] == ("rm build.log    (run c3)", "auto", "always allowed: rm …")  # Codex's form of the same
+    assert decided[3] == ("curl https://example.com    (run c4)", "rejected", "no")
     answers = [event["answer"] for event in events(Path(str(result.trajectory_path)), "acp_permission")]
     assert answers == ["once", "always", "once", "no"]
 
@@ -290,3 +291,89 @@ async def test_the_live_panes_show_the_plan_a_terminals_output_and_an_unknown_up
         assert any("unknown type 'a_future_update'" in note for note in notes)
         await pilot.press("i", "enter")
         await wait_for(pilot, lambda: screen.ended, 60)
+
+
+DENY_RM = 'prefix_rule(pattern = ["rm"], decision = "forbidden")\nprefix_rule(pattern = ["ls"], decision = "allow")\n'
+
+
+def test_headless_the_rules_deny_a_permission_request_and_an_unasked_terminal(tmp_path):
+    """Issue 60.1: headless answers through the same gate as the live screen: a request to run a
+    denied command is rejected, and a terminal whose command the rules deny never runs (it exits
+    126 with the rule's words); what they do not deny runs."""
+    from swedeck.core.config import SwedeckConfig
+
+    rules = tmp_path / "policy.rules"
+    rules.write_text(DENY_RM)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "victim.txt").write_text("keep me\n")
+    options = [{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+               {"optionId": "no", "name": "Reject", "kind": "reject_once"}]
+    spec, log = scripted(tmp_path, [[
+        {"ask": {"toolCall": {"toolCallId": "c1", "title": "Remove the file", "rawInput": {"command": "rm victim.txt"}},
+                 "options": options}},
+        {"terminal": {"toolCallId": "t1", "command": "rm victim.txt"}},
+        {"terminal": {"toolCallId": "t2", "command": "bash", "args": ["-c", "env rm -f victim.txt"]}},
+        {"terminal": {"toolCallId": "t3", "command": "echo still here"}}]])
+    config = SwedeckConfig.model_validate({"agent": {"rules": [str(rules)]}})
+    lines: list[str] = []
+    result = run_acp(spec, "the task", cwd=work, output=str(tmp_path / "acp"), say=lines.append, config=config)
+    assert (work / "victim.txt").read_text() == "keep me\n"
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    answers = [message["result"]["outcome"].get("optionId") for message in received
+               if isinstance(message.get("result"), dict) and "outcome" in message["result"]]
+    assert answers == ["no"]
+    text = said(lines)
+    assert "permission: $ rm victim.txt  (Remove the file) -> Reject: denied by the rules" in text
+    assert text.count("terminal refused:") == 2
+    assert "terminal: exit 126" in text and "swedeck: not run: denied by the rules" in text
+    assert "terminal: exit 0 signal None truncated False output 'still here\\n'" in text
+    terminals = events(result.path, "acp_terminal")
+    assert [terminal.get("refused", "")[:19] for terminal in terminals] == [
+        "denied by the rules", "denied by the rules", ""]
+
+
+def test_live_confirm_asks_for_what_no_request_carried_and_shows_what_will_run(tmp_path):
+    """Issue 60.1 and 61.4: in confirm mode a terminal runs unasked only when a permission request
+    the person allowed carried its command; any other terminal, and a file write no request
+    carried, is asked about. The prompt shows the command that will run (the request's
+    `rawInput`), the agent's title beside it, and `a` makes a rule for that command."""
+    from swedeck.core import events as ev
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.core.config import SwedeckConfig
+
+    work = tmp_path / "work"
+    work.mkdir()
+    options = [{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+               {"optionId": "always", "name": "Always", "kind": "allow_always"},
+               {"optionId": "no", "name": "Reject", "kind": "reject_once"}]
+    spec, log = scripted(tmp_path, [[
+        {"ask": {"toolCall": {"toolCallId": "c1", "title": "ls -la", "rawInput": {"command": "echo hidden > h.txt"}},
+                 "options": options}},
+        {"terminal": {"toolCallId": "c1", "command": "echo hidden > h.txt"}},  # carried by c1: not asked again
+        {"terminal": {"toolCallId": "t2", "command": "echo unasked > u.txt"}},  # asked, rejected: never runs
+        {"write": {"path": str(work / "w.txt"), "content": "written"}},  # asked, approved
+        {"write": {"path": str(work / "x.txt"), "content": "not written"}}]])  # asked, rejected
+    config = SwedeckConfig.model_validate({"agent": {"mode": "confirm"}})
+    session = AcpSession(config, spec, "the task", cwd=work, output=str(tmp_path / "acp"))
+    asked: list[str] = []
+    answers = iter(["always_allow", "reject", "approve", "reject"])
+
+    def emit(event: Any) -> None:
+        if isinstance(event, ev.ConfirmationRequested):
+            asked.append(event.command)
+            event.future.set_result(ev.Decision(kind=next(answers)))  # type: ignore[arg-type]
+        elif isinstance(event, ev.InputRequested):
+            event.future.set_result("")
+
+    session.run(emit)
+    assert asked[0] == "echo hidden > h.txt    (ls -la)"  # what runs, with the title that said otherwise
+    assert asked[1] == "echo unasked > u.txt"
+    assert asked[2].startswith(f"write {work / 'w.txt'} (7 characters)") and asked[3].startswith("write")
+    assert len(asked) == 4
+    assert (work / "h.txt").read_text() == "hidden\n" and not (work / "u.txt").exists()
+    assert (work / "w.txt").read_text() == "written" and not (work / "x.txt").exists()
+    approvals = session._gate.gate.approvals  # `a`: a rule for what was shown and approved, never for the title
+    assert approvals.allowed_by("echo hidden > h.txt") is not None and approvals.allowed_by("ls -la") is None
+    writes = events(Path(str(session.trajectory_path)), "acp_write")
+    assert [write.get("refused") for write in writes] == [None, "the person did not allow it"]

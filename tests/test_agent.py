@@ -562,3 +562,33 @@ def test_agent_rules_allow_deny_and_leave_the_rest_to_the_person(openai_server, 
     assert decided[1][:2] == ("ls && rm -rf build", "rejected") and "deny: Bash(rm:*)" in decided[1][2]
     rejected = [message for message in openai_server.requests[2]["messages"] if message["role"] in ("tool", "user")]
     assert "deny: Bash(rm:*)" in json.dumps(rejected[-1])  # the model is told which rule
+
+
+def test_a_rule_allowed_command_is_probed_and_a_state_change_before_it_asks(openai_server, tmp_path):
+    """Issue 61.2, in the real shell: under rules that allow `cd`, `git status` and `ls`, a
+    repository whose `core.fsmonitor` runs a payload asks before `git status` (the probe's git
+    half really runs: it had an option git refuses), `cd evilrepo && git status` asks (the
+    first part changes where the second runs), and a function named `ls` asks."""
+    import subprocess
+
+    marker = tmp_path / "fsmonitor-ran"
+    repo = tmp_path / "work" / "evilrepo"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(cd:*)", "Bash(git status:*)", "Bash(ls:*)",
+                                                              "Bash(echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT)"]}}))
+    openai_server.script(Turn.bash_tool("cd evilrepo && git status"), Turn.bash_tool("cd evilrepo"),
+                         Turn.bash_tool("git status"), Turn.bash_tool("cd .. && ls() { echo shadowed; }"),
+                         Turn.bash_tool("ls"), Turn.bash_tool(SUBMIT))
+    config = make_config(tmp_path, model_config(openai_server), agent__rules=[str(settings)])
+    config.environment.cwd = str(tmp_path / "work")
+    driver = Driver(decisions=[ev.Decision("reject"), ev.Decision("reject"), ev.Decision("approve"),
+                               ev.Decision("reject")], inputs=[None])
+    assert run_session(config, "t", driver).exit_status == "Submitted"
+    asked = [r.command for r in driver.of(ev.ConfirmationRequested)]
+    assert asked == ["cd evilrepo && git status", "git status", "cd .. && ls() { echo shadowed; }", "ls"], asked
+    assert not marker.exists()
+    notices = [n.text for n in driver.of(ev.Notice) if n.text.startswith("not run by its rule")]
+    assert "git-config core.fsmonitor" in notices[0] and "`ls` resolves to function" in notices[1], notices

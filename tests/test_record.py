@@ -387,7 +387,8 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
         received = list(server.requests)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (work / "out.txt").read_text() == "hello\n"
-    assert "$ `echo hello > out.txt`" in done.stdout and "permission: `echo hello > out.txt` -> Allow" in done.stdout
+    # shown as its command (issue 60.3): Claude Code's title is the command in backticks
+    assert "$ echo hello > out.txt\n" in done.stdout and "permission: $ echo hello > out.txt -> Allow" in done.stdout
     record = json.loads((tmp_path / "acp.traj.json").read_text())
     events = record["meta_events"]
     assert same_requests(events, received)
@@ -399,6 +400,29 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
     assert [m.role for m in load_trajectory(tmp_path / "acp.traj.json").recorded_prompts[2]][-1] == "tool"
     terminal = next(event for event in events if event["event"] == "acp_terminal")  # swedeck's shell ran it
     assert "echo hello > out.txt" in terminal["command"] and terminal["exit_code"] == 0
+
+
+def test_the_rules_deny_a_command_of_the_real_claude_code_adapter_headless(tmp_path):
+    """Issue 60.1, with the real adapter: with `agent.rules` denying `rm`, `--headless` rejects the
+    agent's request to run `rm victim.txt` (it used to answer Allow) and the file stays."""
+    adapter = agent_cli("claude-code-acp")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "victim.txt").write_text("keep me\n")
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    with AnthropicServer() as server:
+        server.script(Reply.acp_bash("rm victim.txt", text="I will remove it."))
+        done = subprocess.run([*swedeck_command(), "run", "--acp", adapter, "--headless", "-t", "remove victim.txt",
+                               "--upstream", server.url, "-o", str(tmp_path / "acp"), "--cwd", str(work),
+                               "-c", f"agent.rules=[{settings}]"],
+                              env=claude_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
+    assert (work / "victim.txt").read_text() == "keep me\n", done.stdout[-2000:] + done.stderr[-2000:]
+    assert "permission: $ rm victim.txt -> Reject: denied by the rules: deny: Bash(rm:*)" in done.stdout
+    events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
+    permission = next(event for event in events if event["event"] == "acp_permission")
+    assert permission["kind"] == "reject_once" and permission["command"] == "rm victim.txt"
+    assert not any(event["event"] == "acp_terminal" and not event.get("refused") for event in events)
 
 
 def test_acp_says_what_it_needs(tmp_path):

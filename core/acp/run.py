@@ -24,6 +24,7 @@ import asyncio
 import logging
 import os
 import re
+import shlex
 import signal
 import tempfile
 from collections.abc import Callable, Iterator
@@ -32,13 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ..config import EnvironmentConfig
+from ..config import EnvironmentConfig, SwedeckConfig
 from ..errors import SwedeckError, UsageError
 from ..events import PlanEntry
 from ..record.recorder import Recorder
 from ..record.run import Recording
 from ..text import visible
 from ..trajectory.writer import TrajectoryWriter
+from .gate import REFUSED_EXIT, AcpGate
 from .presets import agent_command
 from .terminal import Terminals
 
@@ -58,6 +60,12 @@ class Option:
     """`allow_once`, `allow_always`, `reject_once`, `reject_always`."""
 
 
+def reject_option(options: list[Option]) -> Option | None:
+    """A refusal: the agent's reject-once option, else reject-always (None: answered "cancelled")."""
+    return next((option for option in options if option.kind == "reject_once"),
+                next((option for option in options if option.kind.startswith("reject")), None))
+
+
 def allow_once(options: list[Option]) -> Option | None:
     """What yolo answers: the agent's allow-once option, else another allow (never a reject)."""
     return next((option for option in options if option.kind == "allow_once"),
@@ -68,11 +76,17 @@ class Driver(Protocol):
     """What swedeck does with what the agent does (headless: `Printer`; live: `AcpSession`)."""
 
     async def words(self, text: str, thought: bool) -> None: ...
-    async def tool_call(self, call_id: str, title: str) -> None: ...
+    async def tool_call(self, call_id: str, title: str, command: str | None = None) -> None:
+        """A tool call began; `command`: the shell command it runs, when its `rawInput` says."""
     async def tool_done(self, call_id: str, status: str, output: str) -> None: ...
-    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None) -> Option | None:
+    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None,
+                         raw_input: Any) -> Option | None:
         """The answer to a permission request (None: cancelled); `command`: the shell command it
-        would run, when the agent says (its `rawInput`), which swedeck's rules can allow."""
+        would run, when the agent says (its `rawInput`), which swedeck's rules decide."""
+    async def terminal(self, command: str) -> str | None:
+        """Whether a terminal the agent creates may run `command`: None, or why not (it exits 126 with that)."""
+    async def write(self, path: str, chars: int) -> str | None:
+        """Whether the agent may write `path` through swedeck: None, or why not."""
     async def plan(self, entries: tuple[PlanEntry, ...]) -> None: ...
     async def usage(self, used: int | None, size: int | None) -> None: ...
     def tool_output(self, call_id: str | None, text: str) -> None:
@@ -146,12 +160,14 @@ class AcpResult:
 
 def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstream: str | None = None,
             say: Callable[[str], None] = lambda line: None, environment: EnvironmentConfig | None = None,
-            resume: str | None = None) -> AcpResult:
-    """Headless: progress lines, permissions answered by yolo."""
+            resume: str | None = None, config: SwedeckConfig | None = None) -> AcpResult:
+    """Headless: progress lines; permissions, terminals and writes through the session's gate
+    in yolo mode (what `agent.rules` deny is refused, the rest allowed once)."""
     if not task:
         raise UsageError("swedeck run --acp: give the task (-t TEXT)")
+    gate = AcpGate.of(config or SwedeckConfig())
     run = AcpRun.open(spec, output, upstream, cwd, resume)
-    printer = Printer(say)
+    printer = Printer(say, gate, cwd)
     say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}")
     stop = run.run(task, cwd, printer, say=say, environment=environment)
     path, code = run.finish(stop)
@@ -350,10 +366,13 @@ def _version() -> str:
 
 
 class Printer:
-    """Headless: what the agent does as progress lines; permissions answered by yolo."""
+    """Headless: what the agent does as progress lines; permissions, terminals and writes
+    through the gate in yolo mode."""
 
-    def __init__(self, say: Callable[[str], None]) -> None:
+    def __init__(self, say: Callable[[str], None], gate: AcpGate, cwd: Path) -> None:
         self.say = say
+        self.gate = gate
+        self.cwd = cwd
         self.permissions = 0
         self._words: list[str] = []
 
@@ -367,18 +386,37 @@ class Printer:
         if not thought:
             self._words.append(text)
 
-    async def tool_call(self, call_id: str, title: str) -> None:
+    async def tool_call(self, call_id: str, title: str, command: str | None = None) -> None:
         self._flush()
-        self.say(visible(f"$ {title}"))
+        self.say(visible(f"$ {command}" if command else f"tool: {title}"))
 
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         self.say(visible(f"  {status}" + (f": {output.strip()[:200]}" if output.strip() else "")))
 
-    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None) -> Option | None:
+    async def permission(self, call_id: str, title: str, options: list[Option], command: str | None,
+                         raw_input: Any) -> Option | None:
         self.permissions += 1
+        shown = f"$ {command}" + (f"  ({title})" if title and title.strip("` ") != command else "") if command else title
+        ruling = self.gate.permission("yolo", command)
+        if ruling.decision == "deny":
+            reject = reject_option(options)
+            self.say(visible(f"  permission: {shown} -> {reject.name if reject else 'cancelled'}: {ruling.reason}"))
+            return reject
         allow = allow_once(options)
-        self.say(visible(f"  permission: {title} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
+        if allow is not None:
+            self.gate.allowed(command, raw_input, self.cwd)
+        self.say(visible(f"  permission: {shown} -> {allow.name if allow is not None else 'cancelled (no allow option)'}"))
         return allow
+
+    async def terminal(self, command: str) -> str | None:
+        ruling = self.gate.terminal("yolo", command)
+        if ruling.decision == "deny":
+            self.say(visible(f"  terminal refused: $ {command}: {ruling.reason}"))
+            return ruling.reason
+        return None
+
+    async def write(self, path: str, chars: int) -> str | None:
+        return None
 
     async def plan(self, entries: tuple[PlanEntry, ...]) -> None:
         self.say(visible("plan: " + "; ".join(f"[{entry.status}] {entry.content}" for entry in entries)))
@@ -433,13 +471,13 @@ class _Client:
         after_cancel = self.cancelled
         raw_input = _plain(getattr(tool_call, "raw_input", None)) or self._inputs.get(call_id)
         command = command_of(raw_input)
-        chosen = None if after_cancel else await self.driver.permission(call_id, title, offered, command)
+        chosen = None if after_cancel else await self.driver.permission(call_id, title, offered, command, raw_input)
         if self.cancelled:  # cancelled while the person was asked: the protocol's answer is "cancelled"
             chosen = None
         self.writer.add_meta("acp_permission", tool_call_id=call_id, title=title,
                              options=[{"id": o.option_id, "name": o.name, "kind": o.kind} for o in offered],
                              answer=chosen.option_id if chosen is not None else None,
-                             kind=chosen.kind if chosen is not None else "cancelled",
+                             kind=chosen.kind if chosen is not None else "cancelled", command=command,
                              **({"reason": "asked after session/cancel"} if after_cancel else {}))
         if chosen is None:
             return schema.RequestPermissionResponse(outcome=schema.DeniedOutcome(outcome="cancelled"))
@@ -457,7 +495,8 @@ class _Client:
             self._terminals_of(update)
             self._titles[str(update.tool_call_id)] = str(update.title)
             self._inputs[str(update.tool_call_id)] = _plain(getattr(update, "raw_input", None))
-            await self.driver.tool_call(str(update.tool_call_id), str(update.title))
+            await self.driver.tool_call(str(update.tool_call_id), str(update.title),
+                                        command_of(self._inputs[str(update.tool_call_id)]))
         elif kind == "tool_call_update":
             call_id = str(update.tool_call_id)
             shown = self._terminals_of(update)
@@ -492,9 +531,13 @@ class _Client:
         return schema.ReadTextFileResponse(content=text)
 
     async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
-        from acp import schema
+        from acp import RequestError, schema
 
         target = self._inside(path)
+        refused = await self.driver.write(str(target), len(content))
+        if refused is not None:
+            self.writer.add_meta("acp_write", path=str(target), chars=len(content), refused=refused)
+            raise RequestError(-32000, f"swedeck refused to write {target}: {refused}")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
         self.writer.add_meta("acp_write", path=str(target), chars=len(content))
@@ -527,6 +570,10 @@ class _Client:
         from acp import schema
 
         variables = {str(variable.name): str(variable.value) for variable in env or []}
+        refused = await self.driver.terminal(shlex.join([command, *args]) if args else command)
+        if refused is not None:  # never run: a terminal that exits as bash does for a command it cannot run
+            terminal = self.terminals.refused(command, args, refused, REFUSED_EXIT)
+            return schema.CreateTerminalResponse(terminal_id=terminal.terminal_id)
         terminal = await self.terminals.create(command, args, cwd, variables, output_byte_limit)
         return schema.CreateTerminalResponse(terminal_id=terminal.terminal_id)
 
@@ -573,19 +620,11 @@ class _Client:
 
 def command_of(raw_input: Any) -> str | None:
     """The shell command a tool call runs, from its `rawInput`: Claude Code's `{"command": "…"}`,
-    Codex's `{"command": ["/bin/bash", "-lc", "…"]}`; None when it says none."""
-    if not isinstance(raw_input, dict):
-        return None
-    command = raw_input.get("command") or raw_input.get("cmd")
-    if isinstance(command, str):
-        return command
-    if isinstance(command, list) and command and all(isinstance(word, str) for word in command):
-        if len(command) == 3 and command[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and command[1] in ("-c", "-lc"):
-            return str(command[2])
-        import shlex
+    Codex's `{"command": ["/bin/bash", "-lc", "…"]}`; None when it says none (the readers' rule,
+    `chat.shell_command`, for a tool whose input has a command)."""
+    from ..trajectory.readers.chat import shell_command
 
-        return shlex.join(command)
-    return None
+    return shell_command("bash", raw_input) if isinstance(raw_input, dict) else None
 
 
 RAW_OUTPUT_KEYS = ("formatted_output", "aggregated_output", "output", "stdout")

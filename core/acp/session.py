@@ -27,15 +27,15 @@ from typing import Any
 
 from .. import events as ev
 from ..agent.exits import ExitStatus
-from ..agent.gate import Gate
 from ..config import SwedeckConfig
 from ..context_status import ContextStatus
 from ..environments.base import ExecutionResult
 from ..messages import Message, MessageType, make_message
-from ..rules.load import config_rules
 from ..session import PromptPreview, SessionResult
+from ..text import visible
+from .gate import AcpGate
 from .presets import agent_label
-from .run import AcpRun, Option, allow_once
+from .run import AcpRun, Option, allow_once, reject_option
 
 
 class _Call:
@@ -44,9 +44,19 @@ class _Call:
 
     def __init__(self, title: str) -> None:
         self.title = title
+        self.command: str | None = None
+        """The shell command it runs (its `rawInput`), when the agent says."""
         self.action_id: str | None = None
         self.started: float | None = None
         self.ended = False
+
+    @property
+    def shown(self) -> str:
+        """What the person is shown: what will run, with the agent's title beside it when that says otherwise."""
+        if self.command is None:
+            return self.title
+        title = self.title.strip().strip("`").strip()
+        return self.command if title in ("", self.command, "terminal") else f"{self.command}    ({title})"
 
 def _where(config: SwedeckConfig, cwd: Path) -> str:
     terminals = "docker" if config.environment.environment_class == "docker" else "local"
@@ -86,8 +96,8 @@ class AcpSession:
         self._waiting: Future[Any] | None = None
         self._pending_comment = ""
         """A reject's comment, sent on as the person's next words once the agent's turn ends."""
-        self._gate = Gate(config.agent.whitelist_actions, rules=config_rules(config.agent.rules))
-        """swedeck's approval rules, applied to the shell command a permission request runs."""
+        self._gate = AcpGate.of(config)
+        """The one gate of the session: permission requests, terminals and writes (`acp.gate`)."""
 
     # --- what the front end holds ------------------------------------------------------------
 
@@ -236,16 +246,18 @@ class AcpSession:
         (self._thinking if thought else self._text).append(text)
         self._emit(ev.StreamDelta(step=self._step, kind="reasoning" if thought else "text", text=text))
 
-    async def tool_call(self, call_id: str, title: str) -> None:
+    async def tool_call(self, call_id: str, title: str, command: str | None = None) -> None:
         known = self._calls.get(call_id)
         if known is not None:  # the agent names it better (a second `tool_call`, a title update)
             known.title = title
+            known.command = command or known.command
             return
         self._open_step()
         self._close_step(action=True)
         self._calls[call_id] = _Call(title)
+        self._calls[call_id].command = command
 
-    def _proposed(self, call_id: str, title: str | None = None) -> _Call:
+    def _proposed(self, call_id: str, title: str | None = None, command: str | None = None) -> _Call:
         """The call's command block, shown now if it was not yet."""
         call = self._calls.get(call_id)
         if call is None:  # asked about, or ended, without a `tool_call` first
@@ -254,10 +266,12 @@ class AcpSession:
             call = self._calls[call_id] = _Call(title or call_id)
         if title:
             call.title = title
+        if command:
+            call.command = command
         if call.action_id is None:
             call.action_id = f"{self._step}.{self._actions}"
             self._actions += 1
-            self._emit(ev.ActionProposed(action_id=call.action_id, step=self._step, command=call.title,
+            self._emit(ev.ActionProposed(action_id=call.action_id, step=self._step, command=call.shown,
                                          needs_confirmation=self._mode == "confirm"))
         return call
 
@@ -265,30 +279,23 @@ class AcpSession:
         if call.started is None:
             call.started = time.monotonic()
             assert call.action_id is not None
-            self._emit(ev.StateChanged(ev.AgentState.RUNNING, call.title))
-            self._emit(ev.CommandStarted(action_id=call.action_id, command=call.title))
+            self._emit(ev.StateChanged(ev.AgentState.RUNNING, call.shown))
+            self._emit(ev.CommandStarted(action_id=call.action_id, command=call.shown))
 
-    async def permission(self, call_id: str, title: str, options: list[Option], shell: str | None) -> Option | None:
-        call = self._proposed(call_id, title)
-        action_id, command = str(call.action_id), call.title
+    async def permission(self, call_id: str, title: str, options: list[Option], shell: str | None,
+                         raw_input: Any) -> Option | None:
+        call = self._proposed(call_id, title, shell)
+        action_id, command = str(call.action_id), call.shown
         by_kind = {option.kind: option for option in options}
-        # swedeck's rules (`agent.rules`, the whitelist, what the person allowed with `a`) for its shell command
-        denied = self._gate.denied(shell) if shell else None
-        reason = self._gate.auto_reason(self._mode, shell) if shell else ("yolo" if self._mode == "yolo" else None)
-        if denied is not None:
-            chosen = by_kind.get("reject_once") or by_kind.get("reject_always")
-            self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=denied))
-            return chosen
-        if reason is not None:
+        ruling = self._gate.permission(self._mode, shell)
+        if ruling.decision == "deny":
+            self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=ruling.reason))
+            return reject_option(options)
+        if ruling.decision == "allow":
             chosen = allow_once(options)
-            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=reason))
+            self._emit(ev.ActionDecided(action_id=action_id, decision="auto", command=command, reason=ruling.reason))
         else:
-            future: Future[Any] = Future()  # the person's Decision; None when they interrupt
-            self._waiting = future
-            self._emit(ev.StateChanged(ev.AgentState.AWAITING_CONFIRMATION))
-            self._emit(ev.ConfirmationRequested(future=future, action_id=action_id, command=command))
-            decision = await asyncio.wrap_future(future)
-            self._waiting = None
+            decision = await self._ask(action_id, command)
             if decision is None:  # the person interrupted: the prompt is cancelled, and so is this request
                 self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command,
                                             reason="interrupted"))
@@ -301,15 +308,53 @@ class AcpSession:
             chosen = by_kind.get(CONFIRM_ANSWERS[kind]) or (
                 by_kind.get("reject_always") if kind == "reject" else None)
             said = decision.comment
-            if kind == "always_allow" and shell:  # swedeck's rule too, explained as for its own agent
-                said = f"and from now on: {self._gate.approvals.allow(shell)}"
+            if kind == "always_allow" and shell:  # a rule for what was shown and approved: the command itself
+                said = f"and from now on: {self._gate.gate.approvals.allow(shell)}"
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected" if kind == "reject" else "approved",
                                         command=command, reason=said))
             if kind == "reject" and decision.comment:
                 self._pending_comment = decision.comment
         if chosen is not None and chosen.kind.startswith("allow"):
+            self._gate.allowed(shell, raw_input, self.cwd)
             self._started(call)
         return chosen
+
+    async def _ask(self, action_id: str, command: str) -> Any:
+        """The person's Decision on what is shown; None when they interrupt."""
+        future: Future[Any] = Future()
+        self._waiting = future
+        self._emit(ev.StateChanged(ev.AgentState.AWAITING_CONFIRMATION))
+        self._emit(ev.ConfirmationRequested(future=future, action_id=action_id, command=command))
+        decision = await asyncio.wrap_future(future)
+        self._waiting = None
+        return decision
+
+    async def terminal(self, command: str) -> str | None:
+        ruling = self._gate.terminal(self._mode, command)
+        if ruling.decision == "deny":
+            self._emit(ev.Notice(text=visible(f"not run: $ {command}: {ruling.reason}"), level="warning"))
+            return ruling.reason
+        if ruling.decision == "allow":
+            return None
+        call = self._proposed(f"terminal-{len(self._calls)}", "terminal", command)
+        decision = await self._ask(str(call.action_id), call.shown)
+        approved = decision is not None and decision.kind in ("approve", "always_allow")
+        if decision is not None and decision.kind == "always_allow":
+            self._gate.gate.approvals.allow(command)
+        self._emit(ev.ActionDecided(action_id=str(call.action_id), decision="approved" if approved else "rejected",
+                                    command=call.shown, reason="" if approved else "the person did not allow it"))
+        return None if approved else "the person did not allow it"
+
+    async def write(self, path: str, chars: int) -> str | None:
+        ruling = self._gate.write(self._mode, path, self.cwd)
+        if ruling.decision == "allow":
+            return None
+        call = self._proposed(f"write-{len(self._calls)}", f"write {path} ({chars:,} characters)")
+        decision = await self._ask(str(call.action_id), call.shown)
+        approved = decision is not None and decision.kind in ("approve", "always_allow")
+        self._emit(ev.ActionDecided(action_id=str(call.action_id), decision="approved" if approved else "rejected",
+                                    command=call.shown, reason="" if approved else "the person did not allow it"))
+        return None if approved else "the person did not allow it"
 
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         call = self._proposed(call_id)
@@ -319,8 +364,8 @@ class AcpSession:
         result = ExecutionResult(output=output, returncode=0 if status == "completed" else 1,
                                  duration_s=time.monotonic() - call.started)
         self._history.append(make_message("tool", output, MessageType.OBSERVATION, raw_output=output,
-                                          command=call.title))
-        self._emit(ev.CommandFinished(action_id=call.action_id, command=call.title, result=result))
+                                          command=call.command or call.title))
+        self._emit(ev.CommandFinished(action_id=call.action_id, command=call.shown, result=result))
 
     def tool_output(self, call_id: str | None, text: str) -> None:
         call = self._calls.get(call_id) if call_id is not None else None

@@ -39,6 +39,8 @@ class Terminal:
     truncated: bool = False
     result: ExecutionResult | None = None
     done: asyncio.Event = field(default_factory=asyncio.Event)
+    refused: str | None = None
+    """Why swedeck never ran it (the rules' deny, the person's no), or None."""
 
     def add(self, text: str) -> None:
         self.chunks.append(text)
@@ -104,6 +106,17 @@ class Terminals:
                             limit if limit is not None and limit >= 0 else DEFAULT_OUTPUT_LIMIT)
         self._terminals[terminal.terminal_id] = terminal
         asyncio.get_running_loop().create_task(self._run(terminal))
+        return terminal
+
+    def refused(self, command: str, args: list[str] | None, why: str, code: int) -> Terminal:
+        """A terminal that never ran: ended at once with `code`, its output why."""
+        said = f"swedeck: not run: {why}\n"
+        terminal = Terminal(f"term-{next(self._numbers)}", command_line(command, args, None, {}), DEFAULT_OUTPUT_LIMIT)
+        terminal.result = ExecutionResult(output=said, returncode=code, duration_s=0.0)
+        terminal.refused = why
+        terminal.add(said)
+        terminal.done.set()
+        self._terminals[terminal.terminal_id] = terminal
         return terminal
 
     @property
@@ -178,4 +191,5 @@ class Terminals:
         """What the trajectory keeps of a terminal (`acp_terminal`)."""
         return {"terminal_id": terminal.terminal_id, "command": terminal.command, "exit_code": terminal.exit_code,
                 "signal": terminal.signal, "output": terminal.output, "truncated": terminal.truncated,
-                "environment": self.config.environment_class}
+                "environment": self.config.environment_class,
+                **({"refused": terminal.refused} if terminal.refused is not None else {})}

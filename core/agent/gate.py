@@ -5,18 +5,33 @@ rejects it."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from .. import events as ev
+from .. import shell_split
 from ..messages import Action, MessageType
+from ..rules.programs import changes_state
 from . import replies
 from .approvals import Approvals
 from .exits import Rejected
-from .resolution import Resolver, changed
+from .resolution import Resolver, changed, unusual
 from .seams import Asks
 
 if TYPE_CHECKING:
     from ..rules.model import RuleSet, Verdict
+
+
+@dataclass(frozen=True)
+class Ruling:
+    """What the gate decided of a command, and who decided it: the gate acts on `by`, never on
+    the words of `reason` (which are for the person and the record)."""
+
+    decision: Literal["allow", "ask", "deny"]
+    reason: str = ""
+    by: Literal["rules", "whitelist", "approval", "prefix", "mode", "person", ""] = ""
+    """`rules`: `agent.rules`; `approval`: the exact command the person allowed; `prefix`: a
+    prefix they allowed with `a`; `mode`: yolo; `person`: they were asked."""
 
 
 class Gate:
@@ -44,16 +59,34 @@ class Gate:
             return None
         return "denied by the rules: " + "; ".join(part.why for part in verdict.parts if part.decision == "deny")
 
-    def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
-        """Why `command` runs without asking, or None when the person decides."""
+    def ruling(self, mode: ev.Mode, command: str) -> Ruling:
+        """Whether `command` runs: denied by the rules (in every mode), run without asking (and who
+        allowed it), or the person's to decide."""
+        denied = self.denied(command)
+        if denied is not None:
+            return Ruling("deny", denied, "rules")
         if mode != "confirm":
-            return mode
+            return Ruling("allow", mode, "mode")
         if any(pattern.search(command) for pattern in self._whitelist):
-            return "whitelisted"
+            return Ruling("allow", "whitelisted", "whitelist")
         verdict = self._verdict(command)
         if verdict is not None and verdict.decision == "allow":
-            return "allowed by the rules: " + "; ".join(part.why for part in verdict.parts)
-        return self.approvals.allowed_by(command)
+            ruling = Ruling("allow", "allowed by the rules: " + "; ".join(part.why for part in verdict.parts), "rules")
+        else:
+            allowed = self.approvals.allowed_by(command)
+            if allowed is None:
+                return Ruling("ask")
+            ruling = Ruling("allow", allowed, "approval" if command in self.approvals.exact else "prefix")
+        changer = _state_changed_before(command) if ruling.by != "approval" else None
+        if changer is not None:  # what the rules saw is not what the later parts will run
+            return Ruling("ask", f"`{changer}` can change what the commands after it run (a folder, a variable, a "
+                                 "function): a rule allows it part by part, the person decides the whole")
+        return ruling
+
+    def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
+        """Why `command` runs without asking, or None when the person decides (or the rules deny)."""
+        ruling = self.ruling(mode, command)
+        return ruling.reason if ruling.decision == "allow" else None
 
     def decide(self, agent: Asks, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
         """The command to run and how it was approved (recorded on its observation); a
@@ -65,10 +98,12 @@ class Gate:
             agent.emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=denied))
             text = replies.rejected(agent.config.agent, agent.template_vars(), denied)
             raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
-        reason = self.auto_reason(agent.mode, command)
-        if reason is not None and reason.startswith("always allowed:") and command not in self.approvals.exact \
-                and self._resolve is not None:
-            why = changed(self.approvals.recorded(command), self._resolve(self.approvals.programs(command)))
+        ruling = self.ruling(agent.mode, command)
+        reason = ruling.reason if ruling.decision == "allow" else None
+        if ruling.by in ("prefix", "rules") and self._resolve is not None:
+            names = self.approvals.programs(command)
+            now = self._resolve(names)
+            why = changed(self.approvals.recorded(command), now) if ruling.by == "prefix" else unusual(now, names)
             if why:  # the rule's program is not the one it was made for: the person decides
                 agent.emit(ev.Notice(text=f"not run by its rule: {why}", level="warning"))
                 reason = None
@@ -93,3 +128,12 @@ class Gate:
             reason = f"and from now on: {self.approvals.allow(command, resolved)}"
         agent.emit(ev.ActionDecided(action_id=action_id, decision="approved", command=command, reason=reason))
         return command, "approved"
+
+
+def _state_changed_before(command: str) -> str | None:
+    """The first part of `command` that can change the state a later part runs in, or None."""
+    parts = shell_split.split(command).top
+    for part in parts[:-1]:
+        if changes_state(part.words):
+            return part.text
+    return None

@@ -27,7 +27,8 @@ RISKY_ENVIRONMENT = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_EXTERNAL_
 GIT_RISKY_CONFIG = (r"^(core\.(fsmonitor|pager|sshcommand|hookspath|editor|askpass|gitproxy|alternaterefscommand)"
                     r"|alias\..*|pager\..*|diff\..*\.(textconv|command)|diff\.external|filter\..*|merge\..*\.driver"
                     r"|credential\..*|uploadpack\..*|sequence\.editor|gpg\.program|status\.showuntrackedfiles)$")
-"""Configuration that makes git run another program (`git config --get-regexp`, case-insensitive)."""
+"""Configuration that makes git run another program (`git config --get-regexp`: git gives the
+names in lower case, so the pattern is written in lower case; it has no `-i`)."""
 
 
 def probe(names: list[str]) -> str:
@@ -39,7 +40,7 @@ def probe(names: list[str]) -> str:
              "\\builtin shopt -q expand_aliases && \\builtin printf 'option\\texpand_aliases\\n'",
              *(f"[[ -v {name} ]] && \\builtin printf 'variable\\t{name}\\n'" for name in RISKY_ENVIRONMENT)]
     if "git" in names:
-        lines.append(f"\\command git config --get-regexp -i '{GIT_RISKY_CONFIG}' 2>/dev/null"
+        lines.append(f"\\command git config --get-regexp '{GIT_RISKY_CONFIG}' 2>/dev/null"
                      " | \\command sed 's/^/git-config\\t/'")
     return "; ".join(lines) + "; true"
 
@@ -83,4 +84,14 @@ def changed(before: dict[str, str], now: dict[str, str]) -> str:
             reasons.append(f"`{name}` resolves to {is_now}")
     if now.get("!") and now["!"] != before.get("!"):
         reasons.append(f"something now makes them run another program ({now['!']})")
+    return "; ".join(reasons)
+
+
+def unusual(now: dict[str, str], names: list[str]) -> str:
+    """Why programs a rule file allows by name do not run as those names say (a function, an
+    alias, a variable or configuration that makes them run another), or ""."""
+    reasons = [f"`{name}` resolves to {now.get(name) or 'nothing'}" for name in names
+               if not now.get(name, "not found").startswith(("file ", "builtin", "keyword", "not found"))]
+    if now.get("!"):
+        reasons.append(f"something makes them run another program ({now['!']})")
     return "; ".join(reasons)

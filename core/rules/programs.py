@@ -242,3 +242,21 @@ def evaluates(words: tuple[str, ...]) -> str | None:
     if any("[" in word for word in words[1:] if word not in ("]", "]]")):
         return f"{name} takes a variable's name here, and bash evaluates an array subscript in it"
     return None
+
+
+STATE_CHANGERS = frozenset({"cd", "pushd", "popd", "export", "source", ".", "hash", "alias", "unalias", "enable", "set",
+                            "shopt", "declare", "typeset", "local", "readonly", "unset", "eval", "read", "mapfile",
+                            "readarray", "trap", "umask", "ulimit", "builtin", "command", "exec", "function"})
+"""Builtins that change what the shell's later commands resolve to or where they run."""
+
+
+def changes_state(words: tuple[str, ...]) -> bool:
+    """Whether a simple command can change the state later commands run in: a directory, a
+    variable (`PATH`, `GIT_DIR`), a function, an alias, an option (`printf -v` sets a variable)."""
+    if words and all(ASSIGNMENT.match(word) for word in words):
+        return True
+    rest = strip_assignments(words)
+    if not rest:
+        return False
+    name = rest[0]
+    return name in STATE_CHANGERS or (name == "printf" and "-v" in rest[1:]) or name.endswith("()")

@@ -92,5 +92,5 @@ def run_acp_agent(args: argparse.Namespace, config: SwedeckConfig) -> int:
 
     result = run_acp(spec, task or "", cwd=cwd, output=args.output, upstream=upstream,
                      say=lambda line: print(strip_control(line), flush=True), environment=config.environment,
-                     resume=resume)
+                     resume=resume, config=config)
     return result.exit_code
