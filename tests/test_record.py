@@ -40,8 +40,8 @@ def same_requests(events: list[dict], received: list[dict]) -> bool:
     so the order may differ from the server's: compared as two collections."""
     def key(body: dict) -> str:
         return json.dumps(body, sort_keys=True)
-    return sorted(key(event["request"]) for event in events if event.get("event", "exchange") == "exchange") == \
-        sorted(key(body) for body in received)
+    return sorted(key(event["request"]) for event in events if event.get("event", "exchange") == "exchange"
+                  and not event.get("promoted")) == sorted(key(body) for body in received)  # a promotion restates
 
 
 def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
@@ -211,7 +211,8 @@ def _post(url: str, body: dict) -> tuple[int, bytes]:
 
 
 def test_faults_pass_through_as_they_came_and_are_recorded(tmp_path):
-    body = {"model": "claude-test", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    body = {"model": "claude-test", "max_tokens": 100, "stream": True, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "Bash", "input_schema": {}}]}
     with AnthropicServer(side_calls_apart=False) as server:
         server.script(Reply(status=429), Reply(text="half an answer", cut=True), Reply(text="whole"))
         endpoint, writer = _endpoint(tmp_path, server.url)
@@ -261,7 +262,8 @@ import json, os, sys, time, urllib.request
 from pathlib import Path
 
 def ask(words, stream=False):
-    body = json.dumps({"model": "test-model", "messages": words, "stream": stream}).encode()
+    body = json.dumps({"model": "test-model", "messages": words, "stream": stream, "tools": [
+        {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]}).encode()
     request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
                                      headers={"content-type": "application/json"})
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -357,6 +359,69 @@ def test_a_side_call_is_a_branch_not_a_step(tmp_path):
     assert [m.text for m in side.recorded_prompts[1]] == ["Give this conversation a title: list the files"]
 
 
+def test_the_main_line_is_the_conversation_the_agent_continues_not_the_first_call(tmp_path):
+    """Issue 60.4: claude-code-acp's warm-up (`[user: "foo"]` to a small model) comes first, a
+    subagent continues its own conversation before the main one is continued, and a title call
+    comes between: the steps are the main conversation's calls, the rest side calls. A run
+    that ends before anything is continued takes the call that offered tools."""
+    task = {"role": "user", "content": "fix the failing test"}
+    tools = [{"name": "Bash", "input_schema": {}}, {"name": "Agent", "input_schema": {}}]  # the warm-up offers them too
+    main = {"model": "claude-main", "max_tokens": 100, "stream": True, "tools": tools, "messages": [task],
+            "system": "You are a coding agent. Use the tools to solve the person's task; run tests before you finish."}
+    prompt = "Find every test file that imports the parser and list them"
+    sub = {"model": "claude-main", "max_tokens": 100, "stream": True, "tools": tools[:1],
+           "messages": [{"role": "user", "content": prompt}]}
+    with AnthropicServer(side_calls_apart=False) as server:  # each call takes the next reply, in order
+        server.script(Reply(text="ok"),
+                      Reply(text="Asking a helper.", tool=("Agent", {"prompt": prompt, "description": "find tests"})),
+                      Reply.bash("grep -l parser tests/*.py"), Reply(text="tests/test_parser.py"),
+                      Reply(text="A short title"), Reply(text="Done."))
+        endpoint, writer = _endpoint(tmp_path, server.url)
+        with endpoint:
+            _post(endpoint.base_url + "/v1/messages", {"model": "claude-small", "max_tokens": 1, "tools": tools,
+                                                       "messages": [{"role": "user", "content": "foo"}]})
+            # as if it offered no tools: it is not plainly the conversation, so it waits to be continued,
+            # and the subagent below continues its own conversation first
+            _post(endpoint.base_url + "/v1/messages", {**main, "tools": []})
+            agent_call = [{"type": "text", "text": "Asking a helper."}, {"type": "tool_use", "id": "toolu_0002",
+                          "name": "Agent", "input": {"prompt": prompt, "description": "find tests"}}]
+            _post(endpoint.base_url + "/v1/messages", sub)
+            grep = [{"type": "tool_use", "id": "toolu_0003", "name": "Bash",
+                     "input": {"command": "grep -l parser tests/*.py", "description": "run it"}}]
+            _post(endpoint.base_url + "/v1/messages", {**sub, "messages": [*sub["messages"], {
+                "role": "assistant", "content": grep}, {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_0003", "content": "tests/test_parser.py"}]}]})
+            _post(endpoint.base_url + "/v1/messages", {"model": "claude-small", "max_tokens": 20, "messages": [
+                {"role": "user", "content": "Give this conversation a title: fix the failing test"}]})
+            _post(endpoint.base_url + "/v1/messages", {**main, "messages": [task, {"role": "assistant", "content": agent_call},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0002",
+                                              "content": "tests/test_parser.py"}]}]})
+    path = writer.finish({"exit_status": "Exited"})
+    steps = [(event["number"], event["step"]) for event in exchanges(path) if event.get("step")]
+    assert steps == [(2, 1), (6, 2)]
+    trajectory = load_trajectory(path)
+    assert len(trajectory.steps) == 2 and trajectory.messages[-1].text == "Done."
+    from swedeck.core.trajectory.fidelity import fidelity_of
+
+    assert sorted(branch.label.split(":")[0] for branch in fidelity_of(trajectory).openable) == [
+        "side call 1", "side call 3", "side call 4", "side call 5"]
+
+    with AnthropicServer() as server:  # one call, no continuation: at the end, the conversation is the step
+        endpoint, writer = _endpoint(tmp_path / "one", server.url)
+        recorder = endpoint.handlers
+        with endpoint:
+            _post(endpoint.base_url + "/v1/messages", {"model": "claude-small", "max_tokens": 1,
+                                                       "messages": [{"role": "user", "content": "foo"}]})
+            _post(endpoint.base_url + "/v1/messages", {**main, "tools": []})
+            _post(endpoint.base_url + "/v1/messages", {"model": "claude-small", "max_tokens": 20, "messages": [
+                {"role": "user", "content": "Give this conversation a title: fix the failing test"}]})
+    assert recorder.state.steps == 0  # nothing continued: not placed yet
+    recorder.close()
+    path = writer.finish({"exit_status": "Exited"})
+    assert [(event["number"], event["step"]) for event in exchanges(path) if event.get("step")] == [(2, 1)]
+    assert recorder.state.steps == 1 and recorder.state.side == 2
+
+
 def test_the_answer_as_it_streams_is_beside_the_record_until_it_ends(tmp_path):
     from support.waiting import wait_until
     from swedeck.core.record.live import LiveAnswers, stream_path, streaming_answer
@@ -385,6 +450,7 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
                                "--upstream", server.url, "-o", str(tmp_path / "acp"), "--cwd", str(work)],
                               env=claude_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
         received = list(server.requests)
+        paths = list(server.paths)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert (work / "out.txt").read_text() == "hello\n"
     # shown as its command (issue 60.3): Claude Code's title is the command in backticks
@@ -398,6 +464,11 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
     assert permission["answer"] == "allow" and {option["kind"] for option in permission["options"]} >= {
         "allow_once", "allow_always", "reject_once"}
     assert [m.role for m in load_trajectory(tmp_path / "acp.traj.json").recorded_prompts[2]][-1] == "tool"
+    # the main line is the conversation (issue 60.4): the adapter's warm-up and titles are side calls
+    conversation = [body for body, path in zip(received, paths, strict=True)
+                    if body.get("tools") and "count_tokens" not in path]  # not its token counts
+    assert [event["step"] for event in events if event.get("step")] == list(range(1, len(conversation) + 1))
+    assert len(load_trajectory(tmp_path / "acp.traj.json").steps) == len(conversation) == 2
     terminal = next(event for event in events if event["event"] == "acp_terminal")  # swedeck's shell ran it
     assert "echo hello > out.txt" in terminal["command"] and terminal["exit_code"] == 0
 
@@ -458,3 +529,4 @@ def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
     events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
     assert same_requests(events, received)
     assert len(received) == 2 and any(event["event"] == "acp_session" for event in events)
+    assert [event["step"] for event in events if event.get("step")] == [1, 2]  # the conversation is the main line

@@ -7,11 +7,18 @@ diff and export read it as they read swedeck's own runs:
   its text when it is not JSON), its path and wire format, the status, the answer as
   assembled, the provider's usage, the first and last byte's time, any error; never a
   credential header;
-- the main conversation is the steps: the first model call starts it, and a call whose
-  messages continue it (the last main call's messages and answer come first) is its next
-  step. Its new messages (the tool results, the person's words) and its answer are written
-  as messages. Every other call (a title, a summary, a subagent, another model) is a side
-  call: an `exchange` event on a line of its own (`line`: its model and "side"), not a step;
+- the main conversation is the steps, placed by content, not by order: it is the conversation
+  the agent continues (a call whose messages begin with an earlier call's messages and answer
+  continues it), whichever call came first. A first call that offers tools and asks for a real
+  answer (more than 16 tokens) starts it at once, so a live view shows it as it happens; any
+  other call (a warm-up, a count, a title) opens a thread of its own, written as a side call,
+  and the first thread a later call continues becomes the main line, its calls written as
+  steps then (`promoted`). A thread whose first words are what an earlier answer asked a tool
+  to say (an `Agent` call's prompt: a subagent) never does. A run that ends before any thread
+  is continued takes its longest thread (then: not a probe, offering tools, the largest request). Each
+  step's new messages (the tool results, the person's words) and its answer are written as
+  messages. Every other call (a warm-up, a title, a summary, a subagent, another model) is a
+  side call: an `exchange` event on a line of its own (`line`: its model and "side"), not a step;
 - a step's prompt is the request itself (`recorded_prompts`): provenance recorded, whole.
 """
 
@@ -22,6 +29,8 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..trajectory.readers import chat
 from ..trajectory.readers.api_requests import EXCHANGE
@@ -38,6 +47,32 @@ class _Open:
     wire: Wire
     body: Any
     assembler: Assembler
+
+
+@dataclass
+class _Call:
+    """A successful call of a thread not yet placed: what writing it as a step needs."""
+
+    record: dict[str, Any]
+    entries: list[chat.Entry]
+    reply: chat.Entry
+    keys: list[tuple[str, str]]
+    """Its messages and its answer (what a call that continues it begins with)."""
+    usage: dict[str, int]
+    model: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass
+class _Thread:
+    calls: list[_Call]
+    subagent: bool
+    """Its first words are what an earlier answer asked a tool to say (an `Agent`/`Task` call's prompt)."""
+
+    @property
+    def keys(self) -> list[tuple[str, str]]:
+        return self.calls[-1].keys
 
 
 @dataclass
@@ -58,6 +93,10 @@ class RecordState:
     last_model: str = ""
     sessions: set[str] = field(default_factory=set)
     """The agent's own session ids its main requests named (`join.agent_sessions`)."""
+    threads: list[_Thread] = field(default_factory=list)
+    """Before the main line is known: every conversation so far (each written as side calls)."""
+    asked: set[str] = field(default_factory=set)
+    """Words earlier answers asked a tool to say (a subagent's prompt starts a thread with them)."""
 
 
 class Recorder(Handlers):
@@ -93,21 +132,30 @@ class Recorder(Handlers):
 
     # --- writing ---------------------------------------------------------------------------
 
+    def close(self) -> None:
+        """The run ended: with no conversation continued, its longest thread is the main line."""
+        with self._lock:
+            book = self.state
+            if book.main is None and book.threads:
+                chosen = max((thread for thread in book.threads if not thread.subagent), default=None,
+                             key=lambda thread: (len(thread.calls), not _probe(thread.calls[-1].body),
+                                                 bool(thread.calls[-1].record["tools"]),
+                                                 len(json.dumps(thread.calls[-1].body, default=str))))
+                if chosen is not None:
+                    self._promote(chosen)
+
     def _record(self, state: _Open, exchange: Exchange, answer: Answer) -> dict[str, Any]:
         book = self.state
         book.exchanges += 1
         body = state.body
         entries = prompt_entries(state.wire, body) if isinstance(body, Mapping) else []
         keys = [_key(entry) for entry in entries]
-        line = "raw" if state.wire == "raw" or not isinstance(body, Mapping) else "side"
-        if line == "side" and (book.main is None or keys[: len(book.main)] == book.main):
-            line = "main"  # the first call starts the main line; a call that continues it is its next step
         model = str(body.get("model") or "") if isinstance(body, Mapping) else ""
         if model and model not in book.models:
             book.models.append(model)
         record: dict[str, Any] = {
             "number": exchange.number, "wire": state.wire, "method": exchange.method, "path": exchange.path,
-            "upstream": exchange.upstream, "status": exchange.status, "line": line if line != "side" else f"{model} side",
+            "upstream": exchange.upstream, "status": exchange.status, "line": f"{model} side",
             "model": model or None, "request": body, "headers": exchange.headers,
             "answer": answer.record(),
             "usage": answer.usage or None, "started": exchange.started, "first_byte_s": exchange.first_byte_s,
@@ -116,25 +164,109 @@ class Recorder(Handlers):
         }
         if record["error"]:
             book.errors += 1
-        if line == "main":
-            book.sessions |= agent_sessions(exchange.headers, body)
-        if line == "main" and exchange.status == 200 and not answer.error:
-            book.last_usage, book.last_model = dict(answer.usage), model
-            book.steps += 1
-            record["step"] = book.steps
+        if state.wire == "raw" or not isinstance(body, Mapping):
+            record["line"] = "raw"
+            book.side += 1
             self.writer.add_exchange(EXCHANGE, record)
-            for entry in entries[book.written:]:
-                self.writer.add_message(entry.build())
-            reply = answer.entry()
-            reply.extra["step"] = book.steps
-            self.writer.add_message(reply.build())
-            book.main = [*keys, _key(reply)]
-            book.written = len(entries) + 1
-        else:
-            if line != "main":
+            return record
+        ok = exchange.status == 200 and not answer.error
+        if ok:
+            book.asked |= _asked(answer)
+        if book.main is not None:
+            if keys[: len(book.main)] == book.main:
+                record["line"] = "main"
+                if ok:
+                    book.sessions |= agent_sessions(exchange.headers, body)
+                    self._step(_Call(record, entries, answer.entry(), [], dict(answer.usage), model,
+                                     exchange.headers, body))
+                    return record
+            else:
                 book.side += 1
             self.writer.add_exchange(EXCHANGE, record)
+            return record
+        thread = max((thread for thread in book.threads if keys[: len(thread.keys)] == thread.keys),
+                     key=lambda thread: len(thread.keys), default=None)
+        if not ok:  # a failed call places nothing
+            record["line"] = "main" if thread is not None and not thread.subagent else record["line"]
+            book.side += record["line"] != "main"
+            self.writer.add_exchange(EXCHANGE, record)
+            return record
+        reply = answer.entry()
+        call = _Call(record, entries, reply, [*keys, _key(reply)], dict(answer.usage), model, exchange.headers, body)
+        book.last_usage, book.last_model = dict(answer.usage), model  # the meter, before the line is known
+        opening = _first_words(entries)
+        subagent = thread.subagent if thread is not None else any(asked in opening for asked in book.asked)
+        if thread is not None and not subagent:  # the conversation the agent continues: the main line
+            self._promote(thread)
+        if not subagent and (thread is not None or _a_conversation(body)):
+            record["line"] = "main"
+            book.sessions |= agent_sessions(exchange.headers, body)
+            self._step(call)
+            return record
+        if thread is not None:
+            thread.calls.append(call)
+        else:
+            book.threads.append(_Thread([call], subagent))
+        book.side += 1
+        self.writer.add_exchange(EXCHANGE, record)
         return record
+
+    def _promote(self, thread: _Thread) -> None:
+        """A thread written as side calls is the main line: its calls are written again as its steps."""
+        book = self.state
+        book.threads = []
+        for call in thread.calls:
+            book.side -= 1
+            book.sessions |= agent_sessions(call.headers, call.body)
+            self._step(call, promoted=True)
+
+    def _step(self, call: _Call, promoted: bool = False) -> None:
+        """A main call written as the next step: its exchange, its new messages, its answer."""
+        book = self.state
+        book.last_usage, book.last_model = call.usage, call.model
+        book.steps += 1
+        record = {**call.record, "line": "main", "step": book.steps, **({"promoted": True} if promoted else {})}
+        self.writer.add_exchange(EXCHANGE, record)
+        for entry in call.entries[book.written:]:
+            self.writer.add_message(entry.build())
+        self.writer.add_message(msgspec.structs.replace(call.reply, extra={**call.reply.extra, "step": book.steps}).build())
+        book.main = [*(_key(entry) for entry in call.entries), _key(call.reply)]
+        book.written = len(call.entries) + 1
+
+
+WARM_UP_TOKENS = 16
+"""An answer asked for in this many tokens or fewer is a probe (a warm-up, a count), never the conversation."""
+
+
+def _probe(body: Mapping[str, Any]) -> bool:
+    limit = body.get("max_tokens", body.get("max_output_tokens", body.get("max_completion_tokens")))
+    return isinstance(limit, int) and limit <= WARM_UP_TOKENS
+
+
+def _a_conversation(body: Mapping[str, Any]) -> bool:
+    """Whether a first call is plainly the conversation, so the main line starts with it at once
+    (a live view shows it as it happens): it offers tools and asks for a real answer. Anything
+    else (a warm-up, a title, a count) waits until a later call continues it."""
+    return bool(body.get("tools")) and not _probe(body)
+
+
+def _first_words(entries: list[chat.Entry]) -> str:
+    """The first words the person (or the agent's harness) says in a call: a thread's opening."""
+    first = next((entry for entry in entries if entry.role == "user"), None)
+    return chat.text_of(first.content).strip() if first is not None else ""
+
+
+def _asked(answer: Answer) -> set[str]:
+    """What an answer asked its tools to say (an `Agent` call's `prompt`): a subagent opens with it."""
+    found: set[str] = set()
+    for _, _, arguments in answer.calls:
+        try:
+            parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            continue
+        if isinstance(parsed, Mapping):
+            found |= {value.strip() for value in parsed.values() if isinstance(value, str) and len(value.strip()) > 20}
+    return found
 
 
 def _key(entry: chat.Entry) -> tuple[str, str]:

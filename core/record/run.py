@@ -89,6 +89,7 @@ class Recording:
     def finish(self, exit_status: str, exit_code: int) -> Path:
         """The final file, noted for the join with the agent's own file (`record.join`)."""
         self.live.close()
+        self.recorder.close()
         state = self.recorder.state
         path = self.writer.finish({"exit_status": exit_status, "exit_code": exit_code,
                                    "model_name": state.models[0] if state.models else None})

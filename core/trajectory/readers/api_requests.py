@@ -192,8 +192,10 @@ def answer_entry(answer: Mapping[str, Any], usage: Mapping[str, Any] | None) -> 
 def side_calls(events: Sequence[MetaEvent]) -> list[MetaEvent]:
     """A record's calls beside its main conversation (a title, a summary, a subagent, another
     model) that had an answer: each opens as a branch (`PATH#side-N`, N its exchange number)."""
+    promoted = {event.data.get("number") for event in events if event.event == EXCHANGE and event.data.get("promoted")}
     return [event for event in events if event.event == EXCHANGE and str(event.data.get("line", "")).endswith(" side")
-            and event.data.get("status") == 200 and isinstance(event.data.get("request"), Mapping)]
+            and event.data.get("status") == 200 and isinstance(event.data.get("request"), Mapping)
+            and event.data.get("number") not in promoted]
 
 
 def record_fidelity(events: Sequence[MetaEvent], path: str) -> Fidelity | None:
