@@ -530,3 +530,31 @@ def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
     assert same_requests(events, received)
     assert len(received) == 2 and any(event["event"] == "acp_session" for event in events)
     assert [event["step"] for event in events if event.get("step")] == [1, 2]  # the conversation is the main line
+
+
+def test_requests_go_where_the_person_sends_them(tmp_path):
+    """Issue 60.5: without --upstream, the person's own base URL variables (as they were before
+    swedeck set its own) say where requests go, and the first line says so; --upstream wins."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    (tmp_path / "go-on").touch()
+    with OpenAIServer() as server:
+        server.script(Turn.bash_tool("ls", text="Listing."), Turn(text="Done."))
+        env = {**os.environ, "OPENAI_BASE_URL": server.url, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9/gateway"}
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "run"), "--headless", "--",
+                               sys.executable, str(agent), str(tmp_path / "go-on")], env=env, capture_output=True,
+                              text=True, timeout=100)
+        received = len(server.requests)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    first = done.stderr.splitlines()[0]  # swedeck record speaks on stderr (the agent owns stdout)
+    assert f"openai: {server.url} (OPENAI_BASE_URL)" in first and "http://127.0.0.1:9/gateway (ANTHROPIC_BASE_URL)" in first
+    recorded = exchanges(tmp_path / "run.traj.json")
+    assert received == 2 and [event["status"] for event in recorded] == [200, 200]
+    assert recorded[0]["upstream"] == server.url + "/chat/completions"  # the person's base, which holds its /v1
+    from swedeck.core.record.endpoint import Upstreams
+
+    upstreams = Upstreams.of(None, {"ANTHROPIC_BASE_URL": "https://proxy.corp/anthropic/"})
+    assert upstreams.url("anthropic", "/v1/messages") == "https://proxy.corp/anthropic/v1/messages"
+    assert upstreams.url("responses", "/v1/responses") == "https://api.openai.com/v1/responses"
+    assert Upstreams.of("http://local:8000", {"OPENAI_BASE_URL": "x"}).url("chat", "/v1/chat/completions") == \
+        "http://local:8000/v1/chat/completions"

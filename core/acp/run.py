@@ -168,7 +168,7 @@ def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstr
     gate = AcpGate.of(config or SwedeckConfig())
     run = AcpRun.open(spec, output, upstream, cwd, resume)
     printer = Printer(say, gate, cwd)
-    say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}")
+    say(f"swedeck: ACP agent {spec} ({run.command[0]}); record: {run.writer.path}; {run.recording.upstreams.said()}")
     stop = run.run(task, cwd, printer, say=say, environment=environment)
     path, code = run.finish(stop)
     say(f"swedeck: {stop}; {run.recorder.state.steps} model calls, {printer.permissions} permissions asked: {path}")

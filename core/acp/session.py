@@ -166,6 +166,7 @@ class AcpSession:
         emit(ev.SessionStarted(session_id=run.writer.path.name, model_name=f"ACP: {agent_label(self.spec)}",
                                environment=_where(self.config, self.cwd), mode=self._mode,
                                trajectory_path=self.trajectory_path, task=self.task or ""))
+        emit(ev.Notice(text=visible(f"model traffic recorded; {run.recording.upstreams.said()}")))
         task = self.task or self._ask_text("task", "What next? (the agent continues its session)" if self.resume
                                            else "The task for the agent:")
         stop = "cancelled"

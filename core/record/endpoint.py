@@ -17,7 +17,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -222,8 +222,44 @@ def _plain(request: BaseHTTPRequestHandler, status: int, text: str) -> None:
     request.wfile.write(data)
 
 
-def default_upstream(override: str | None, wire: str) -> str:
-    """The provider's own origin for a wire format, or `override` (a local server, a gateway)."""
-    if override:
-        return override.rstrip("/")
-    return "https://api.anthropic.com" if wire == "anthropic" else "https://api.openai.com"
+PROVIDERS = {"anthropic": "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+BASE_VARIABLES = {"anthropic": ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_BASE"), "openai": ("OPENAI_BASE_URL", "OPENAI_API_BASE")}
+"""The person's own base URL variables, as each provider's SDK reads them (first set wins)."""
+
+
+@dataclass(frozen=True)
+class Upstreams:
+    """Where requests go (SPEC §18): `--upstream`, else the person's own base URL variables as
+    they were before swedeck set its own (a LiteLLM proxy, a Bedrock or Vertex gateway, a
+    corporate proxy), else the provider."""
+
+    override: str | None
+    bases: dict[str, tuple[str, str]]
+    """Provider -> (its base URL as the person's SDK would use it, where that came from)."""
+
+    @classmethod
+    def of(cls, override: str | None, environment: Mapping[str, str]) -> Upstreams:
+        bases = {}
+        for provider, provider_url in PROVIDERS.items():
+            found = next(((environment[name], name) for name in BASE_VARIABLES[provider]
+                          if environment.get(name, "").strip()), None)
+            bases[provider] = (found[0].strip().rstrip("/"), found[1]) if found else (provider_url, "the provider")
+        return cls(override.rstrip("/") if override else None, bases)
+
+    def url(self, wire: str, path: str) -> str:
+        """The URL a request for `path` (as the agent asked the endpoint: `/v1/messages`,
+        `/v1/responses`) goes to: the agent's SDK was given the endpoint with `/v1` for OpenAI's
+        wires, so a person's OpenAI base (which holds its own version path) takes the rest."""
+        if self.override:
+            return self.override + path
+        if wire == "anthropic" or path.startswith(("/v1/messages", "/v1/complete")):
+            return self.bases["anthropic"][0] + path
+        base = self.bases["openai"][0]
+        return base + (path.removeprefix("/v1") if path.startswith("/v1/") else path)
+
+    def said(self) -> str:
+        """Where requests go, for the run's first line."""
+        if self.override:
+            return f"requests go to {self.override} (--upstream)"
+        return "requests go to " + "; ".join(f"{provider}: {base} ({source})"
+                                              for provider, (base, source) in self.bases.items())

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import UsageError
 from ..redact import Redactor
 from ..trajectory.writer import TrajectoryWriter
-from .endpoint import RecordingEndpoint, default_upstream
+from .endpoint import RecordingEndpoint, Upstreams
 from .join import note_record
 from .live import LiveAnswers
 from .recorder import Recorder
@@ -66,18 +66,27 @@ class Recording:
     writer: TrajectoryWriter
     recorder: Recorder
     live: LiveAnswers
-    upstream: str | None
+    upstreams: Upstreams
 
     @classmethod
-    def open(cls, output: str | None, meta: Mapping[str, Any], upstream: str | None) -> Recording:
+    def open(cls, output: str | None, meta: Mapping[str, Any], upstream: str | None,
+             environment: Mapping[str, str] | None = None) -> Recording:
+        """`environment`: the person's, before swedeck sets its own (its base URL variables say
+        where requests go when `upstream` does not)."""
+        upstreams = Upstreams.of(upstream, environment if environment is not None else os.environ)
         session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
-        writer = TrajectoryWriter(output, {"id": session_id, "config": {}, **meta}, Redactor())
+        writer = TrajectoryWriter(output, {"id": session_id, "config": {}, **meta,
+                                           "upstreams": upstreams.said()}, Redactor())
         live = LiveAnswers(writer.path)
-        return cls(writer, Recorder(writer, live), live, upstream)
+        return cls(writer, Recorder(writer, live), live, upstreams)
+
+    @property
+    def upstream(self) -> str | None:
+        return self.upstreams.override
 
     def endpoint(self) -> RecordingEndpoint:
         """The endpoint for the child, forwarding each wire format to its upstream (not yet listening)."""
-        return RecordingEndpoint(lambda path: default_upstream(self.upstream, wire_of(path)) + path, self.recorder)
+        return RecordingEndpoint(lambda path: self.upstreams.url(wire_of(path), path), self.recorder)
 
     @staticmethod
     def child(endpoint: RecordingEndpoint, command: Sequence[str],
@@ -102,12 +111,14 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
     if not command:
         raise UsageError("swedeck record: give the agent's command after `--` (swedeck record -- claude -p TASK)")
     recording = Recording.open(output, {"recorder": {"command": list(command),
-                                                     "upstream": upstream or "the provider's own"}}, upstream)
+                                                     "upstream": upstream or "the provider's own"}}, upstream,
+                               environment)
     writer = recording.writer
     code = 1
     with recording.endpoint() as endpoint:
         args, env = recording.child(endpoint, command, environment)
-        say(f"swedeck record: {writer.path} (follow it: swedeck replay --follow {writer.path})")
+        say(f"swedeck record: {writer.path} (follow it: swedeck replay --follow {writer.path}); "
+            f"{recording.upstreams.said()}")
         try:
             process = subprocess.Popen(args, env=env)
         except OSError as error:
