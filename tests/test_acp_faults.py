@@ -377,3 +377,32 @@ def test_live_confirm_asks_for_what_no_request_carried_and_shows_what_will_run(t
     assert approvals.allowed_by("echo hidden > h.txt") is not None and approvals.allowed_by("ls -la") is None
     writes = events(Path(str(session.trajectory_path)), "acp_write")
     assert [write.get("refused") for write in writes] == [None, "the person did not allow it"]
+
+
+def test_sigterm_ends_a_headless_acp_session_whole(tmp_path):
+    """Issue 61.10: SIGTERM to `swedeck run --acp --headless` ends the session as an interrupt
+    does: the agent's process group is ended and the final file is written with the status."""
+    import signal
+    import subprocess
+
+    from conftest import swedeck_command
+    from support.agent_clis import processes_in
+    from support.waiting import wait_until
+
+    work = tmp_path / "work"
+    work.mkdir()
+    spec, log = scripted(tmp_path, [[chunk("working"), {"wait_cancel": True}]])
+    running = subprocess.Popen([*swedeck_command(), "run", "--acp", spec, "--headless", "-t", "the task", "-o",
+                                str(tmp_path / "acp"), "--cwd", str(work)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_until(lambda: log.exists() and "session/prompt" in log.read_text(), timeout=60, what="the prompt")
+        running.send_signal(signal.SIGTERM)
+        out, err = running.communicate(timeout=60)
+    finally:
+        if running.poll() is None:
+            running.kill()
+    assert running.returncode == 128 + signal.SIGTERM, out + err
+    final = json.loads((tmp_path / "acp.traj.json").read_text())
+    assert final["info"]["exit_status"] == "ACP: stopped by SIGTERM"
+    wait_until(lambda: not processes_in(work), timeout=15, what="the agent ended")

@@ -558,3 +558,55 @@ def test_requests_go_where_the_person_sends_them(tmp_path):
     assert upstreams.url("responses", "/v1/responses") == "https://api.openai.com/v1/responses"
     assert Upstreams.of("http://local:8000", {"OPENAI_BASE_URL": "x"}).url("chat", "/v1/chat/completions") == \
         "http://local:8000/v1/chat/completions"
+
+
+SIGNALLED_AGENT = """
+import json, os, signal, sys, urllib.request
+from pathlib import Path
+
+def ended(number, frame):
+    Path(sys.argv[1]).write_text(signal.Signals(number).name)
+    sys.exit(128 + number)
+
+signal.signal(signal.SIGTERM, ended)
+signal.signal(signal.SIGHUP, ended)
+body = json.dumps({"model": "test-model", "messages": [{"role": "user", "content": "list the files"}],
+                   "tools": [{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]})
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body.encode(),
+                                 headers={"content-type": "application/json"})
+urllib.request.urlopen(request, timeout=30).read()
+Path(sys.argv[1] + ".asked").touch()
+signal.pause()
+"""
+
+
+@pytest.mark.parametrize("number", [15, 1])
+def test_a_record_ends_whole_on_sigterm_and_sighup(tmp_path, number):
+    """Issue 60.7: a signal to `swedeck record` goes to the agent first, then the final file is
+    written with the exit status (it used to leave only the .traj.jsonl)."""
+    import signal
+
+    from support.waiting import wait_until
+
+    agent, marker = tmp_path / "agent.py", tmp_path / "ended-by"
+    agent.write_text(SIGNALLED_AGENT)
+    with OpenAIServer() as server:
+        server.script(Turn.bash_tool("ls", text="Listing."))
+        recording = subprocess.Popen([*swedeck_command(), "record", "-o", str(tmp_path / "run"), "--upstream",
+                                      server.url.removesuffix("/v1"), "--headless", "--", sys.executable, str(agent),
+                                      str(marker)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        try:
+            wait_until(lambda: Path(str(marker) + ".asked").exists(), timeout=60, what="the agent's first answer")
+            recording.send_signal(number)
+            code = recording.wait(timeout=60)
+        finally:
+            if recording.poll() is None:
+                recording.kill()
+    name = signal.Signals(number).name
+    assert marker.read_text() == name  # the agent had the signal first
+    assert code == 128 + number
+    final = json.loads((tmp_path / "run.traj.json").read_text())
+    assert final["info"]["exit_status"] == f"Stopped by {name} (the agent exited {128 + number})"
+    assert final["info"]["exit_code"] == 128 + number
+    assert [event.get("step") for event in final["meta_events"] if event["event"] == "exchange"] == [1]

@@ -27,6 +27,7 @@ import re
 import shlex
 import signal
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -107,6 +108,8 @@ class AcpRun:
 
     resume: str | None = None
     """The agent's session to load (`session/load`) instead of a new one: a fork (`acp.fork`)."""
+    signal: int | None = None
+    """The signal that stopped the session (SIGTERM, SIGHUP), if one did."""
 
     @classmethod
     def open(cls, spec: str, output: str | None, upstream: str | None, cwd: Path | None = None,
@@ -145,7 +148,7 @@ class AcpRun:
                 return "error"
 
     def finish(self, stop: str) -> tuple[Path, int]:
-        code = 0 if stop == "end_turn" else 1
+        code = 0 if stop == "end_turn" else 128 + self.signal if self.signal is not None else 1
         return self.recording.finish(f"ACP: {stop}", code), code
 
 
@@ -190,6 +193,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         start_new_session=True)
     process = asyncio.subprocess.Process(transport, protocol, loop)
     assert process.stdin is not None and process.stdout is not None
+    stopping = _stop_on_signals(run, loop)
     client = _Client(cwd, run.writer, driver, Terminals(environment, f"acp-{os.urandom(4).hex()}"))
     # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
     connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
@@ -252,12 +256,36 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
             stop = str(response.stop_reason)
             words = await driver.prompt_ended(stop)
         return stop
+    except asyncio.CancelledError:
+        if run.signal is None:
+            raise
+        return f"stopped by {signal.Signals(run.signal).name}"
     finally:
+        for number in stopping:
+            loop.remove_signal_handler(number)
         await client.close()
         await connection.close()  # its reader stops; then the pipes are ended here, not by the collector
         process.stdin.close()
         await _end_group(process)
         transport.close()
+
+
+def _stop_on_signals(run: AcpRun, loop: asyncio.AbstractEventLoop) -> list[int]:
+    """SIGTERM and SIGHUP end the session as an interrupt does (the agent's group ended, the
+    final file written), where the session runs on the main thread (headless)."""
+    if threading.current_thread() is not threading.main_thread():
+        return []
+    task = asyncio.current_task()
+    assert task is not None
+
+    def stop(number: int) -> None:
+        if run.signal is None:
+            run.signal = number
+            task.cancel()
+
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(number, stop, number)
+    return [signal.SIGTERM, signal.SIGHUP]
 
 
 async def _end_group(process: asyncio.subprocess.Process) -> None:

@@ -14,8 +14,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,6 +108,37 @@ class Recording:
         return path
 
 
+CHILD_GRACE_S = 10.0
+"""How long the agent has to end after it got the signal swedeck got, before it is ended."""
+
+
+@contextmanager
+def _forwarded_signals(process: subprocess.Popen[bytes]) -> Iterator[list[int]]:
+    """SIGTERM and SIGHUP to swedeck go to the agent first (it ends its own way, and swedeck waits
+    for it to write the record whole); a second one ends it. Yields the signals received."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def forward(number: int, frame: Any) -> None:
+        if received and process.poll() is None:
+            process.kill()
+        received.append(number)
+        if process.poll() is None:
+            process.send_signal(number)
+            ending = threading.Timer(CHILD_GRACE_S, lambda: process.poll() is None and process.kill())
+            ending.daemon = True
+            ending.start()
+
+    before = {number: signal.signal(number, forward) for number in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield received
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
 def record(command: Sequence[str], *, output: str | None = None, upstream: str | None = None,
            say: Callable[[str], None] = lambda line: None, environment: Mapping[str, str] | None = None) -> RecordResult:
     if not command:
@@ -125,15 +158,22 @@ def record(command: Sequence[str], *, output: str | None = None, upstream: str |
             recording.live.close()
             writer.close()
             raise UsageError(f"swedeck record: cannot start {command[0]}: {error.strerror or error}") from None
-        try:
-            code = process.wait()
-        except KeyboardInterrupt:  # the child got the same Ctrl+C from the terminal; give it a moment
+        with _forwarded_signals(process) as received:
             try:
-                code = process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.send_signal(signal.SIGTERM)
                 code = process.wait()
-    path = recording.finish("Exited" if code == 0 else f"Exited ({code})", code)
+            except KeyboardInterrupt:  # the child got the same Ctrl+C from the terminal; give it a moment
+                received.append(signal.SIGINT)
+                try:
+                    code = process.wait(timeout=CHILD_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    process.send_signal(signal.SIGTERM)
+                    code = process.wait()
+    if received:  # ended by a signal to swedeck: the child had it first, the record says which
+        name = signal.Signals(received[0]).name
+        path = recording.finish(f"Stopped by {name} (the agent exited {code})", 128 + received[0])
+        code = 128 + received[0]
+    else:
+        path = recording.finish("Exited" if code == 0 else f"Exited ({code})", code)
     state = recording.recorder.state
     say(f"swedeck record: the agent exited {code}; {state.steps} steps, {state.exchanges} requests "
         f"({state.side} side calls, {state.errors} with errors): {path}")
