@@ -127,7 +127,7 @@ def _forwarded_signals(process: subprocess.Popen[bytes]) -> Iterator[list[int]]:
         received.append(number)
         if process.poll() is None:
             process.send_signal(number)
-            ending = threading.Timer(CHILD_GRACE_S, lambda: process.poll() is None and process.kill())
+            ending = threading.Timer(CHILD_GRACE_S, _end, (process,))
             ending.daemon = True
             ending.start()
 
@@ -137,6 +137,11 @@ def _forwarded_signals(process: subprocess.Popen[bytes]) -> Iterator[list[int]]:
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.kill()
 
 
 def record(command: Sequence[str], *, output: str | None = None, upstream: str | None = None,
