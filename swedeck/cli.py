@@ -145,7 +145,10 @@ def _add_prompt(sub: argparse._SubParsersAction[_Parser]) -> None:
     prompt.add_argument("path", metavar="PATH")
     prompt.add_argument("--step", type=int, required=True, metavar="N")
     _config_options(prompt)
-    prompt.add_argument("--json", action="store_true")
+    how = prompt.add_mutually_exclusive_group()
+    how.add_argument("--json", action="store_true")
+    how.add_argument("--wire", action="store_true",
+                     help="the request's body as the agent sent it (a record's; Claude Code's rebuilt), as JSON")
     prompt.add_argument("--trust-trajectory", action="store_true",
                         help="run a custom_filter the file records (by default a file never names code to run)")
 

@@ -76,6 +76,12 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert [message["role"] for message in shown["messages"]][-2:] == ["assistant", "tool"]
     result = next(block for block in received[1]["messages"][-1]["content"] if block.get("type") == "tool_result")
     assert shown["messages"][-1]["content"] == result["content"] and shown["messages"][0]["role"] == "system"
+    assert shown["tools"] == received[1]["tools"] and shown["tools_tokens"] > 0  # issue 60.8: the tools too
+    assert shown["total_tokens"] == shown["messages_tokens"] + shown["tools_tokens"]
+    wire = subprocess.run([*swedeck_command(), "prompt", str(final), "--step", "2", "--wire"], capture_output=True,
+                          text=True, timeout=60)
+    assert wire.returncode == 0 and "recorded by swedeck record" in wire.stderr
+    assert json.loads(wire.stdout) == received[1]  # the request exactly as the agent sent it
 
     # Claude Code's own session file: its api-request records give each step's request, checked
     # here against what the server received (docs/trajectory-format.md says what they leave out)
@@ -84,6 +90,17 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     session = next((tmp_path / "home" / ".claude" / "projects").glob("*/*.jsonl"))
     own = load_trajectory(session, lazy=False)
     assert own.format == "claude-code" and len(own.steps) == 2
+    rebuilt = subprocess.run([*swedeck_command(), "prompt", str(session), "--step", "2", "--wire"],
+                             capture_output=True, text=True, timeout=60)
+    assert rebuilt.returncode == 0 and "rebuilt from Claude Code's own api-request records" in rebuilt.stderr
+    body = json.loads(rebuilt.stdout)
+    sent = received[1]
+    assert body["messages"] == sent["messages"] and body["tools"] == sent["tools"]  # cache marks included
+    assert {key: body[key] for key in ("model", "max_tokens")} == {key: sent[key] for key in ("model", "max_tokens")}
+    assert body["system"] == sent["system"][1:]  # all but the billing line Claude Code adds as it sends
+    # what the records do not give, and nothing else (the notes on stderr say so)
+    assert sorted(key for key in set(body) | set(sent) if body.get(key) != sent.get(key)) == ["metadata", "stream",
+                                                                                              "system"]
     for number, body in enumerate(received, start=1):
         wire = [entry.build() for entry in prompt_entries("anthropic", body)]
         rebuilt = own.recorded_prompts[number]

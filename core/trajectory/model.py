@@ -125,6 +125,9 @@ class Trajectory(msgspec.Struct):
     recorded_prompts: Mapping[int, Sequence[Message]] = msgspec.field(default_factory=dict)
     """Step number -> the exact messages of its request, where the file stores them (Inspect's
     `ModelEvent.input`): `prompt` shows these instead of rebuilding them."""
+    rebuilt_requests: Mapping[int, Mapping[str, Any]] = msgspec.field(default_factory=dict)
+    """Step number -> its request's body rebuilt from the agent's own request records (Claude
+    Code's `api-request*`), for `prompt --wire` (a record of `swedeck record` keeps the body itself)."""
 
     def step(self, number: int) -> Step:
         """Step `number` (1-based; negative counts from the end, -1 = last)."""

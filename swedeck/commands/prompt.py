@@ -1,15 +1,22 @@
-"""`swedeck prompt PATH --step N [-c ...] [--json]`: exactly what the model gets at step N."""
+"""`swedeck prompt PATH --step N [-c ...] [--json | --wire]`: exactly what the model gets at step N;
+`--wire`: the request's body as the agent sent it (a record's, or rebuilt from Claude Code's own
+request records), its notes on stderr."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from typing import Any
 
 from swedeck.core.config import load_config
+from swedeck.core.errors import UsageError
 from swedeck.core.messages import content_text
 from swedeck.core.prompt_view import StepPrompt, step_prompt
 from swedeck.core.text import inert_json, strip_control
+from swedeck.core.tokens import count_text
 from swedeck.core.trajectory.loader import load_trajectory, named_path
+from swedeck.core.trajectory.wire_request import WireRequest, wire_request
 
 
 def run(args: argparse.Namespace) -> int:
@@ -17,18 +24,35 @@ def run(args: argparse.Namespace) -> int:
     trajectory = load_trajectory(named_path(args.path))
     prompt = step_prompt(trajectory, args.step, list(config.agent.history_processors), config.model.context_window,
                          trust_file=args.trust_trajectory)
-    print(_json(prompt) if args.json else _text(prompt, str(trajectory.path), trajectory.format))
+    request = wire_request(trajectory, prompt.step)
+    if args.wire:
+        if request is None:
+            raise UsageError(f"{args.path}: step {prompt.step}'s request as sent is not in this file "
+                             f"({trajectory.format} keeps the messages, not the request; swedeck prompt without "
+                             "--wire shows them); a record of swedeck record keeps it")
+        print(f"# step {prompt.step}: {request.source}", file=sys.stderr)
+        for note in request.notes:
+            print(f"# {note}", file=sys.stderr)
+        print(inert_json(request.body, indent=1))
+        return 0
+    print(_json(prompt, request) if args.json else _text(prompt, str(trajectory.path), trajectory.format, request))
     return 0
 
 
-def _json(prompt: StepPrompt) -> str:
+def _json(prompt: StepPrompt, request: WireRequest | None) -> str:
+    tools = request.tools if request is not None else None
+    tools_tokens = count_text(json.dumps(tools)) if tools else 0
     return inert_json({
         "step": prompt.step,
         "processors": prompt.processors,
         "processors_source": prompt.processors_source,
         "provenance": prompt.provenance,
         "window": prompt.window,
-        "total_tokens": prompt.total_tokens,
+        "total_tokens": prompt.total_tokens + tools_tokens,
+        "messages_tokens": prompt.total_tokens,
+        "tools_tokens": tools_tokens,
+        "tools": tools if tools is not None else "unknown",
+        "request": request.source if request is not None else None,
         "history_tokens": prompt.history_tokens,
         "errors": prompt.errors,
         "messages": [
@@ -39,10 +63,14 @@ def _json(prompt: StepPrompt) -> str:
     }, indent=1)
 
 
-def _text(prompt: StepPrompt, path: str, format: str) -> str:
+def _text(prompt: StepPrompt, path: str, format: str, request: WireRequest | None) -> str:
     names = ", ".join(_describe(p) for p in prompt.processors) or "none"
+    tools = request.tools if request is not None else None
+    said = (f"tools: {len(tools)} ({', '.join(_tool_name(tool) for tool in tools)[:300]}), "
+            f"{count_text(json.dumps(tools))} tokens" if tools else "tools: none recorded")
     out = [f"Prompt of step {prompt.step} of {path} ({format}; {prompt.provenance})",
-           f"processors ({prompt.processors_source}): {names}", ""]
+           f"processors ({prompt.processors_source}): {names}", said,
+           *([f"the request as sent: swedeck prompt {path} --step {prompt.step} --wire"] if request else []), ""]
     for position, line in enumerate(prompt.lines):
         message = line.message
         index = "-" if line.source_index is None else str(line.source_index)
@@ -61,6 +89,13 @@ def _text(prompt: StepPrompt, path: str, format: str) -> str:
     for error in prompt.errors:
         out.append(f"processor error: {error}")
     return "\n".join(out)
+
+
+def _tool_name(tool: Any) -> str:
+    if isinstance(tool, dict):
+        function = tool.get("function")
+        return str(tool.get("name") or (function.get("name") if isinstance(function, dict) else None) or "?")
+    return "?"
 
 
 def _describe(processor: dict[str, Any]) -> str:

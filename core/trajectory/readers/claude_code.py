@@ -188,8 +188,10 @@ def read(source: Source) -> Trajectory:
     fidelity.skipped = tally.as_dict()
     # Claude Code's own request records name the main line's messages by their content: read whole for them
     prompts = requests.prompts(entries, [lines.full(i) for i in chain] if requests.requests else [], fidelity)
-    return chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
-                           provenance=lambda number: "recorded" if number in prompts else None)
+    trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
+                                 provenance=lambda number: "recorded" if number in prompts else None)
+    trajectory.rebuilt_requests = requests.bodies
+    return trajectory
 
 
 _OPENING_RECORDS = 50
@@ -550,6 +552,41 @@ def _user(record: Mapping[str, Any], message: Mapping[str, Any], first: bool) ->
     return out
 
 
+def _wire_body(request: Mapping[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    """A request's body as Claude Code sent it, as far as its records give it: the parameters
+    (`params`, its `betas` are a header), the system prompt, the tools, the messages, and the
+    cache marks at the paths `cacheControl` names."""
+    params = request.get("params")
+    if isinstance(params, str):
+        try:
+            params = json.loads(params)
+        except ValueError:
+            params = None
+    whole: dict[str, Any] = {key: value for key, value in (params if isinstance(params, Mapping) else {}).items()
+                             if key != "betas"}
+    whole.update(json.loads(json.dumps(body)))  # a copy: the marks below never reach the prompt's messages
+    for message in whole.get("messages") or []:  # a system turn: blocks in its blob, a string on the wire
+        content = message.get("content") if isinstance(message, dict) else None
+        if message.get("role") == "system" and isinstance(content, list) and all(
+                isinstance(block, dict) and set(block) == {"type", "text"} for block in content):
+            message["content"] = "".join(str(block["text"]) for block in content)
+    for mark in request.get("cacheControl") or []:
+        path: Any = mark.get("path") if isinstance(mark, Mapping) else None
+        value = mark.get("value") if isinstance(mark, Mapping) else None
+        if not isinstance(path, list) or not path:
+            continue
+        target: Any = whole
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            if isinstance(target[path[-1]], str):  # a system prompt given as text: a block, to carry the mark
+                target[path[-1]] = {"type": "text", "text": target[path[-1]]}
+            target[path[-1]]["cache_control"] = value
+        except (TypeError, KeyError, IndexError):
+            continue
+    return whole
+
+
 def message_hash(message: Mapping[str, Any]) -> str:
     """Claude Code's name for a message in its `api-request` records: the SHA-256 of its JSON,
     keys sorted, no spaces, characters as they are."""
@@ -569,6 +606,8 @@ class _Requests:
         self.shapes: dict[str, Mapping[str, Any]] = {}
         self.blobs: dict[str, Mapping[str, Any]] = {}
         self.requests: dict[str, Mapping[str, Any]] = {}
+        self.bodies: dict[int, dict[str, Any]] = {}
+        """Step -> its request's body as rebuilt (`prompt --wire`)."""
 
     def add(self, record: Mapping[str, Any]) -> bool:
         kind = record.get("type")
@@ -613,6 +652,7 @@ class _Requests:
                 continue
             body = {"system": shape.get("system"), "tools": shape.get("tools"), "messages": messages}
             prompts[number] = [entry.build() for entry in prompt_entries("anthropic", body)]
+            self.bodies[number] = _wire_body(request, body)
         if prompts:
             fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
             if len(prompts) == len(steps):
@@ -626,23 +666,25 @@ class _Requests:
 
     def _messages(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
                   seen: set[str]) -> list[Mapping[str, Any]] | None:
-        """The request's messages: its base's first `keep`, then its `tail`; None where one is missing."""
+        """The request's messages: its base's first `keep`, then its `tail`; None where one is
+        missing or the chain loops. Read along the chain without recursion (a session of
+        thousands of requests, each continuing the last)."""
+        chain = [request]
         seen.add(str(request.get("id")))
-        head: list[Mapping[str, Any]] = []
-        base = request.get("base")
-        keep = request.get("keep") if isinstance(request.get("keep"), int) else 0
-        if base:
-            earlier = self.requests.get(str(base))
-            if earlier is None or str(base) in seen:
+        while chain[-1].get("base"):
+            base = str(chain[-1]["base"])
+            earlier = self.requests.get(base)
+            if earlier is None or base in seen:
                 return None
-            found = self._messages(earlier, known, seen)
-            if found is None:
-                return None
-            head = found[:keep]
-        tail = []
-        for name in request.get("tail") or []:
-            message = known.get(str(name))
-            if message is None:
-                return None
-            tail.append(message)
-        return [*head, *tail]
+            seen.add(base)
+            chain.append(earlier)
+        messages: list[Mapping[str, Any]] = []
+        for link in reversed(chain):
+            keep = link.get("keep") if isinstance(link.get("keep"), int) else 0
+            messages = messages[:keep] if link.get("base") else []
+            for name in link.get("tail") or []:
+                message = known.get(str(name))
+                if message is None:
+                    return None
+                messages.append(message)
+        return messages
