@@ -1,7 +1,8 @@
 """A fast OpenAI-compatible chat server for B1 and B6, in its own process so that serving
 never competes with the client for the GIL.
 
-    python -m bench.stream_server SCRIPT.json      prints `PORT` on its first stdout line
+    python -m bench.stream_server SCRIPT.json [--keep-alive] [--tls CERT KEY]
+                                                   prints `PORT` on its first stdout line
 
 SCRIPT.json is a list of responses `{"tokens": N, "command": "...", "latency_s": S,
 "tokens_per_s": R}`: request k gets response k (the last one repeats), after `latency_s`
@@ -60,18 +61,22 @@ def paced(body: bytes, tokens_per_s: float) -> list[tuple[bytes, float]]:
     return [(event, 1 / tokens_per_s if b'"content": "' in event else 0.0) for event in events]
 
 
+KEEP_ALIVE = "--keep-alive" in sys.argv
+"""Keep each connection for the client's next request (B10: an SDK keeps its connections)."""
+
+
 def response(body: bytes) -> bytes:
     head = ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+            f"Content-Length: {len(body)}\r\nConnection: {'keep-alive' if KEEP_ALIVE else 'close'}\r\n\r\n")
     return head.encode() + body
 
 
-def read_request(conn: socket.socket) -> None:
-    data = b""
+def read_request(conn: socket.socket, data: bytes = b"") -> tuple[bool, bytes]:
+    """Reads one request; (whether one came, the bytes read past it)."""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(65536)
         if not chunk:
-            return
+            return False, b""
         data += chunk
     head, _, body = data.partition(b"\r\n\r\n")
     length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
@@ -79,35 +84,58 @@ def read_request(conn: socket.socket) -> None:
     while len(body) < length:
         chunk = conn.recv(65536)
         if not chunk:
-            return
+            return False, b""
         body += chunk
+    return True, body[length:]
 
 
-def serve(responses: list[bytes], latencies: list[float], rates: list[float] | None = None) -> None:
+def serve(responses: list[bytes], latencies: list[float], rates: list[float] | None = None,
+          tls: tuple[str, str] | None = None) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     print(listener.getsockname()[1], flush=True)
     served = 0
     lock = threading.Lock()
+    context = None
+    if tls is not None:
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)
 
     def handle(conn: socket.socket) -> None:
-        nonlocal served
-        with conn:
-            read_request(conn)
-            with lock:
-                index = min(served, len(responses) - 1)
-                served += 1
-            if latencies[index]:
-                time.sleep(latencies[index])
-            rate = rates[index] if rates else 0
-            if not rate:
-                conn.sendall(responses[index])
+        if context is not None:
+            try:
+                conn = context.wrap_socket(conn, server_side=True)
+            except OSError:
+                conn.close()
                 return
-            head, _, body = responses[index].partition(b"\r\n\r\n")
-            conn.sendall(head + b"\r\n\r\n")
-            for event, pause in paced(body, rate):
-                conn.sendall(event)
-                if pause:
-                    time.sleep(pause)
+        with conn:
+            rest = b""
+            while True:
+                came, rest = read_request(conn, rest)
+                if not came:
+                    return
+                one(conn)
+                if not KEEP_ALIVE:
+                    return
+
+    def one(conn: socket.socket) -> None:
+        nonlocal served
+        with lock:
+            index = min(served, len(responses) - 1)
+            served += 1
+        if latencies[index]:
+            time.sleep(latencies[index])
+        rate = rates[index] if rates else 0
+        if not rate:
+            conn.sendall(responses[index])
+            return
+        head, _, body = responses[index].partition(b"\r\n\r\n")
+        conn.sendall(head + b"\r\n\r\n")
+        for event, pause in paced(body, rate):
+            conn.sendall(event)
+            if pause:
+                time.sleep(pause)
 
     while True:
         conn, _ = listener.accept()
@@ -116,5 +144,7 @@ def serve(responses: list[bytes], latencies: list[float], rates: list[float] | N
 
 if __name__ == "__main__":
     script = json.loads(Path(sys.argv[1]).read_text())
+    tls = (sys.argv[sys.argv.index("--tls") + 1], sys.argv[sys.argv.index("--tls") + 2]) if "--tls" in sys.argv else None
     serve([response(sse_body(item["tokens"], item["command"])) for item in script],
-          [float(item.get("latency_s", 0)) for item in script], [float(item.get("tokens_per_s", 0)) for item in script])
+          [float(item.get("latency_s", 0)) for item in script], [float(item.get("tokens_per_s", 0)) for item in script],
+          tls)

@@ -11,8 +11,10 @@ import os
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,6 +279,7 @@ def test_print_config_names_what_codex_needs():
 AGENT = """
 import json, os, sys, time, urllib.request
 from pathlib import Path
+from typing import Any
 
 def ask(words, stream=False):
     body = json.dumps({"model": "test-model", "messages": words, "stream": stream, "tools": [
@@ -580,6 +583,7 @@ def test_requests_go_where_the_person_sends_them(tmp_path):
 SIGNALLED_AGENT = """
 import json, os, signal, sys, urllib.request
 from pathlib import Path
+from typing import Any
 
 def ended(number, frame):
     Path(sys.argv[1]).write_text(signal.Signals(number).name)
@@ -627,3 +631,90 @@ def test_a_record_ends_whole_on_sigterm_and_sighup(tmp_path, number):
     assert final["info"]["exit_status"] == f"Stopped by {name} (the agent exited {128 + number})"
     assert final["info"]["exit_code"] == 128 + number
     assert [event.get("step") for event in final["meta_events"] if event["event"] == "exchange"] == [1]
+
+
+class _KeptUpstream:
+    """An upstream on a raw socket that answers every request with a small JSON body and counts
+    its connections; `stale`: it closes each connection after one answer, without saying so."""
+
+    def __init__(self, stale: bool = False) -> None:
+        import socket
+        import threading
+
+        self.stale = stale
+        self.connections = 0
+        self.bodies: list[bytes] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: Any) -> None:
+        with conn:
+            reader = conn.makefile("rb")
+            while True:
+                head = reader.readline()
+                if not head:
+                    return
+                length = 0
+                while (line := reader.readline()).strip():
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                self.bodies.append(reader.read(length))
+                body = b'{"id": "x", "choices": [{"message": {"role": "assistant", "content": "ok"}}]}'
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                             % (len(body), body))
+                if self.stale:
+                    return
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_connections_are_kept_both_ways_and_a_chunked_request_goes_whole(tmp_path, stale):
+    """Issue 60.6 and 61.8: the agent's connection is kept for its next request, the upstream's
+    too (a pool: one connection for many requests; one the upstream closed while idle is
+    replaced without the agent seeing it); a chunked request is forwarded whole (it went empty);
+    a Host that is not the endpoint's is refused."""
+    upstream = _KeptUpstream(stale)
+    endpoint, writer = _endpoint(tmp_path, upstream.url)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    try:
+        with endpoint:
+            base = urllib.parse.urlsplit(endpoint.base_url)
+            agent = http.client.HTTPConnection(base.netloc, timeout=30)
+            sockets = set()
+            for _ in range(3):
+                agent.request("POST", base.path + "/v1/chat/completions", body=body,
+                              headers={"content-type": "application/json"})
+                answer = agent.getresponse()
+                assert answer.status == 200 and b'"ok"' in answer.read()
+                sockets.add(id(agent.sock))
+            assert len(sockets) == 1  # the agent's connection served all three
+            agent.putrequest("POST", base.path + "/v1/chat/completions")
+            agent.putheader("Transfer-Encoding", "chunked")
+            agent.putheader("content-type", "application/json")
+            agent.endheaders()
+            for piece in (body[:10], body[10:]):
+                agent.send(b"%x\r\n%s\r\n" % (len(piece), piece))
+            agent.send(b"0\r\n\r\n")
+            assert agent.getresponse().read() and upstream.bodies[-1] == body  # whole, not empty
+            stranger = http.client.HTTPConnection(base.netloc, timeout=30)
+            stranger.request("POST", base.path + "/v1/chat/completions", body=body, headers={"Host": "evil.example"})
+            assert stranger.getresponse().status == 421
+    finally:
+        upstream.close()
+    assert upstream.connections == (4 if stale else 1)
+    recorded = exchanges(writer.finish({"exit_status": "Exited"}))
+    assert [event["status"] for event in recorded] == [200] * 4

@@ -81,6 +81,7 @@ class RecordingEndpoint:
         self._lock = threading.Lock()
         self._active = 0
         self._idle = threading.Condition(self._lock)
+        self._pool = _Pool()
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -127,6 +128,7 @@ class RecordingEndpoint:
         with self._idle:
             self._idle.wait_for(lambda: self._active == 0, timeout=wait_s)
         self.server.server_close()
+        self._pool.close()
 
     def __enter__(self) -> RecordingEndpoint:
         return self.start()
@@ -141,9 +143,16 @@ class RecordingEndpoint:
         if not (request.path == prefix or request.path.startswith(prefix + "/")):
             _plain(request, 403, "swedeck record: this endpoint serves its own agent only (wrong or missing token)\n")
             return
+        port = self.server.server_address[1]
+        if request.headers.get("Host", f"127.0.0.1:{port}") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            _plain(request, 421, "swedeck record: this endpoint answers for 127.0.0.1 only (its Host header)\n")
+            return
         path = request.path[len(prefix):] or "/"
-        length = int(request.headers.get("Content-Length") or 0)
-        body = request.rfile.read(length) if length else b""
+        try:
+            body = _request_body(request)
+        except ValueError as error:  # too large, or not HTTP: said, and the connection is not reused
+            _plain(request, 413 if "larger" in str(error) else 400, f"swedeck record: {error}\n")
+            return
         with self._lock:
             self._count += 1
             self._active += 1
@@ -165,21 +174,25 @@ class RecordingEndpoint:
 
     def _forward(self, request: BaseHTTPRequestHandler, exchange: Exchange, state: Any) -> None:
         url = urlsplit(exchange.upstream)
-        connection_type = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
-        connection = connection_type(url.netloc, timeout=UPSTREAM_TIMEOUT_S)
         headers = {key: value for key, value in request.headers.items() if key.lower() not in HOP_BY_HOP}
         headers["Host"] = url.netloc
         if exchange.body or request.command in ("POST", "PUT"):
             headers["Content-Length"] = str(len(exchange.body))
         target = url.path + (f"?{url.query}" if url.query else "")
-        try:
-            connection.request(request.command, target or "/", body=exchange.body, headers=headers)
-            response = connection.getresponse()
-        except (OSError, http.client.HTTPException) as error:
-            exchange.error = f"the upstream {url.scheme}://{url.netloc} did not answer: {error}"
-            exchange.status = 502
-            _plain(request, 502, f"swedeck record: {exchange.error}\n")
-            return
+        for attempt in range(2):  # a kept connection the upstream has since closed: once more, on a new one
+            connection, reused = self._pool.take(url.scheme, url.netloc)
+            try:
+                connection.request(request.command, target or "/", body=exchange.body, headers=headers)
+                response = connection.getresponse()
+                break
+            except (OSError, http.client.HTTPException) as error:
+                connection.close()
+                if reused and attempt == 0 and isinstance(error, STALE):
+                    continue
+                exchange.error = f"the upstream {url.scheme}://{url.netloc} did not answer: {error}"
+                exchange.status = 502
+                _plain(request, 502, f"swedeck record: {exchange.error}\n")
+                return
         exchange.status = response.status
         exchange.response_headers = {key: value for key, value in response.getheaders()
                                      if key.lower() not in CREDENTIALS}
@@ -187,13 +200,12 @@ class RecordingEndpoint:
         for key, value in response.getheaders():
             if key.lower() not in HOP_BY_HOP:
                 request.send_header(key, value)
-        request.send_header("Transfer-Encoding", "chunked")
-        request.send_header("Connection", "close")
+        request.send_header("Transfer-Encoding", "chunked")  # the agent's connection is kept for its next request
         request.end_headers()
-        request.close_connection = True
+        whole = False
         try:
             while True:
-                data = response.read1(READ_BYTES) if hasattr(response, "read1") else response.read(READ_BYTES)
+                data = response.read1(READ_BYTES)
                 if not data:
                     break
                 if exchange.first_byte_s is None:
@@ -204,11 +216,86 @@ class RecordingEndpoint:
                 self.handlers.bytes_passed(state, data)
             request.wfile.write(b"0\r\n\r\n")
             request.wfile.flush()
+            whole = True
         except (OSError, http.client.HTTPException) as error:  # the upstream cut, or the agent left
             exchange.error = f"the answer was cut: {error}"
+            request.close_connection = True  # the agent sees the cut as it came
         finally:
             exchange.last_byte_s = time.time() - exchange.started
-            connection.close()
+            if whole and not response.will_close:
+                response.close()  # read to its end: the connection is ready for the next request
+                self._pool.give(url.scheme, url.netloc, connection)
+            else:
+                connection.close()
+
+
+STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError, http.client.CannotSendRequest)
+"""What a kept connection says when the upstream closed it while it sat idle."""
+MAX_REQUEST = 256 << 20
+"""A request body larger than this is refused (413) and recorded as refused: bounded memory."""
+
+
+class _Pool:
+    """Upstream connections kept alive, a few per origin (an SDK keeps its own the same way): a
+    request over TLS costs its handshake once, not each time."""
+
+    KEPT = 8
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[str, str], list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, scheme: str, netloc: str) -> tuple[http.client.HTTPConnection, bool]:
+        with self._lock:
+            idle = self._idle.get((scheme, netloc))
+            if idle:
+                return idle.pop(), True
+        kind = http.client.HTTPSConnection if scheme == "https" else http.client.HTTPConnection
+        connection = kind(netloc, timeout=UPSTREAM_TIMEOUT_S)
+        return connection, False
+
+    def give(self, scheme: str, netloc: str, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            idle = self._idle.setdefault((scheme, netloc), [])
+            if len(idle) < self.KEPT:
+                idle.append(connection)
+                return
+        connection.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for idle in self._idle.values():
+                for connection in idle:
+                    connection.close()
+            self._idle.clear()
+
+
+def _request_body(request: BaseHTTPRequestHandler) -> bytes:
+    """The agent's request body, whole: by its length, or its chunks (a chunked request is read to
+    its last chunk, never forwarded empty); larger than `MAX_REQUEST`: ValueError."""
+    if "chunked" in request.headers.get("Transfer-Encoding", "").lower():
+        body = bytearray()
+        while True:
+            line = request.rfile.readline(1024)
+            try:
+                size = int(line.split(b";")[0].strip() or b"x", 16)
+            except ValueError:
+                raise ValueError("a chunked request whose chunk size is not a number") from None
+            if size == 0:
+                while request.rfile.readline(65536).strip():  # trailers
+                    pass
+                return bytes(body)
+            if len(body) + size > MAX_REQUEST:
+                raise ValueError(f"a request larger than {MAX_REQUEST >> 20} MB: not forwarded")
+            body += request.rfile.read(size)
+            request.rfile.readline(16)
+    try:
+        length = int(request.headers.get("Content-Length") or 0)
+    except ValueError:
+        raise ValueError("a Content-Length that is not a number") from None
+    if length > MAX_REQUEST or length < 0:
+        raise ValueError(f"a request larger than {MAX_REQUEST >> 20} MB (Content-Length {length}): not forwarded")
+    return request.rfile.read(length) if length else b""
 
 
 def _plain(request: BaseHTTPRequestHandler, status: int, text: str) -> None:
