@@ -38,6 +38,7 @@ BENCHMARKS = {
     "B14": ("b14_codex", "huge Codex rollout"),
     "B15": ("b15_inspect_sample", "one huge Inspect sample"),
     "B16": ("b16_live_stress", "live stress"),
+    "B17": ("b17_acp_start", "ACP start-up"),
 }
 
 

@@ -406,3 +406,37 @@ def test_sigterm_ends_a_headless_acp_session_whole(tmp_path):
     final = json.loads((tmp_path / "acp.traj.json").read_text())
     assert final["info"]["exit_status"] == "ACP: stopped by SIGTERM"
     wait_until(lambda: not processes_in(work), timeout=15, what="the agent ended")
+
+
+def test_start_up_is_said_phase_by_phase_and_a_wait_restarts_while_the_agent_talks(tmp_path, monkeypatch):
+    """Issue 60.9: spawn, initialize, session/new and the first update are said with their times;
+    a start-up phase waits from the agent's last sign of life (a line on stderr restarts it), and
+    an agent that exits or falls silent is said by phase."""
+    import shlex
+
+    import swedeck.core.acp.run as acp_run
+
+    result, lines, _ = run(tmp_path, [[chunk("hello")]])
+    text = said(lines)
+    for phase in ("spawn", "initialize", "session/new", "first update"):
+        assert f"swedeck: start-up: {phase} at " in text, text
+    session = events(result.path, "acp_session")[0]
+    assert list(session["startup_s"]) == ["spawn", "initialize", "session/new"]
+
+    monkeypatch.setattr(acp_run, "START_TIMEOUT_S", 1.5)
+    spec, _ = scripted(tmp_path, [[chunk("late but here")]])
+    slow = tmp_path / "slow.sh"  # talks on stderr for 3 s (twice the wait) before it starts the agent
+    slow.write_text(f"for i in 1 2 3 4 5 6; do echo warming up >&2; sleep 0.5; done\nexec {spec}\n")
+    lines = []
+    done = run_acp(f"bash {shlex.quote(str(slow))}", "the task", cwd=tmp_path, output=str(tmp_path / "slow"),
+                   say=lines.append)
+    assert done.stop_reason == "end_turn" and "late but here" in said(lines)
+
+    silent = f"{sys.executable} -c 'import time; time.sleep(30)'"
+    lines = []
+    done = run_acp(silent, "the task", cwd=tmp_path, output=str(tmp_path / "silent"), say=lines.append)
+    assert done.stop_reason == "error" and "did not answer initialize and said nothing for 2 s" in said(lines)
+    lines = []
+    done = run_acp(f"{sys.executable} -c 'import sys, time; time.sleep(0.3); sys.exit(3)'", "the task", cwd=tmp_path,
+                   output=str(tmp_path / "gone"), say=lines.append)
+    assert done.stop_reason == "error" and "before it answered initialize" in said(lines), said(lines)

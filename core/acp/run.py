@@ -21,6 +21,7 @@ answers permissions by yolo (the agent's allow-once option, never "always"); liv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -28,6 +29,7 @@ import shlex
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,7 +50,8 @@ from .terminal import Terminals
 LINE_LIMIT = 64 << 20
 """The longest line (one JSON-RPC message) read from the agent."""
 START_TIMEOUT_S = 120.0
-"""How long the agent may take to answer `initialize` and `session/new`."""
+"""How long the agent may stay silent while it answers `initialize` or `session/new` (the wait
+starts again at each message or line on stderr it gives)."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ class Driver(Protocol):
         """A chunk of a terminal's output as it arrives (`call_id`: the tool call showing it, if known)."""
     def note(self, text: str) -> None:
         """Something the person should know that is not the agent's (a message swedeck could not read)."""
+    def phase(self, name: str, seconds: float) -> None:
+        """A start-up phase reached (`spawn`, `initialize`, `session/new`, `first update`), seconds since the spawn began."""
     async def prompt_ended(self, stop: str) -> str | None:
         """The next words for the agent (a follow-up), or None: the session ends."""
 
@@ -187,6 +192,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
     # as `asyncio.create_subprocess_exec`, with the transport in hand (closed here, while the loop
     # runs) and lines of any size (a JSON-RPC message is one line; the default limit is 64 KiB)
     loop = asyncio.get_running_loop()
+    start = Startup(driver, errors)
     transport, protocol = await loop.subprocess_exec(  # its own process group: ended whole (a wrapper's child too)
         lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop), *command,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd,
@@ -194,15 +200,17 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
     process = asyncio.subprocess.Process(transport, protocol, loop)
     assert process.stdin is not None and process.stdout is not None
     stopping = _stop_on_signals(run, loop)
+    start.reached("spawn")
     client = _Client(cwd, run.writer, driver, Terminals(environment, f"acp-{os.urandom(4).hex()}"))
+    client.startup = start
     # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
     connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
     try:
         capabilities = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
-        init = await asyncio.wait_for(connection.initialize(
+        init = await start.answer("initialize", connection.initialize(
             protocol_version=acp.PROTOCOL_VERSION, client_capabilities=capabilities,
-            client_info=schema.Implementation(name="swedeck", version=_version())), START_TIMEOUT_S)
+            client_info=schema.Implementation(name="swedeck", version=_version())), process)
         if init.protocol_version != acp.PROTOCOL_VERSION:
             raise SwedeckError(f"the agent speaks ACP version {init.protocol_version}, swedeck {acp.PROTOCOL_VERSION}")
         can_load = bool(init.agent_capabilities and init.agent_capabilities.load_session)
@@ -211,12 +219,12 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
 
         async def open_session() -> str:
             if run.resume is None:
-                return str((await asyncio.wait_for(connection.new_session(cwd=str(cwd), mcp_servers=[]),
-                                                   START_TIMEOUT_S)).session_id)
+                return str((await start.answer("session/new", connection.new_session(cwd=str(cwd), mcp_servers=[]),
+                                               process)).session_id)
             client.loading = True  # the agent replays the session's history as updates: counted, not new steps
             try:
-                await asyncio.wait_for(connection.load_session(cwd=str(cwd), session_id=run.resume, mcp_servers=[]),
-                                       START_TIMEOUT_S)
+                await start.answer("session/load", connection.load_session(cwd=str(cwd), session_id=run.resume,
+                                                                           mcp_servers=[]), process)
             finally:
                 client.loading = False
             return run.resume
@@ -227,13 +235,13 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
             method = _env_auth(init.auth_methods or [], env)
             if method is None:
                 raise
-            await asyncio.wait_for(connection.authenticate(method_id=method), START_TIMEOUT_S)
+            await start.answer("authenticate", connection.authenticate(method_id=method), process)
             run.writer.add_meta("acp_auth", method=method, after=str(error))
             session_id = await open_session()
         info = init.agent_info
         run.writer.add_meta("acp_session", session_id=session_id, protocol_version=init.protocol_version,
                             agent=getattr(info, "name", None), agent_version=getattr(info, "version", None),
-                            load_session=can_load,
+                            load_session=can_load, startup_s=dict(start.times),
                             **({"loaded": True, "history_updates": client.replayed} if run.resume else {}))
         if run.resume is not None:
             driver.note(f"continuing the agent's session {session_id} ({client.replayed} updates of its history "
@@ -268,6 +276,64 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         process.stdin.close()
         await _end_group(process)
         transport.close()
+
+
+class Startup:
+    """An ACP agent's start, phase by phase (spawn, `initialize`, `session/new`, the first update),
+    each said with its time since the spawn began. A phase waits `START_TIMEOUT_S` from the
+    agent's last sign of life (a message, a line on stderr), not from its start: a slow adapter
+    that is still talking is waited for; one that exits or falls silent is said, by phase."""
+
+    def __init__(self, driver: Driver, errors: IO[bytes]) -> None:
+        self.driver = driver
+        self.errors = errors
+        self.began = time.monotonic()
+        self.times: dict[str, float] = {}
+        self.alive = self.began
+        """When the agent last showed it was alive."""
+
+    def reached(self, phase: str) -> None:
+        if phase not in self.times:
+            self.times[phase] = round(time.monotonic() - self.began, 3)
+            self.driver.phase(phase, self.times[phase])
+
+    def activity(self) -> None:
+        self.alive = time.monotonic()
+
+    async def answer(self, phase: str, request: Any, process: asyncio.subprocess.Process) -> Any:
+        """The agent's answer to a start-up request, or a clear error: it exited, or said nothing for too long."""
+        task = asyncio.ensure_future(request)
+        stderr = self._stderr_size()
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=min(1.0, START_TIMEOUT_S))
+                if done:
+                    try:
+                        result = task.result()
+                    except ConnectionError:  # its output closed: it exited, or is about to
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(process.wait(), 2)
+                        how = (f"exited (code {process.returncode})" if process.returncode is not None
+                               else "closed its output")
+                        raise SwedeckError(f"it {how} before it answered {phase}") from None
+                    self.reached(phase)
+                    return result
+                if process.returncode is not None:
+                    raise SwedeckError(f"it exited (code {process.returncode}) before it answered {phase}")
+                size = self._stderr_size()
+                if size != stderr:
+                    stderr = size
+                    self.activity()
+                if time.monotonic() - self.alive > START_TIMEOUT_S:
+                    raise SwedeckError(f"it did not answer {phase} and said nothing for {START_TIMEOUT_S:.0f} s")
+        finally:
+            task.cancel()
+
+    def _stderr_size(self) -> int:
+        try:
+            return os.fstat(self.errors.fileno()).st_size
+        except (OSError, ValueError):
+            return 0
 
 
 def _stop_on_signals(run: AcpRun, loop: asyncio.AbstractEventLoop) -> list[int]:
@@ -319,6 +385,8 @@ async def _end_group(process: asyncio.subprocess.Process) -> None:
 
 
 def _failure(error: Exception) -> str:
+    if isinstance(error, SwedeckError):
+        return str(error)
     if isinstance(error, ConnectionError):
         return "it ended (or closed its output) before it answered; what it did until then is recorded"
     return f"{type(error).__name__}: {error}"
@@ -458,6 +526,9 @@ class Printer:
     def note(self, text: str) -> None:
         self.say(f"swedeck: {text}")
 
+    def phase(self, name: str, seconds: float) -> None:
+        self.say(f"swedeck: start-up: {name} at {seconds:.2f} s")
+
     async def prompt_ended(self, stop: str) -> str | None:
         self._flush()
         return None
@@ -481,6 +552,7 @@ class _Client:
         """Terminal id -> the tool call that shows it (its `terminal` content)."""
         self._titles: dict[str, str] = {}
         self._inputs: dict[str, Any] = {}
+        self.startup: Startup | None = None
 
     async def close(self) -> None:
         """The terminals the agent left: killed, and recorded as those it released."""
@@ -514,6 +586,9 @@ class _Client:
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         kind = getattr(update, "session_update", "")
+        if self.startup is not None:
+            self.startup.activity()
+            self.startup.reached("first update")
         if self.loading:
             self.replayed += 1
             return

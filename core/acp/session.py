@@ -382,6 +382,9 @@ class AcpSession:
     def note(self, text: str) -> None:
         self._emit(ev.Notice(text=text, level="warning"))
 
+    def phase(self, name: str, seconds: float) -> None:
+        self._emit(ev.Notice(text=f"ACP start-up: {name} at {seconds:.2f} s"))
+
     async def plan(self, entries: tuple[ev.PlanEntry, ...]) -> None:
         self._emit(ev.PlanUpdated(entries=entries))
 
