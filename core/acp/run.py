@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
-import re
 import shlex
 import signal
 import tempfile
@@ -35,6 +35,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
+
+import acp
+from acp import RequestError, schema
 
 from ..config import EnvironmentConfig, SwedeckConfig
 from ..errors import SwedeckError, UsageError
@@ -141,10 +144,12 @@ class AcpRun:
         environment = environment or EnvironmentConfig()
         if environment.environment_class == "local":
             environment = environment.model_copy(update={"cwd": str(cwd)})
-        with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors, _unreadable(self.writer, driver):
+        with self.recording.endpoint() as endpoint, tempfile.TemporaryFile() as errors, \
+                _unreadable(self.writer, driver) as unreadable:
             command, env = self.recording.child(endpoint, self.command)
             try:
-                return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel, environment))
+                return asyncio.run(_session(self, command, env, cwd, task, driver, errors, cancel, environment,
+                                            unreadable))
             except Exception as error:  # noqa: BLE001 - the agent failed: said with what it printed, and recorded
                 errors.seek(0)
                 said = errors.read()[-2000:].decode("utf-8", "replace").strip()
@@ -183,12 +188,15 @@ def run_acp(spec: str, task: str, *, cwd: Path, output: str | None = None, upstr
     return AcpResult(code, path, stop, run.recorder.state.steps, printer.permissions)
 
 
+SessionUpdate = (schema.UserMessageChunk | schema.AgentMessageChunk | schema.AgentThoughtChunk | schema.ToolCallStart
+                 | schema.ToolCallProgress | schema.AgentPlanUpdate | schema.AvailableCommandsUpdate
+                 | schema.CurrentModeUpdate | schema.SessionInfoUpdate | schema.UsageUpdate | Any)
+"""What `session/update` carries (the package's Protocol names the same union)."""
+
+
 async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Path, task: str, driver: Driver,
                    errors: IO[bytes], cancel: Callable[[Callable[[], None]], None] | None,
-                   environment: EnvironmentConfig) -> str:
-    import acp
-    from acp import schema
-
+                   environment: EnvironmentConfig, unreadable: Unreadable) -> str:
     # as `asyncio.create_subprocess_exec`, with the transport in hand (closed here, while the loop
     # runs) and lines of any size (a JSON-RPC message is one line; the default limit is 64 KiB)
     loop = asyncio.get_running_loop()
@@ -203,8 +211,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
     start.reached("spawn")
     client = _Client(cwd, run.writer, driver, Terminals(environment, f"acp-{os.urandom(4).hex()}"))
     client.startup = start
-    # our methods take the schema types as Any (read by attribute): the package's Protocol names them exactly
-    connection = acp.connect_to_agent(client, process.stdin, process.stdout)  # type: ignore[arg-type]
+    connection = acp.connect_to_agent(client, _Lines(process.stdout, process.stdin, unreadable))
     try:
         capabilities = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True)
@@ -396,50 +403,123 @@ UNREADABLE_SAID = 20
 """Messages swedeck could not read that are said one by one; the rest are counted."""
 
 
-class _Unreadable(logging.Handler):
-    """The ACP package's word for a message it could not read or handle (it logs it and goes
-    on): said to the person, recorded (`acp_unreadable`) and counted."""
+class Unreadable:
+    """The agent's messages swedeck cannot read: said to the person (the first 20), recorded
+    (`acp_unreadable`) and counted; the session goes on."""
 
     def __init__(self, writer: TrajectoryWriter, driver: Driver) -> None:
-        import acp
-
-        super().__init__(logging.ERROR)
         self.writer = writer
         self.driver = driver
         self.count = 0
-        self.package = str(Path(acp.__file__).parent)
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if not record.pathname.startswith(self.package):
-            return
+    def add(self, what: str, detail: str = "") -> None:
         self.count += 1
-        detail = str(record.exc_info[1]) if record.exc_info and record.exc_info[1] is not None else ""
-        what = _unreadable_what(record.getMessage(), detail)
         self.writer.add_meta("acp_unreadable", what=what, detail=detail[:2000])
         if self.count <= UNREADABLE_SAID:
             self.driver.note(visible(f"the agent sent a message swedeck cannot read ({self.count}): {what}"))
         elif self.count == UNREADABLE_SAID + 1:
             self.driver.note("the agent keeps sending messages swedeck cannot read: counted in the record, no longer said")
 
+    def close(self) -> None:
+        if self.count:
+            self.writer.add_meta("acp_unreadable_total", count=self.count)
 
-def _unreadable_what(message: str, detail: str) -> str:
-    tag = re.search(r"Input tag '([^']*)'", detail)
-    if tag:
-        method = message.split("method=")[-1] if "method=" in message else "a message"
-        return f"{method} of an unknown type {tag.group(1)!r}"
-    return message.replace("Unhandled error while handling ", "").replace("Error parsing JSON-RPC message", "not JSON")
+
+class _Lines:
+    """The agent's stdio as the ACP package's `Transport` (one JSON-RPC message a line), read by
+    swedeck: a line that is not JSON, and an update of a type the protocol's schema does not
+    know, are `Unreadable` here and never reach the package (which would only log them)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, unreadable: Unreadable) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.unreadable = unreadable
+        self._sending = asyncio.Lock()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self._sending:
+            self.writer.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
+            await self.writer.drain()
+
+    async def receive(self) -> dict[str, Any] | None:
+        from pydantic import ValidationError
+
+        while True:
+            line = await self._line()
+            if line is None:
+                return None
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.unreadable.add("not JSON", line[:2000].decode("utf-8", "replace"))
+                continue
+            if not isinstance(message, dict):
+                self.unreadable.add("not a JSON-RPC message", line[:2000].decode("utf-8", "replace"))
+                continue
+            if message.get("method") == "session/update" and "id" not in message:
+                try:
+                    schema.SessionNotification.model_validate(message.get("params"))
+                except ValidationError as error:
+                    params = message.get("params")
+                    update = params.get("update") if isinstance(params, dict) else None
+                    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+                    self.unreadable.add(f"session/update of an unknown type {kind!r}" if kind is not None
+                                        else "a session/update swedeck cannot read", str(error))
+                    continue
+            return message
+
+    async def _line(self) -> bytes | None:
+        """The next line (None at the end); one longer than `LINE_LIMIT` is skipped, and said."""
+        try:
+            return await self.reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as error:
+            return error.partial or None
+        except asyncio.LimitOverrunError:
+            while True:  # the rest of the line, dropped a limit at a time
+                try:
+                    await self.reader.readuntil(b"\n")
+                    break
+                except asyncio.LimitOverrunError as error:
+                    await self.reader.readexactly(error.consumed)
+                except asyncio.IncompleteReadError:
+                    break
+            self.unreadable.add(f"a message longer than {LINE_LIMIT >> 20} MiB")
+            return b""
+
+    async def close(self) -> None:
+        self.writer.close()
+
+
+class _PackageErrors(logging.Handler):
+    """What the ACP package logs of an error in a handler of swedeck's (an exception it answers
+    with an internal error): kept off the person's terminal, recorded by its exception."""
+
+    def __init__(self, unreadable: Unreadable) -> None:
+        super().__init__(logging.ERROR)
+        self.unreadable = unreadable
+        self.package = str(Path(acp.__file__).parent)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not record.pathname.startswith(self.package):
+            return
+        error = record.exc_info[1] if record.exc_info else None
+        method = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        self.unreadable.add(f"{method or 'a message'}: {type(error).__name__ if error else 'an error'}",
+                            str(error or ""))
 
 
 @contextmanager
-def _unreadable(writer: TrajectoryWriter, driver: Driver) -> Iterator[_Unreadable]:
-    handler = _Unreadable(writer, driver)
+def _unreadable(writer: TrajectoryWriter, driver: Driver) -> Iterator[Unreadable]:
+    unreadable = Unreadable(writer, driver)
+    handler = _PackageErrors(unreadable)
     logging.getLogger().addHandler(handler)
     try:
-        yield handler
+        yield unreadable
     finally:
         logging.getLogger().removeHandler(handler)
-        if handler.count:
-            writer.add_meta("acp_unreadable_total", count=handler.count)
+        unreadable.close()
 
 
 def _env_auth(methods: list[Any], env: dict[str, str]) -> str | None:
@@ -534,8 +614,9 @@ class Printer:
         return None
 
 
-class _Client:
-    """What swedeck answers an ACP agent (its `Client` side), handing what it does to the driver."""
+class _Client(acp.Client):
+    """What swedeck answers an ACP agent (the package's `Client`, typed by its schema), handing
+    what it does to the driver."""
 
     def __init__(self, cwd: Path, writer: TrajectoryWriter, driver: Driver, terminals: Terminals) -> None:
         self.cwd = cwd.resolve()
@@ -562,9 +643,8 @@ class _Client:
             self.writer.add_meta("acp_terminal", **self.terminals.record(terminal), released_by="swedeck")
         await asyncio.get_running_loop().run_in_executor(None, self.terminals.close)
 
-    async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def request_permission(self, session_id: str, tool_call: schema.ToolCallUpdate,
+                                 options: list[schema.PermissionOption], **kwargs: Any) -> schema.RequestPermissionResponse:
         offered = [Option(str(option.option_id), str(option.name), str(option.kind)) for option in options]
         title = str(getattr(tool_call, "title", None) or getattr(tool_call, "tool_call_id", ""))
         call_id = str(getattr(tool_call, "tool_call_id", ""))
@@ -584,7 +664,7 @@ class _Client:
         return schema.RequestPermissionResponse(outcome=schema.AllowedOutcome(option_id=chosen.option_id,
                                                                               outcome="selected"))
 
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+    async def session_update(self, session_id: str, update: SessionUpdate, **kwargs: Any) -> None:
         kind = getattr(update, "session_update", "")
         if self.startup is not None:
             self.startup.activity()
@@ -623,9 +703,7 @@ class _Client:
             await self.driver.usage(getattr(update, "used", None), getattr(update, "size", None))
 
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
-                             **kwargs: Any) -> Any:
-        from acp import schema
-
+                             **kwargs: Any) -> schema.ReadTextFileResponse:
         text = self._inside(path).read_text(encoding="utf-8", errors="replace")
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
@@ -633,9 +711,8 @@ class _Client:
             text = "".join(lines[start: start + limit if limit is not None else None])
         return schema.ReadTextFileResponse(content=text)
 
-    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
-        from acp import RequestError, schema
-
+    async def write_text_file(self, session_id: str, path: str, content: str,
+                              **kwargs: Any) -> schema.WriteTextFileResponse:
         target = self._inside(path)
         refused = await self.driver.write(str(target), len(content))
         if refused is not None:
@@ -648,8 +725,6 @@ class _Client:
 
     def _inside(self, path: str) -> Path:
         """A file the agent names, inside the session's folder (anywhere else is refused)."""
-        from acp import RequestError
-
         target = Path(path) if Path(path).is_absolute() else self.cwd / path
         resolved = target.resolve()
         if resolved != self.cwd and self.cwd not in resolved.parents:
@@ -667,11 +742,9 @@ class _Client:
     def _terminal_output(self, terminal_id: str, text: str) -> None:
         self.driver.tool_output(self._shown_in.get(terminal_id), text)
 
-    async def create_terminal(self, command: str, session_id: str, args: list[str] | None = None,
-                              env: list[Any] | None = None, cwd: str | None = None,
-                              output_byte_limit: int | None = None, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: list[schema.EnvVariable] | None = None, cwd: str | None = None,
+                              output_byte_limit: int | None = None, **kwargs: Any) -> schema.CreateTerminalResponse:
         variables = {str(variable.name): str(variable.value) for variable in env or []}
         refused = await self.driver.terminal(shlex.join([command, *args]) if args else command)
         if refused is not None:  # never run: a terminal that exits as bash does for a command it cannot run
@@ -680,44 +753,44 @@ class _Client:
         terminal = await self.terminals.create(command, args, cwd, variables, output_byte_limit)
         return schema.CreateTerminalResponse(terminal_id=terminal.terminal_id)
 
-    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> schema.TerminalOutputResponse:
         terminal = self.terminals.get(terminal_id)
         status = (schema.TerminalExitStatus(exit_code=terminal.exit_code, signal=terminal.signal)
                   if terminal.done.is_set() else None)
         return schema.TerminalOutputResponse(output=terminal.output, truncated=terminal.truncated, exit_status=status)
 
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str,
+                                     **kwargs: Any) -> schema.WaitForTerminalExitResponse:
         terminal = self.terminals.get(terminal_id)
         await terminal.done.wait()
         return schema.WaitForTerminalExitResponse(exit_code=terminal.exit_code, signal=terminal.signal)
 
-    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> schema.KillTerminalResponse:
         await self.terminals.kill(self.terminals.get(terminal_id))
         return schema.KillTerminalResponse()
 
-    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
-        from acp import schema
-
+    async def release_terminal(self, session_id: str, terminal_id: str,
+                               **kwargs: Any) -> schema.ReleaseTerminalResponse:
         terminal = self.terminals.get(terminal_id)
         await self.terminals.release(terminal)
         self.writer.add_meta("acp_terminal", **self.terminals.record(terminal))
         return schema.ReleaseTerminalResponse()
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        from acp import RequestError
-
         raise RequestError.method_not_found(method)
 
     async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
         return None
 
-    def on_connect(self, connection: Any) -> None:
+    async def create_elicitation(self, message: str, mode: schema.ElicitationMode,
+                                 **kwargs: Any) -> schema.CreateElicitationResponse:
+        """swedeck asks the person nothing on an agent's behalf (ACP's elicitation is unstable): declined."""
+        return schema.DeclineElicitationResponse(action="decline")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        return None
+
+    def on_connect(self, conn: acp.Agent) -> None:
         return None
 
 
