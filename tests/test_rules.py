@@ -487,3 +487,49 @@ def test_swedeck_is_never_less_strict_than_the_real_claude_code(tmp_path):
               if strictness[ours.decide(command).decision] < strictness[theirs]]
     assert not looser, looser
     assert all(ours.decide(command).decision == "deny" for command, theirs in oracle.items() if theirs == "deny")
+
+
+CODEX_ORACLE_RULES = ('prefix_rule(pattern=["bash"], decision="allow")\nprefix_rule(pattern=["env"], decision="allow")\n'
+                      'prefix_rule(pattern=["ls"], decision="allow")\nprefix_rule(pattern=["curl"], decision="forbidden")\n')
+CODEX_ORACLE_COMMANDS = ['bash -c "rm x"', "env rm y", "curl http://127.0.0.1:9/a", 'bash -c "curl http://127.0.0.1:9/b"',
+                         "env curl http://127.0.0.1:9/c", "rm z", "ls -la", "bash -lc 'ls'"]
+
+
+def test_swedeck_is_never_less_strict_than_codexs_runtime(tmp_path):
+    """The oracle is Codex's runtime itself, not only `execpolicy check`: the real codex-acp (the
+    preset's `approval_policy="untrusted"`, the rules in its `CODEX_HOME/rules`) is asked by a
+    scripted Responses server to run each command; a command it never started is denied, one it
+    asked permission for is asked, one it ran unasked is allowed. swedeck, under the same rules,
+    decides each the same or stricter (Codex 0.171's runtime runs `bash -c "rm x"` and even
+    `env curl …` under a forbidden `curl` when `bash`/`env` are allowed; swedeck asks and denies)."""
+    from support.agent_clis import codex_environment
+    from support.responses_server import ResponsesServer, Step
+
+    agent_cli("codex-acp")
+    home, work = tmp_path / "home", tmp_path / "work"
+    env = codex_environment(home)
+    (home / ".codex" / "rules").mkdir(parents=True)
+    (home / ".codex" / "rules" / "default.rules").write_text(CODEX_ORACLE_RULES)
+    work.mkdir()
+    with ResponsesServer() as server:
+        server.script(*[Step(call=("exec_command", {"cmd": command})) for command in CODEX_ORACLE_COMMANDS],
+                      Step(text="done"))
+        done = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "run them",
+                               "--upstream", server.url, "-o", str(tmp_path / "acp"), "--cwd", str(work)],
+                              env=env, capture_output=True, text=True, timeout=200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    events = json.loads((tmp_path / "acp.traj.json").read_text())["meta_events"]
+    asked = {event["command"] for event in events if event["event"] == "acp_permission"}
+    from swedeck.core.acp.run import command_of
+
+    started = {command_of(event.get("raw_input")) for event in events if event["event"] == "acp_tool"} | asked
+    oracle = {command: "ask" if command in asked else "allow" if command in started else "deny"
+              for command in CODEX_ORACLE_COMMANDS}
+    assert {"allow", "ask", "deny"} <= set(oracle.values()), oracle
+    rules_file = tmp_path / "default.rules"
+    rules_file.write_text(CODEX_ORACLE_RULES)
+    ours = load_rules([str(rules_file)])
+    strictness = {"allow": 0, "ask": 1, "deny": 2}
+    looser = [(command, ours.decide(command).decision, theirs) for command, theirs in oracle.items()
+              if strictness[ours.decide(command).decision] < strictness[theirs]]
+    assert not looser, looser
