@@ -185,9 +185,24 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+ZERO_WIDTH_FILLERS = ["\u00ad", "\u034f", "\ufe0f", "\U000e0020", "\U000e0001", "\u206a", "\u17b5", "\U0001d173",
+                      "\ufff9", "\U0001bca1", "\u2065", "\u0300", "\u115f\u0300"]
+"""Issue 61.5: characters that draw nothing (default-ignorable, format, combining, unassigned)."""
+
+
+def test_every_character_that_draws_nothing_is_marked_in_the_command_to_approve():
+    from swedeck.tui.widgets.text import whole_command
+
+    for filler in ZERO_WIDTH_FILLERS:
+        shown = whole_command(f"ls{filler * 40}; touch payload")
+        assert filler[0] not in shown and "⟨" in shown and shown.endswith("; touch payload"), repr(filler)
+    assert whole_command("echo café; naïve") == "echo café; naïve"  # composed letters are text
+
+
 @pytest.mark.anyio
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("blank", ["", "\u3164", "\u2800", "\u00a0", "\u2003", "\u3000", "\u200b"])
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("blank", ["", "\u3164", "\u2800", "\u00a0", "\u2003", "\u3000", "\u200b", "\u00ad",
+                                   "\U000e0020"])
 async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_are_marked(openai_server, tmp_path, blank):
     """Empty lines, and lines of characters that draw nothing (issue 44.7), are one counted line."""
     from support.driver import make_config
@@ -201,12 +216,41 @@ async def test_the_command_to_approve_is_shown_whole_and_invisible_characters_ar
     session = Session(make_config(tmp_path, model_config(openai_server)), "t")
     app = SwedeckApp(session)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.session_screen.confirmation is not None, 15)
+        await wait_for(pilot, lambda: app.session_screen.confirmation is not None, 90)  # under load too (issue 62)
         await pilot.pause()
         screen = app.export_screenshot().replace("&#160;", " ")
         assert "touch payload-ran" in screen  # the payload is in view while the person decides
         assert "149 empty-looking lines" in screen
         assert "⟨U+202E⟩" in screen and "⟨U+200B⟩" in screen and "\u202e" not in screen
+        await pilot.press("n")
+        await pilot.press(*"no", "enter")
+        session.quit()
+    assert not (tmp_path / "payload-ran").exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_command_taller_than_the_pane_is_shown_from_its_first_line(openai_server, tmp_path):
+    """Issue 61.5: 120 distinct lines, the payload on the first; the prompt opens at the top."""
+    from support.driver import make_config
+    from support.openai_server import Turn, model_config
+    from support.waiting import wait_for
+    from swedeck.core.session import Session
+    from swedeck.tui.live.app import SwedeckApp
+
+    tall = "touch payload-ran\n" + "\n".join(f"echo line {number}" for number in range(120))
+    openai_server.script(Turn.bash_tool(tall))
+    session = Session(make_config(tmp_path, model_config(openai_server)), "t")
+    app = SwedeckApp(session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session_screen.confirmation is not None, 90)
+        await pilot.pause()
+        await pilot.pause()
+        screen = app.export_screenshot().replace("&#160;", " ")
+        screen_ = app.session_screen
+        block_ = screen_._block(screen_.confirmation.action_id)
+        assert "touch payload-ran" in screen and "shown from the first" in screen
+        assert "echo line 119" not in screen
         await pilot.press("n")
         await pilot.press(*"no", "enter")
         session.quit()

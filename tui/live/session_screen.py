@@ -314,8 +314,10 @@ class SessionScreen(SessionState, ViewScreen):
         if block is not None:
             prefix = command_prefix(event.command)  # what `a` will allow: shown before it is pressed
             block.ask(f"({prefix} …)" if prefix else "(this exact command)")
-            # its first line in view: a long command's start is what could hide
+            # its first line in view: a long command's start is what could hide (again once it is
+            # laid out at its new height, which a transcript that follows its end would scroll past)
             self.transcript.scroll_to_widget(block, top=True, animate=False)
+            self.transcript.call_after_refresh(self.transcript.scroll_to_widget, block, top=True, animate=False)
         self.transcript.focus()
 
     def _draw_input(self, event: ev.InputRequested) -> None:
