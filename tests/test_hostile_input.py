@@ -247,8 +247,6 @@ async def test_a_command_taller_than_the_pane_is_shown_from_its_first_line(opena
         await pilot.pause()
         await pilot.pause()
         screen = app.export_screenshot().replace("&#160;", " ")
-        screen_ = app.session_screen
-        block_ = screen_._block(screen_.confirmation.action_id)
         assert "touch payload-ran" in screen and "shown from the first" in screen
         assert "echo line 119" not in screen
         await pilot.press("n")
