@@ -186,3 +186,58 @@ def each_text(data: Any, change: Callable[[str], str]) -> Any:
     if isinstance(data, list):
         return [each_text(item, change) for item in data]
     return data
+
+
+_CREDENTIAL_PARTS = ("key", "token", "secret", "signature", "auth", "password", "passwd", "credential", "cookie")
+_CREDENTIAL_NAMES = frozenset({"sig", "code", "session", "sessionid", "session_id"})
+_NOT_CREDENTIAL_HEADERS = frozenset({"keep-alive"})
+
+
+def is_credential_field(name: str) -> bool:
+    """A query parameter's or a header's name that carries a credential (`?key=`, `?api_key=`,
+    `?access_token=`, `?sig=`, `X-Auth-Token`, `Private-Token`, `Ocp-Apim-Subscription-Key`,
+    `X-Amz-Security-Token`): a request's own fields are content, these are not."""
+    lower = str(name).lower()
+    if lower in _NOT_CREDENTIAL_HEADERS:
+        return False
+    return lower in _CREDENTIAL_NAMES or any(part in lower for part in _CREDENTIAL_PARTS)
+
+
+_BODY_CREDENTIALS = frozenset({"api_key", "apikey", "access_token", "auth_token", "token", "secret", "client_secret",
+                               "password", "passwd", "key", "sig", "signature", "authorization", "credentials",
+                               "credential", "private_token", "subscription_key", "session_token", "security_token",
+                               "refresh_token", "id_token", "x_api_key", "bearer"})
+"""A request body's fields that are credentials by their exact name (`"api_key": "…"`); a field
+that only contains such a word (`prompt_cache_key`, `max_tokens`) is the request's content."""
+_QUERY_PAIR = re.compile(r"(?P<head>(?:^|[?&;])(?P<name>[^=&;#?]+)=)(?P<value>[^&;#]*)")
+
+
+def mask_query(url: str) -> str:
+    """A URL (or a path) with the value of every credential-named query parameter masked."""
+    if "=" not in url:
+        return url
+    path, mark, query = url.partition("?")
+    if not mark:
+        return url
+    masked = _QUERY_PAIR.sub(lambda match: match.group("head") + MASK
+                             if is_credential_field(match.group("name")) and match.group("value") else match.group(),
+                             query)
+    return f"{path}?{masked}"
+
+
+def mask_body_credentials(data: Any) -> Any:
+    """A request body with the text of every field named as a credential masked, at any depth."""
+    if isinstance(data, Mapping):
+        return {key: MASK if str(key).lower().replace("-", "_") in _BODY_CREDENTIALS and isinstance(value, str) and value
+                else mask_body_credentials(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [mask_body_credentials(item) for item in data]
+    return data
+
+
+def environment_secrets(environment: Mapping[str, str]) -> set[str]:
+    """The values of the host's secret-named variables (`OPENAI_API_KEY`, `GITLAB_TOKEN`): masked
+    wherever they appear in a record."""
+    return {value for name, value in environment.items()
+            if (is_secret_name(name) or is_credential_field(name)) and len(value) >= _MIN_SECRET_LENGTH
+            and not value.startswith(("/", "http://127.0.0.1", "http://localhost"))}

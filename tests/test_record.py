@@ -718,3 +718,46 @@ def test_connections_are_kept_both_ways_and_a_chunked_request_goes_whole(tmp_pat
     assert upstream.connections == (4 if stale else 1)
     recorded = exchanges(writer.finish({"exit_status": "Exited"}))
     assert [event["status"] for event in recorded] == [200] * 4
+
+
+def test_a_record_keeps_no_credential_in_any_position(tmp_path):
+    """Issue 61.7: credentials by position (query parameters and headers named key, token, secret,
+    signature, auth; body fields so named) and by value (the host's secret-named variables) are
+    masked in the record; the answers' stream file beside it is the person's alone (0600) and
+    masked the same way. The request forwarded upstream is unchanged."""
+    import stat
+
+    from swedeck.core.record.live import LiveAnswers, stream_path
+    from swedeck.core.record.run import Recording
+
+    planted = {name: f"planted-{name}-{number:04d}xyz" for number, name in enumerate(
+        ["key", "api_key", "access_token", "sig", "X-Auth-Token", "Private-Token", "Ocp-Apim-Subscription-Key",
+         "X-Portkey-Api-Key", "X-Amz-Security-Token", "body_api_key", "env"])}
+    environment = {**os.environ, "MY_SERVICE_TOKEN": planted["env"]}
+    query = "&".join(f"{name}={planted[name]}" for name in ("key", "api_key", "access_token", "sig"))
+    body = {"model": "claude-test", "max_tokens": 100, "api_key": planted["body_api_key"], "prompt_cache_key": "run-7",
+            "messages": [{"role": "user", "content": f"use {planted['env']} to log in"}]}
+    with AnthropicServer() as server:
+        recording = Recording.open(str(tmp_path / "run"), {}, server.url, environment)
+        with recording.endpoint() as endpoint:
+            request = urllib.request.Request(f"{endpoint.base_url}/v1/messages?{query}", data=json.dumps(body).encode(),
+                                             headers={"content-type": "application/json", **{
+                                                 name: planted[name] for name in ("X-Auth-Token", "Private-Token",
+                                                 "Ocp-Apim-Subscription-Key", "X-Portkey-Api-Key",
+                                                 "X-Amz-Security-Token")}})
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answer.read()
+        received, path_sent = server.requests[-1], server.paths[-1]
+        final = recording.finish("Exited", 0)
+    text = final.read_text()
+    leaked = [name for name, value in planted.items() if value in text]
+    assert not leaked, leaked
+    assert received == body and all(planted[name] in path_sent for name in ("key", "sig"))  # forwarded unchanged
+    assert '"prompt_cache_key": "run-7"' in text  # the request's own content stays
+    live = LiveAnswers(tmp_path / "other.traj.jsonl", Recording.open(str(tmp_path / "other"), {}, None,
+                                                                       environment).writer.redactor.text)
+    live._write({1: f"the token is {planted['env']}"})
+    mode = stat.S_IMODE(stream_path(tmp_path / "other.traj.jsonl").stat().st_mode)
+    written = stream_path(tmp_path / "other.traj.jsonl").read_text()
+    live.close()
+    assert mode == 0o600 and planted["env"] not in written and "***" in written

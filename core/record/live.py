@@ -15,6 +15,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,10 @@ def streaming_answer(record: Path) -> str | None:
 
 
 class LiveAnswers:
-    def __init__(self, record: Path) -> None:
+    def __init__(self, record: Path, mask: Callable[[str], str] = lambda text: text) -> None:
+        """`mask`: the record's own redaction (the file holds what the record will)."""
         self.path = stream_path(record)
+        self.mask = mask
         self._queue: queue.SimpleQueue[tuple[int, str | None, bytes] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="swedeck-record-live", daemon=True)
         self._thread.start()
@@ -105,9 +108,12 @@ class LiveAnswers:
             if not texts:
                 self.path.unlink(missing_ok=True)
                 return
-            document: dict[str, Any] = {"answers": [{"exchange": number, "text": text} for number, text in texts.items()]}
+            document: dict[str, Any] = {"answers": [{"exchange": number, "text": self.mask(text)}
+                                                    for number, text in texts.items()]}
             temporary = self.path.with_name(self.path.name + ".tmp")
-            temporary.write_text(json.dumps(document), encoding="utf-8")
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # the person's alone
+            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+                out.write(json.dumps(document))
             os.replace(temporary, self.path)
         except OSError:  # a viewer's convenience: the record itself is never at stake
             pass

@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from ..redact import MASK, is_credential_field, mask_body_credentials, mask_query
 from ..trajectory.readers import chat
 from ..trajectory.readers.api_requests import EXCHANGE
 from ..trajectory.writer import TrajectoryWriter
@@ -154,9 +155,10 @@ class Recorder(Handlers):
         if model and model not in book.models:
             book.models.append(model)
         record: dict[str, Any] = {
-            "number": exchange.number, "wire": state.wire, "method": exchange.method, "path": exchange.path,
-            "upstream": exchange.upstream, "status": exchange.status, "line": f"{model} side",
-            "model": model or None, "request": body, "headers": exchange.headers,
+            "number": exchange.number, "wire": state.wire, "method": exchange.method, "path": mask_query(exchange.path),
+            "upstream": mask_query(exchange.upstream), "status": exchange.status, "line": f"{model} side",
+            "model": model or None, "request": mask_body_credentials(body),
+            "headers": {name: MASK if is_credential_field(name) else value for name, value in exchange.headers.items()},
             "answer": answer.record(),
             "usage": answer.usage or None, "started": exchange.started, "first_byte_s": exchange.first_byte_s,
             "last_byte_s": exchange.last_byte_s, "chunks": exchange.chunks, "error": answer.error or exchange.error,

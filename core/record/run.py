@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..redact import Redactor
+from ..redact import Redactor, environment_secrets
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import RecordingEndpoint, Upstreams
 from .join import note_record
@@ -75,11 +75,13 @@ class Recording:
              environment: Mapping[str, str] | None = None) -> Recording:
         """`environment`: the person's, before swedeck sets its own (its base URL variables say
         where requests go when `upstream` does not)."""
-        upstreams = Upstreams.of(upstream, environment if environment is not None else os.environ)
+        person = environment if environment is not None else os.environ
+        upstreams = Upstreams.of(upstream, person)
         session_id = time.strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
+        # the host's secret-named variables' values are masked wherever a record would hold them
         writer = TrajectoryWriter(output, {"id": session_id, "config": {}, **meta,
-                                           "upstreams": upstreams.said()}, Redactor())
-        live = LiveAnswers(writer.path)
+                                           "upstreams": upstreams.said()}, Redactor(environment_secrets(person)))
+        live = LiveAnswers(writer.path, writer.redactor.text)
         return cls(writer, Recorder(writer, live), live, upstreams)
 
     @property

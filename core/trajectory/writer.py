@@ -73,6 +73,11 @@ class TrajectoryWriter:
         except OSError as error:
             raise TrajectoryError(self.path, f"cannot write: {error.strerror or error}") from None
 
+    @property
+    def redactor(self) -> Redactor:
+        """What this file masks (the stream beside a record masks the same)."""
+        return self._redactor
+
     @classmethod
     def resume(cls, path: str | Path, session_meta: Mapping[str, Any], redactor: Redactor | None = None, *,
                keep_jsonl: bool = False, messages: Iterable[Message] = (), meta_events: Iterable[MetaEvent] = (),
