@@ -137,7 +137,7 @@ def test_codex_is_recorded_over_responses(tmp_path):
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True)
     provider = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
-                'wire_api="responses"}')
+                'wire_api="responses", env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}')
     with ResponsesServer() as server:
         server.script(Step(text="Let me look.", call=("exec_command", {"cmd": "echo hello-from-codex"})),
                       Step(text="It printed hello-from-codex.", input_tokens=1500, cached_tokens=1200))
@@ -761,3 +761,32 @@ def test_a_record_keeps_no_credential_in_any_position(tmp_path):
     written = stream_path(tmp_path / "other.traj.jsonl").read_text()
     live.close()
     assert mode == 0o600 and planted["env"] not in written and "***" in written
+
+
+def test_the_endpoints_token_never_reaches_argv(tmp_path):
+    """Issue 61.6: `{endpoint}` in the command is the endpoint without its token (another local
+    user reads argv in /proc); the child has the token in its environment and sends it as a
+    header. A request with neither is refused."""
+    script = tmp_path / "child.py"
+    script.write_text("import json, os, sys, urllib.request\n"
+                      "token = os.environ['SWEDECK_RECORD_TOKEN']\n"
+                      "request = urllib.request.Request(sys.argv[1] + '/v1/chat/completions', data=b'{}', headers={"
+                      "'content-type': 'application/json', 'X-Swedeck-Token': token})\n"
+                      "status = urllib.request.urlopen(request, timeout=30).status\n"
+                      "try:\n"
+                      "    urllib.request.urlopen(urllib.request.Request(sys.argv[1] + '/v1/chat/completions', data=b'{}'),"
+                      " timeout=30)\n"
+                      "    bare = 200\n"
+                      "except urllib.error.HTTPError as error:\n"
+                      "    bare = error.code\n"
+                      "print(json.dumps({'argv': sys.argv, 'token': token, 'status': status, 'bare': bare}))\n")
+    with OpenAIServer() as server:
+        server.script(Turn(text="ok"))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(tmp_path / "run"), "--upstream",
+                               server.url.removesuffix("/v1"), "--headless", "--", sys.executable, str(script),
+                               "{endpoint}"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(seen["token"]) > 16 and not any(seen["token"] in word for word in seen["argv"])
+    assert seen["argv"][1].startswith("http://127.0.0.1:") and "/t/" not in seen["argv"][1]
+    assert seen["status"] == 200 and seen["bare"] == 403

@@ -14,10 +14,12 @@ PRESETS: dict[str, str] = {"claude-code": "claude-code-acp", "codex": "codex-acp
 PACKAGES = {"claude-code": "@zed-industries/claude-code-acp", "codex": "@zed-industries/codex-acp"}
 ARGUMENTS: dict[str, list[str]] = {
     # Codex takes its provider's URL only from its config: the record's endpoint as a provider
-    # of its own (`{endpoint}` is the endpoint's base URL once it listens; docs/recording.md); and
+    # of its own (`{endpoint}` is the endpoint's origin once it listens, without its token, which
+    # Codex sends as a header from the child's environment; docs/recording.md); and
     # it asks before any command it does not know to be harmless, so swedeck's confirmation sees them
     "codex": ["-c", "model_provider=swedeck", "-c", 'model_providers.swedeck={name="swedeck", '
-              'base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", wire_api="responses"}',
+              'base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", wire_api="responses", '
+              'env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}',
               "-c", 'approval_policy="untrusted"'],
 }
 

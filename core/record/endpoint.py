@@ -23,8 +23,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
+TOKEN_HEADER = "X-Swedeck-Token"
+TOKEN_VARIABLE = "SWEDECK_RECORD_TOKEN"
+"""A child whose provider URL is in its command line (`{endpoint}`: Codex's config) sends the
+token in this header, from this variable of its environment: another local user reads argv
+(`/proc/*/cmdline`), never another process's environment."""
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-                        "transfer-encoding", "upgrade", "host", "content-length"})
+                        "transfer-encoding", "upgrade", "host", "content-length", TOKEN_HEADER.lower()})
 UPSTREAM_TIMEOUT_S = 600.0
 """How long a read from the upstream may wait (a model thinking before its first byte)."""
 READ_BYTES = 65536
@@ -113,9 +118,15 @@ class RecordingEndpoint:
 
     @property
     def base_url(self) -> str:
-        """What the child is given: the endpoint with its token (the SDKs add `/v1/messages` or their paths)."""
-        port = self.server.server_address[1]
-        return f"http://127.0.0.1:{port}/t/{self.token}"
+        """What the child is given in its environment: the endpoint with its token (the SDKs add
+        `/v1/messages` or their paths)."""
+        return f"{self.origin}/t/{self.token}"
+
+    @property
+    def origin(self) -> str:
+        """The endpoint without its token: what may appear in a command line (`{endpoint}`), whose
+        client sends the token in a header from the environment (`TOKEN_HEADER`)."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
 
     def start(self) -> RecordingEndpoint:
         self._thread.start()
@@ -140,14 +151,18 @@ class RecordingEndpoint:
 
     def _serve(self, request: BaseHTTPRequestHandler) -> None:
         prefix = f"/t/{self.token}"
-        if not (request.path == prefix or request.path.startswith(prefix + "/")):
-            _plain(request, 403, "swedeck record: this endpoint serves its own agent only (wrong or missing token)\n")
+        if request.path == prefix or request.path.startswith(prefix + "/"):
+            path = request.path[len(prefix):] or "/"
+        elif secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), self.token):
+            path = request.path  # the token in a header the child's config reads from its environment
+        else:
+            _plain(request, 403, "swedeck record: this endpoint serves its own agent only (wrong or missing token: "
+                                 f"in the base URL, or the {TOKEN_HEADER} header from ${TOKEN_VARIABLE})\n")
             return
         port = self.server.server_address[1]
         if request.headers.get("Host", f"127.0.0.1:{port}") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
             _plain(request, 421, "swedeck record: this endpoint answers for 127.0.0.1 only (its Host header)\n")
             return
-        path = request.path[len(prefix):] or "/"
         try:
             body = _request_body(request)
         except ValueError as error:  # too large, or not HTTP: said, and the connection is not reused

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import UsageError
 from ..redact import Redactor, environment_secrets
 from ..trajectory.writer import TrajectoryWriter
-from .endpoint import RecordingEndpoint, Upstreams
+from .endpoint import TOKEN_VARIABLE, RecordingEndpoint, Upstreams
 from .join import note_record
 from .live import LiveAnswers
 from .recorder import Recorder
@@ -34,16 +34,18 @@ from .wire import wire_of
 ENDPOINT_PLACEHOLDER = "{endpoint}"
 
 
-def child_environment(base_url: str) -> dict[str, str]:
-    """The variables the clients read for their provider's URL, all pointing at the endpoint."""
+def child_environment(base_url: str, token: str) -> dict[str, str]:
+    """The variables the clients read for their provider's URL, all pointing at the endpoint, and
+    the token for a client whose URL is in its command line (it sends it as `TOKEN_HEADER`)."""
     return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_BASE": base_url,
             "OPENAI_BASE_URL": f"{base_url}/v1", "OPENAI_API_BASE": f"{base_url}/v1",
-            "SWEDECK_RECORD_URL": base_url}
+            "SWEDECK_RECORD_URL": base_url, TOKEN_VARIABLE: token}
 
 
 CONFIGS: dict[str, str] = {
     "codex": ("codex exec -c model_provider=swedeck -c 'model_providers.swedeck={name=\"swedeck\", "
-              "base_url=\"{endpoint}/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\"}' TASK"),
+              "base_url=\"{endpoint}/v1\", env_key=\"OPENAI_API_KEY\", wire_api=\"responses\", "
+              "env_http_headers={\"X-Swedeck-Token\"=\"SWEDECK_RECORD_TOKEN\"}}' TASK"),
     "claude": "claude -p TASK  (reads ANTHROPIC_BASE_URL: nothing to add)",
     "mini-swe-agent": "mini -t TASK  (litellm reads OPENAI_API_BASE / ANTHROPIC_API_BASE: nothing to add)",
 }
@@ -96,8 +98,9 @@ class Recording:
     def child(endpoint: RecordingEndpoint, command: Sequence[str],
               environment: Mapping[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
         """The child's command (`{endpoint}` replaced) and its environment (the endpoint in its variables)."""
-        env = {**(environment if environment is not None else os.environ), **child_environment(endpoint.base_url)}
-        return [part.replace(ENDPOINT_PLACEHOLDER, endpoint.base_url) for part in command], env
+        env = {**(environment if environment is not None else os.environ),
+               **child_environment(endpoint.base_url, endpoint.token)}
+        return [part.replace(ENDPOINT_PLACEHOLDER, endpoint.origin) for part in command], env
 
     def finish(self, exit_status: str, exit_code: int) -> Path:
         """The final file, noted for the join with the agent's own file (`record.join`)."""
