@@ -790,3 +790,49 @@ def test_the_endpoints_token_never_reaches_argv(tmp_path):
     assert len(seen["token"]) > 16 and not any(seen["token"] in word for word in seen["argv"])
     assert seen["argv"][1].startswith("http://127.0.0.1:") and "/t/" not in seen["argv"][1]
     assert seen["status"] == 200 and seen["bare"] == 403
+
+
+def test_a_hostile_upstream_is_recorded_and_never_a_traceback(tmp_path):
+    """Issue 61.8: an SSE event whose index is 1e400 (json reads it as infinity) and an answer over
+    the record's bound pass to the agent whole, are recorded with an error, and print nothing."""
+    import socket
+    import threading
+
+    from swedeck.core.record import wire
+
+    bodies = [b'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "usage": {}}}\n\n'
+              b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 1e400, '
+              b'"delta": {"type": "text_delta", "text": "hi"}}\n\n',
+              b"data: " + b"x" * (2 << 20) + b"\n\n"]
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        for body in bodies:
+            conn, _ = listener.accept()
+            with conn:
+                reader = conn.makefile("rb")
+                length = 0
+                while (line := reader.readline()).strip():
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                reader.read(length)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + body)
+                conn.shutdown(socket.SHUT_WR)  # the answer ends with the connection (no length)
+                reader.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    upstream = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    body = {"model": "m", "max_tokens": 10, "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    original = wire.MAX_ANSWER
+    wire.MAX_ANSWER = 1 << 20  # the bound, small for the test
+    try:
+        endpoint, writer = _endpoint(tmp_path, upstream)
+        with endpoint:
+            answers = [_post(endpoint.base_url + "/v1/messages", body) for _ in bodies]
+    finally:
+        wire.MAX_ANSWER = original
+        listener.close()
+    assert [data for _, data in answers] == bodies  # byte for byte to the agent
+    recorded = exchanges(writer.finish({"exit_status": "Exited"}))
+    assert len(recorded) == 2
+    assert "could not be read" in recorded[0]["error"] and "not assembled" in recorded[1]["error"]

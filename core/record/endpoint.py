@@ -76,6 +76,12 @@ class Handlers:
         """The answer ended (or failed)."""
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Never a traceback on the person's terminal (the agent owns it): what went wrong with an
+        exchange is in its record; an agent that hung up is the agent's own business."""
+
+
 class RecordingEndpoint:
     def __init__(self, upstream: Callable[[str], str], handlers: Handlers) -> None:
         """`upstream(path)`: the URL a request for `path` goes to."""
@@ -112,7 +118,7 @@ class RecordingEndpoint:
             def log_message(self, format: str, *args: Any) -> None:  # never on the person's terminal
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, name="swedeck-record-endpoint", daemon=True)
 

@@ -127,7 +127,15 @@ class Recorder(Handlers):
     def ended(self, state: _Open, exchange: Exchange) -> None:
         answer = state.assembler.answer() if exchange.status == 200 else Answer(error=exchange.error or _status_words(exchange))
         with self._lock:
-            self._record(state, exchange, answer)
+            try:
+                self._record(state, exchange, answer)
+            except Exception as error:  # noqa: BLE001 - never a traceback on the agent's terminal: the exchange, said
+                self.state.errors += 1
+                self.writer.add_exchange(EXCHANGE, {
+                    "number": exchange.number, "wire": state.wire, "method": exchange.method,
+                    "path": mask_query(exchange.path), "status": exchange.status, "line": "unreadable",
+                    "error": f"swedeck could not record this exchange: {type(error).__name__}: {str(error)[:300]}",
+                    "started": exchange.started, "last_byte_s": exchange.last_byte_s})
         if self.live is not None:
             self.live.ended(exchange.number)
 

@@ -60,6 +60,10 @@ class Answer:
         return answer_entry(self.record(), self.usage)
 
 
+MAX_ANSWER = 64 << 20
+"""An answer's bytes kept to assemble it in the record (they all pass to the agent)."""
+
+
 class Assembler:
     """Fed a response's bytes as they pass; `answer()` once it ended. Knows SSE (`data:` lines)
     and whole JSON bodies; what it cannot read leaves the answer empty, never the agent's bytes."""
@@ -68,11 +72,15 @@ class Assembler:
         self.wire = wire
         self.streaming = streaming
         self._body = bytearray()
+        self.passed = 0
+        """Bytes the answer has had, kept or not."""
 
     def feed(self, data: bytes) -> None:
-        """Kept as it passes; read once the answer has ended, so nothing is parsed between two
-        reads of a stream the agent is waiting on (bench B10)."""
-        self._body += data
+        """Kept as it passes (up to `MAX_ANSWER`); read once the answer has ended, so nothing is
+        parsed between two reads of a stream the agent is waiting on (bench B10)."""
+        self.passed += len(data)
+        if len(self._body) + len(data) <= MAX_ANSWER:
+            self._body += data
 
     def _events(self) -> list[Mapping[str, Any]]:
         events = []
@@ -92,6 +100,17 @@ class Assembler:
         return events
 
     def answer(self) -> Answer:
+        """The answer as assembled; one that cannot be read (too large, not JSON, a field no reading
+        survives) is an answer with an error, never an exception: the exchange is recorded anyway."""
+        if self.passed > MAX_ANSWER:
+            return Answer(error=f"the answer passed whole to the agent ({self.passed:,} bytes) but is over "
+                                f"{MAX_ANSWER >> 20} MB: not assembled in the record")
+        try:
+            return self._answer()
+        except (ValueError, TypeError, KeyError, IndexError, OverflowError, RecursionError, AttributeError) as error:
+            return Answer(error=f"the answer could not be read: {type(error).__name__}: {str(error)[:300]}")
+
+    def _answer(self) -> Answer:
         if not self.streaming:
             try:
                 body = json.loads(bytes(self._body) or b"null")
