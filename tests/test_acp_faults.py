@@ -440,3 +440,38 @@ def test_start_up_is_said_phase_by_phase_and_a_wait_restarts_while_the_agent_tal
     done = run_acp(f"{sys.executable} -c 'import sys, time; time.sleep(0.3); sys.exit(3)'", "the task", cwd=tmp_path,
                    output=str(tmp_path / "gone"), say=lines.append)
     assert done.stop_reason == "error" and "before it answered initialize" in said(lines), said(lines)
+
+
+def test_a_fifo_or_a_huge_file_in_the_session_folder_is_refused_not_read(tmp_path, monkeypatch):
+    """Issue 61.9-10: the agent's `fs/read_text_file` reads regular files only, with a bound: a
+    FIFO (which would hang the session) and a file over the bound are refused with a reason."""
+    import os
+
+    import swedeck.core.acp.run as acp_run
+
+    work = tmp_path / "work"
+    work.mkdir()
+    os.mkfifo(work / "pipe")
+    (work / "big.txt").write_text("x" * 5000)
+    (work / "small.txt").write_text("hello\n")
+    monkeypatch.setattr(acp_run, "READ_LIMIT", 4096)
+    result, lines, _ = run(tmp_path, [[{"read": {"path": str(work / "pipe")}}, {"read": {"path": str(work / "big.txt")}},
+                                       {"read": {"path": str(work / "small.txt")}}]])
+    text = said(lines)
+    assert result.stop_reason == "end_turn"
+    assert "not a regular file" in text and "more than 4,096" in text and '"content": "hello\\n"' in text
+
+
+def test_a_follower_never_blocks_on_what_sits_in_the_answers_place(tmp_path):
+    """Issue 61.9: `OUT.traj.stream` as a FIFO or a link to /dev/zero is not read (the view would
+    freeze, or read without end)."""
+    import os
+
+    from swedeck.core.record.live import stream_path, streaming_answer
+
+    record = tmp_path / "run.traj.jsonl"
+    os.mkfifo(stream_path(record))
+    assert streaming_answer(record) is None
+    stream_path(record).unlink()
+    os.symlink("/dev/zero", stream_path(record))
+    assert streaming_answer(record) is None

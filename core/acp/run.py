@@ -45,11 +45,14 @@ from ..events import PlanEntry
 from ..record.recorder import Recorder
 from ..record.run import Recording
 from ..text import visible
+from ..trajectory.files import read_bounded
 from ..trajectory.writer import TrajectoryWriter
 from .gate import REFUSED_EXIT, AcpGate
 from .presets import agent_command
 from .terminal import Terminals
 
+READ_LIMIT = 64 << 20
+"""The largest file an agent reads through swedeck (`fs/read_text_file`)."""
 LINE_LIMIT = 64 << 20
 """The longest line (one JSON-RPC message) read from the agent."""
 START_TIMEOUT_S = 120.0
@@ -704,7 +707,12 @@ class _Client(acp.Client):
 
     async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
                              **kwargs: Any) -> schema.ReadTextFileResponse:
-        text = self._inside(path).read_text(encoding="utf-8", errors="replace")
+        try:  # a regular file, bounded: a FIFO the agent made would hang the session, a huge file take its memory
+            text = read_bounded(self._inside(path), READ_LIMIT).decode("utf-8", "replace")
+        except FileNotFoundError:
+            raise RequestError.resource_not_found(path) from None
+        except ValueError as error:
+            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from None
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)

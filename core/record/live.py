@@ -19,11 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..trajectory.files import base_name
+from ..trajectory.files import base_name, read_bounded
 from .wire import streamed_text
 
 STREAM_SUFFIX = ".traj.stream"
 WRITE_EVERY_S = 0.1
+
+
+STREAM_LIMIT = 64 << 20
+"""The largest answers file a viewer reads (the answers being streamed: far less)."""
 
 
 def stream_path(record: Path) -> Path:
@@ -35,8 +39,8 @@ def stream_path(record: Path) -> Path:
 def streaming_answer(record: Path) -> str | None:
     """The words of the answer being streamed to the record's agent now (the newest one); None
     when none is."""
-    try:
-        document = json.loads(stream_path(record).read_text(encoding="utf-8"))
+    try:  # a regular file, bounded: a FIFO or a link to /dev/zero in its place must not hold the view
+        document = json.loads(read_bounded(stream_path(record), STREAM_LIMIT).decode("utf-8", "replace"))
     except (OSError, ValueError):
         return None
     answers = document.get("answers") if isinstance(document, dict) else None
