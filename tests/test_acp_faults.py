@@ -475,3 +475,27 @@ def test_a_follower_never_blocks_on_what_sits_in_the_answers_place(tmp_path):
     stream_path(record).unlink()
     os.symlink("/dev/zero", stream_path(record))
     assert streaming_answer(record) is None
+
+
+def test_what_the_agent_leaves_running_in_a_session_of_its_own_ends_with_the_session(tmp_path):
+    """Issue 61.10: a `setsid` child of the agent (outside its process group) is adopted by
+    swedeck (a subreaper) and ended with the session."""
+    import os
+
+    from support.waiting import wait_until
+
+    marker = tmp_path / "daemon.pid"  # written by the daemon once it runs
+    daemon = ["sh", "-c", f"echo $$ > '{marker}'; exec sleep 300"]
+    result, lines, _ = run(tmp_path, [[{"spawn": daemon}, {"sleep": 2}, chunk("started a daemon")]])
+    assert marker.exists() and marker.read_text(), "the daemon had two seconds to start"
+    pid = int(marker.read_text())
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+    wait_until(gone, timeout=15, what="the daemon ended with the session")
+    assert result.stop_reason == "end_turn"

@@ -27,6 +27,7 @@ import logging
 import os
 import shlex
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -204,6 +205,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
     # runs) and lines of any size (a JSON-RPC message is one line; the default limit is 64 KiB)
     loop = asyncio.get_running_loop()
     start = Startup(driver, errors)
+    before = _adopt_orphans()
     transport, protocol = await loop.subprocess_exec(  # its own process group: ended whole (a wrapper's child too)
         lambda: asyncio.subprocess.SubprocessStreamProtocol(limit=LINE_LIMIT, loop=loop), *command,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errors, env=env, cwd=cwd,
@@ -285,6 +287,7 @@ async def _session(run: AcpRun, command: list[str], env: dict[str, str], cwd: Pa
         await connection.close()  # its reader stops; then the pipes are ended here, not by the collector
         process.stdin.close()
         await _end_group(process)
+        _end_adopted(before)
         transport.close()
 
 
@@ -362,6 +365,59 @@ def _stop_on_signals(run: AcpRun, loop: asyncio.AbstractEventLoop) -> list[int]:
     for number in (signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(number, stop, number)
     return [signal.SIGTERM, signal.SIGHUP]
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if int(fields[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def _adopt_orphans() -> set[int]:
+    """swedeck becomes its descendants' subreaper (Linux): a process the agent starts in a session
+    of its own (`setsid`), left behind when the agent ends, is swedeck's child then, not init's,
+    and ends with the session. Returns swedeck's children before the agent starts."""
+    if sys.platform != "linux":
+        return set()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        return set()
+    return _children(os.getpid())
+
+
+def _end_adopted(before: set[int]) -> None:
+    """What the agent left behind and swedeck adopted (not its own children from before): each
+    whole tree ended."""
+    if sys.platform != "linux":
+        return
+    for pid in _children(os.getpid()) - before:
+        for victim in [*_descendants(pid), pid]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(victim, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, queue = [], [pid]
+    while queue:
+        for child in _children(queue.pop()):
+            found.append(child)
+            queue.append(child)
+    return found
 
 
 async def _end_group(process: asyncio.subprocess.Process) -> None:

@@ -18,6 +18,8 @@ The script is `{"turns": [[action, ...], ...], "log": PATH, "load_session": bool
 - `{"write": {"path": P, "content": C}}` / `{"read": {"path": P}}`: the client's `fs/*`;
 - `{"wait_cancel": true}`: wait until the client sends `session/cancel`;
 - `{"die": CODE}`: exit at once, mid-prompt;
+- `{"spawn": [ARGV]}`: start a process in a session of its own and leave it running;
+- `{"sleep": S}`: wait S seconds;
 - `{"big": N, "toolCallId": ID}`: a tool call whose output is N bytes.
 """
 
@@ -132,6 +134,13 @@ class Agent:
             self.say(f"read: {json.dumps(answer.get('result') or answer.get('error'))}")
         elif "wait_cancel" in action:
             self.cancelled.wait(60)
+        elif "sleep" in action:
+            time.sleep(action["sleep"])
+        elif "spawn" in action:  # a process of its own session, left behind (a daemon it starts)
+            import subprocess
+
+            subprocess.Popen(action["spawn"], start_new_session=True, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         elif "die" in action:
             sys.stdout.flush()
             import os
