@@ -160,6 +160,34 @@ def test_ten_thousand_rules_decide_in_bounded_time_and_allow_nothing_by_mistake(
     assert rules.decide("tool9999 run; rm -rf /").decision == "deny"
 
 
+def test_twenty_thousand_claude_rules_are_read_and_indexed_without_a_pass_per_rule(tmp_path):
+    """Issue 61.13: 20,000 Claude Code rules took 18 s a check (each rule's line counted from the
+    file's start, each allow compared with every rule): a rule is found by its first word, a
+    line counted once. Deep files and other encodings are read or refused with a reason."""
+    settings = tmp_path / "settings.json"
+    rules = [f"Bash(tool{number} sub:*)" for number in range(10_000)] + [f"Bash(cmd{number} x*)" for number in range(5_000)]
+    settings.write_text(json.dumps({"permissions": {"allow": rules, "deny": [f"Bash(bad{n}:*)" for n in range(5_000)]}},
+                                   indent=1))
+    loaded = load_rules([str(settings)])
+    assert loaded.decide("tool9999 sub x").parts[0].rule.line == 10_003  # type: ignore[union-attr]  (its own line)
+    assert loaded.decide("cmd4999 xyz").decision == "allow" and loaded.decide("bad4999 y").decision == "deny"
+    assert loaded.decide("env bad17 y").decision == "deny" and loaded.decide("tool5 other").decision == "ask"
+    # the index finds what a pass over every rule finds
+    scanned = [rule for rule in loaded.rules if rule.matches(("tool42", "sub", "x"), "tool42 sub x")]
+    assert [rule for rule in loaded.candidates(("tool42", "sub", "x"), "tool42 sub x")
+            if rule.matches(("tool42", "sub", "x"), "tool42 sub x")] == scanned
+    for name, data in (("bom.json", b"\xef\xbb\xbf" + json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}).encode()),
+                       ("utf16.json", json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}).encode("utf-16"))):
+        (tmp_path / name).write_bytes(data)
+        assert load_rules([str(tmp_path / name)]).decide("rm x").decision == "deny", name
+    (tmp_path / "deep.json").write_text('{"permissions": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(RulesError, match="nested too deeply"):
+        load_rules([str(tmp_path / "deep.json")], "claude")
+    (tmp_path / "deep.toml").write_text("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(RulesError, match="nested too deeply"):
+        load_rules([str(tmp_path / "deep.toml")])
+
+
 def test_check_explains_every_part_and_its_rule(tmp_path):
     done = subprocess.run([*swedeck_command(), "rules", "check", "--rules", str(RULES / "codex.rules"), "--",
                            "git status && rm -rf build"], capture_output=True, text=True, timeout=60)

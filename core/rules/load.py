@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from .model import RulesError, RuleSet
-from .owners import claude_rules, codex_rules, gemini_rules, opencode_rules
+from .owners import claude_rules, codex_rules, gemini_rules, opencode_rules, read_rule_file
 
 OWNERS = ("claude", "codex", "gemini", "opencode")
 
@@ -27,9 +27,11 @@ def owner_of(path: Path) -> str:
     if path.suffix == ".toml":
         return "gemini"
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.stat().st_size < (8 << 20) else None
-    except (OSError, ValueError):
+        data = json.loads(read_rule_file(path))
+    except (ValueError, RecursionError):
         data = None
+    except RulesError:
+        raise
     if isinstance(data, dict) and "permission" in data and "permissions" not in data:
         return "opencode"
     if isinstance(data, dict) and "permissions" in data:
