@@ -122,6 +122,22 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert fidelity["parts"]["system prompt"] == "recorded" and fidelity["steps_by_provenance"] == {"recorded": 2}
     assert set(fidelity["reconstruction_error_tokens"]) == {"1", "2"}  # the transcript lacks the system turns
     assert any("api-request records" in note for note in fidelity["notes"])
+    # a blob whose message is not the one its hash names (issue 61.12) is not used: those steps are not "recorded"
+    tampered = tmp_path / "tampered" / session.name
+    tampered.parent.mkdir()
+    lines = session.read_text().splitlines()
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("type") == "api-request-blob":
+            record["message"] = {"role": "user", "content": "words the request never sent"}
+            lines[index] = json.dumps(record)
+    tampered.write_text("\n".join(lines) + "\n")
+    forged = json.loads(subprocess.run([*swedeck_command(), "replay", str(tampered), "--print", "--json"],
+                                       capture_output=True, text=True, timeout=60,
+                                       env={**os.environ, "SWEDECK_DATA_DIR": str(tmp_path / "elsewhere")})
+                        .stdout.splitlines()[0])["fidelity"]
+    assert any("whose hash is not their message's" in note for note in forged["notes"]), forged["notes"]
+    assert "recorded" not in forged["steps_by_provenance"]
     joined = subprocess.run([*swedeck_command(), "replay", str(session), "--print", "--json"], capture_output=True,
                             text=True, timeout=60)
     notes = json.loads(joined.stdout.splitlines()[0])["fidelity"]["notes"]

@@ -608,13 +608,19 @@ class _Requests:
         self.requests: dict[str, Mapping[str, Any]] = {}
         self.bodies: dict[int, dict[str, Any]] = {}
         """Step -> its request's body as rebuilt (`prompt --wire`)."""
+        self.mismatched = 0
+        """Blobs whose hash is not their message's (never used: a request naming one is rebuilt from the transcript)."""
 
     def add(self, record: Mapping[str, Any]) -> bool:
         kind = record.get("type")
         if kind == "api-request-shape" and isinstance(record.get("shapeHash"), str):
             self.shapes[record["shapeHash"]] = mapping(record.get("shape"))
         elif kind == "api-request-blob" and isinstance(record.get("hash"), str):
-            self.blobs[record["hash"]] = mapping(record.get("message"))
+            message = mapping(record.get("message"))
+            if message_hash(message) == record["hash"]:
+                self.blobs[record["hash"]] = message
+            else:  # a blob is its message's name: one that is not is not the message the request sent
+                self.mismatched += 1
         elif kind == "api-request" and isinstance(record.get("id"), str):
             self.requests[record["id"]] = record
         else:
@@ -662,6 +668,9 @@ class _Requests:
         if missing:
             fidelity.notes.append(f"{missing} api-request records name a message this file does not hold: "
                                   "those steps are rebuilt from the transcript")
+        if self.mismatched:
+            fidelity.notes.append(f"{self.mismatched} api-request-blob records whose hash is not their message's: "
+                                  "not used (a request that names one is rebuilt from the transcript, not recorded)")
         return prompts
 
     def _messages(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
