@@ -32,14 +32,16 @@ CONTROL = re.compile(f"{_CSI}|{_OSC}|{_TWO_BYTE}|[\\x00-\\x08\\x0b-\\x1f\\x7f-\\
 """Escape sequences and every control character but tab and newline (a lone CR too), DEL
 and the 8-bit C1 controls (CSI U+009B, OSC U+009D, ...). An unterminated sequence loses its
 ESC and so is harmless text."""
-_JSON_RAW_CONTROLS = re.compile("[\\x7f-\\x9f]")
+_JSON_RAW_CONTROLS = re.compile("[\\x7f-\\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _INCOMPLETE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
 
 
 def inert_json(record: object, **options: object) -> str:
-    """JSON for a terminal: as `json.dumps(ensure_ascii=False)`, with DEL and the 8-bit C1
-    controls written as `\\u` escapes too (JSON escapes only C0), so no value can reach the
-    reader's terminal as a control (U+009B is a CSI to many terminals)."""
+    """JSON for a terminal: as `json.dumps(ensure_ascii=False)`, with DEL, the 8-bit C1 controls
+    and the invisible and direction-changing characters (`visible` marks the same in text)
+    written as `\\u` escapes too (JSON escapes only C0), so no value can reach the reader's
+    terminal as a control (U+009B is a CSI to many terminals) or reorder what it shows (U+202E);
+    the JSON means the same."""
     text = json.dumps(record, ensure_ascii=False, **options)  # type: ignore[arg-type]
     return _JSON_RAW_CONTROLS.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 

@@ -710,6 +710,11 @@ def test_print_draws_escapes_and_invisible_characters_as_marks(tmp_path):
                            timeout=60).stdout
     assert "\x1b" not in shown and "\x07" not in shown
     assert "⟨U+202E⟩" in shown and "⟨U+200B⟩" in shown and "\u202e" not in shown
+    as_json = subprocess.run([*swedeck_command(), "replay", str(path), "--print", "--json"], capture_output=True,
+                             text=True, timeout=60).stdout  # issue 61.15: escaped, the same JSON
+    assert "\u202e" not in as_json and "\x1b" not in as_json and "\\u202e" in as_json
+    assert any("ls\u202e txt\u200b" in json.dumps(json.loads(line), ensure_ascii=False)
+               for line in as_json.splitlines())
 
 
 def test_lower_risks_of_the_third_round(tmp_path):

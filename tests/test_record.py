@@ -142,6 +142,18 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
                             text=True, timeout=60)
     notes = json.loads(joined.stdout.splitlines()[0])["fidelity"]["notes"]
     assert any("joined with the record" in note and "2 of 2" in note for note in notes), notes
+    # a foreign file that names the recorded session and repeats its answers is not given the person's
+    # requests (issue 61.15): here its first step answered other words
+    foreign = tmp_path / "foreign" / session.name
+    foreign.parent.mkdir()
+    foreign.write_text(session.read_text().replace("write hello to out.txt", "delete everything"))
+    foreign_notes = json.loads(subprocess.run([*swedeck_command(), "replay", str(foreign), "--print", "--json"],
+                                              capture_output=True, text=True, timeout=60).stdout.splitlines()[0])[
+        "fidelity"]["notes"]
+    assert any("joined with the record" in note and "1 of 2" in note for note in foreign_notes), foreign_notes
+    index = Path(os.environ["SWEDECK_DATA_DIR"]) / "records.jsonl"
+    assert index.stat().st_mode & 0o777 == 0o600
+    assert all(Path(json.loads(line)["record"]).is_absolute() for line in index.read_text().splitlines())
     diffed = subprocess.run([*swedeck_command(), "diff", str(final), str(session), "--print", "--json"],
                             capture_output=True, text=True, timeout=60)
     assert json.loads(diffed.stdout)["first_divergence"] is None  # the record and the agent's own file agree

@@ -12,8 +12,9 @@ The fidelity panel says which record, and how many steps matched.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,10 @@ def note_record(path: Path, sessions: Iterable[str]) -> None:
         return
     index = index_path()
     index.parent.mkdir(parents=True, exist_ok=True)
-    with index.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"record": str(path), "sessions": sessions}) + "\n")
+    descriptor = os.open(index, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the person's alone
+    os.fchmod(descriptor, 0o600)  # an index made before this held its mode
+    with os.fdopen(descriptor, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"record": str(path.resolve()), "sessions": sessions}) + "\n")
 
 
 def find_record(session: str) -> Path | None:
@@ -96,7 +99,9 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
     matched = 0
     for step in trajectory.steps:
         number = by_answer.get(_answer_key(trajectory.messages[step.message_index]))
-        if number is not None and number in record.recorded_prompts:
+        if number is not None and number in record.recorded_prompts and _same_request(
+                trajectory.messages[step.message_index - 1] if step.message_index else None,
+                record.recorded_prompts[number]):
             prompts[step.index] = record.recorded_prompts[number]
             matched += 1
     if not matched:
@@ -109,6 +114,18 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
             trajectory.fidelity.prompt = "recorded"
             trajectory.fidelity.parts.update({"system prompt": "recorded", "tools": "recorded",
                                               "messages": "recorded"})
+
+
+def _same_request(before: Message | None, request: Sequence[Message]) -> bool:
+    """Whether the recorded request is the one the file's step answered: what it added since its
+    last answer holds what the file's message before the step says (a foreign file that names a
+    recorded session and repeats an answer's words is not given the person's request)."""
+    if before is None or not request:
+        return False
+    said = before.text.strip()
+    answered = max((index for index, message in enumerate(request) if message.role == "assistant"), default=-1)
+    news = [message.text.strip() for message in request[answered + 1:]]  # what the request added since its last answer
+    return bool(said) and any(text and (said in text or text in said) for text in news)
 
 
 def _answer_key(message: Message) -> str:
