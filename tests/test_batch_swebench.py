@@ -180,6 +180,10 @@ def test_a_finished_batch_is_graded_again_without_its_agents(openai_server, tmp_
     assert {i: r["verdict"] for i, r in state.items()} == {"fixed": "not_verified", "half": "not_verified",
                                                            "empty": "empty_patch"}
     asked = len(openai_server.requests)
+    # what a kill while "fixed" was graded leaves (issue 61.11): its prediction kept, its run "running"
+    batch = json.loads((out / "batch.json").read_text())
+    batch["instances"]["fixed"].update({"state": "running", "exit_status": None, "verdict": None})
+    (out / "batch.json").write_text(json.dumps(batch))
     graded = subprocess.run([*base, "--grade-only"], env=clean_env(tmp_path), capture_output=True, text=True,
                             timeout=300)
     assert graded.returncode == 0, graded.stdout + graded.stderr

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..environments import get_environment
 from ..errors import UsageError
@@ -59,8 +60,12 @@ def grade_finished(config: SwedeckConfig, instances: list[Instance], folder: Pat
                 instance = futures[future]
                 verification, verified = future.result()
                 record = state.instances[instance.instance_id]
-                verdict = classify(record.exit_status or "", patches[instance.instance_id], record.state == "failed",
-                                   verification, verified)
+                if record.state in ("queued", "running", "interrupted"):
+                    # a prediction is the agent's submission: a kill while it was graded left the run
+                    # "running" with no status of its own, and its verdict is this grading's
+                    record.state, record.exit_status = "done", ExitStatus.SUBMITTED.value
+                verdict = classify(record.exit_status or ExitStatus.SUBMITTED.value, patches[instance.instance_id],
+                                   record.state == "failed", verification, verified)
                 record.verdict = verdict
                 record.verify = None if verification is None else verification.record()
                 output.write_state(state)

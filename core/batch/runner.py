@@ -143,6 +143,10 @@ class Batch:
         """An instance's agent submitted (local executor, its thread): its prediction is kept now,
         before it is graded (a kill during grading leaves it, and `--grade-only` grades it)."""
         self.output.record_prediction(instance_id, self.model_name, self._redactor.exact(submission))
+        record = self.state.instances.get(instance_id)
+        if record is not None:  # submitted: a kill while it is graded leaves that said, not "running" alone
+            record.exit_status = ExitStatus.SUBMITTED.value
+            self.output.write_state(self.state)
 
     def _run_all(self, todo: list[Instance]) -> tuple[int, bool]:
         queue = deque(todo)
