@@ -589,7 +589,7 @@ def _zeros(size: int, kind: str) -> bytes:
 
 
 @pytest.mark.timeout(180)
-@pytest.mark.parametrize("attack", ["deflate-lies", "zstd-lies", "claims-too-much", "many-samples"])
+@pytest.mark.parametrize("attack", ["deflate-lies", "zstd-lies", "claims-too-much", "claims-511-mb", "many-samples"])
 def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
     """Issue 44.12: a `.eval` decompresses at most what a member may hold (a zip or zstd bomb is
     refused, not inflated), and opens one sample of 20,000 from the directory; the process's own
@@ -607,6 +607,8 @@ def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
         entries += [(f"samples/s{n}_epoch_1.json", 0, sample, len(sample), zlib.crc32(sample)) for n in range(20_000)]
     elif attack == "claims-too-much":
         entries.append(("samples/s1_epoch_1.json", 8, _zeros(1 << 20, "deflate"), 3 << 30, 0))
+    elif attack == "claims-511-mb":  # issue 61.14: 1.5 KB that says 511 MB, under the member bound
+        entries.append(("samples/s1_epoch_1.json", 8, _zeros(1 << 20, "deflate"), 511 << 20, 0))
     else:
         kind = attack.split("-")[0]
         entries.append(("samples/s1_epoch_1.json", 8 if kind == "deflate" else 93, _zeros(256 << 20, kind), 1 << 20, 0))
@@ -619,6 +621,8 @@ def test_an_inspect_log_is_read_within_bounds(tmp_path, attack):
     else:
         assert ran.returncode == 1 and ran.stderr.count("\n") == 1, ran.stderr
     assert peak_mb < 400, peak_mb  # 256 MB of zeros never inflated whole
+    if attack == "claims-511-mb":
+        assert "no compression reaches that" in ran.stderr and peak_mb < 200, (peak_mb, ran.stderr)
 
 
 _SURROGATE_SOURCES = ["mini-v1-text.traj.json", "mini-v2-tool-calls.traj.json", "sweagent-tool-calls.traj",

@@ -25,6 +25,10 @@ import stat
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from zipfile import ZipInfo
 
 MAX_FILE_BYTES = 2 << 30
 """Larger files are refused rather than read into memory whole (the loader's limit too)."""
@@ -55,6 +59,23 @@ def _sample_order(name: str) -> tuple[int, str]:
     stem = name.removeprefix("samples/").removesuffix(".json")
     sample, _, epoch = stem.rpartition("_epoch_")
     return (int(epoch) if epoch.isdigit() else 0, sample)
+
+
+_ZIP_STORED = 0
+"""zipfile's ZIP_STORED (zipfile is imported in the reading thread, not on the way to the first frame)."""
+MAX_RATIO = 1100
+"""More than deflate can reach (about 1,032 to 1) and than zstd reaches on a real log's JSON."""
+
+
+def implausible(member: ZipInfo) -> str | None:
+    """Why a zip member's stated size cannot be its data's (a 1.5 KB entry claiming 511 MB), so
+    that no buffer of that size is made before reading; None when it can be."""
+    if member.compress_type == _ZIP_STORED and member.file_size != member.compress_size:
+        return f"{member.filename}: stored, yet {member.file_size:,} bytes from {member.compress_size:,}"
+    if member.file_size > member.compress_size * MAX_RATIO + 4096:
+        return (f"{member.filename}: says {member.file_size:,} bytes from {member.compress_size:,} compressed: "
+                "no compression reaches that")
+    return None
 
 
 def filled(chunks: Iterable[bytes], size: int, name: str) -> bytearray:
@@ -170,7 +191,7 @@ class ReadAhead:
                         return
                     member = archive.getinfo(names[0])
                     if member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED) \
-                            or member.file_size > MAX_MEMBER_BYTES:
+                            or member.file_size > MAX_MEMBER_BYTES or implausible(member):
                         return  # Inspect's zstd (another library), or refused by the reader
                     with archive.open(member) as stream:  # its CRC checked; a MB at a time, into one buffer
                         data = filled(iter(lambda: stream.read(1 << 20), b""), member.file_size, member.filename)

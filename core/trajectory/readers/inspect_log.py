@@ -24,7 +24,7 @@ from io import BytesIO
 from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
-from ...startup.read_ahead import MAX_MEMBER_BYTES, filled, inspect_samples
+from ...startup.read_ahead import MAX_MEMBER_BYTES, filled, implausible, inspect_samples
 from ..coerce import mapping, optional_str
 from ..lazy import Kept
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
@@ -159,6 +159,9 @@ def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytearray:
     info = archive.getinfo(name)
     if info.file_size > MAX_MEMBER_BYTES:
         raise ValueError(f"{name}: {info.file_size:,} bytes once decompressed: more than {MAX_MEMBER_BYTES:,}")
+    lie = implausible(info)
+    if lie is not None:  # refused by what it says, before a buffer of that size is made
+        raise ValueError(lie)
     if info.compress_type != _ZSTD:
         try:  # zipfile stops at the size the entry says, and checks the data against its CRC
             with archive.open(info) as member:  # a MB at a time: no bomb inflated whole
