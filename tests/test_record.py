@@ -516,7 +516,16 @@ def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
     conversation = [body for body, path in zip(received, paths, strict=True)
                     if body.get("tools") and "count_tokens" not in path]  # not its token counts
     assert [event["step"] for event in events if event.get("step")] == list(range(1, len(conversation) + 1))
-    assert len(load_trajectory(tmp_path / "acp.traj.json").steps) == len(conversation) == 2
+    replayed = load_trajectory(tmp_path / "acp.traj.json")
+    assert len(replayed.steps) == len(conversation) == 2
+    # the adapter's mcp__acp__Bash is a shell command (issue 60.3): its command alone, counted, seen by the rules
+    action = replayed.steps[0].actions[0]
+    assert action.command == "echo hello > out.txt" and action.unknown.get("shell") is True
+    settings = tmp_path / "deny-echo.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(echo:*)"]}}))
+    dry = subprocess.run([*swedeck_command(), "rules", "dry-run", str(settings), str(tmp_path / "acp.traj.json"),
+                          "--json"], capture_output=True, text=True, timeout=60)
+    assert json.loads(dry.stdout)["counts"]["deny"] == 1, dry.stdout[-1000:] + dry.stderr[-1000:]
     terminal = next(event for event in events if event["event"] == "acp_terminal")  # swedeck's shell ran it
     assert "echo hello > out.txt" in terminal["command"] and terminal["exit_code"] == 0
 
