@@ -18,7 +18,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from swedeck.core.startup import holds as start_holds
 
@@ -334,6 +334,8 @@ def entry() -> NoReturn:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
+    if not sys.stdout.isatty():  # a pipe whose reader leaves (`| head -1`) ends the output, not the command
+        sys.stdout = _ReaderMayLeave(sys.stdout)
     try:
         sys.exit(main())
     except SystemExit as leaving:
@@ -343,6 +345,40 @@ def entry() -> NoReturn:
     except KeyboardInterrupt:  # before a command took over its Ctrl+C
         _exit_code = EXIT_INTERRUPTED
         raise
+
+
+class _ReaderMayLeave:
+    """Standard output to a pipe: once its reader has left (EPIPE), what is left to print goes
+    nowhere and the command ends as it would have, with its own exit code (no "internal error:
+    BrokenPipeError"); its writes are otherwise the stream's own."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._leave()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._leave()
+
+    def _leave(self) -> None:
+        self._gone = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self._stream.fileno())  # the interpreter's own last flush meets no closed pipe
+        os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def _leave() -> None:

@@ -120,3 +120,23 @@ def test_print_says_a_format_errors_commands_never_ran(tmp_path: Path):
     assert "  $ ls\n  observation:" in text
     steps = [json.loads(line) for line in swedeck("replay", str(path), "--print", "--json").stdout.splitlines()[1:]]
     assert [a.get("ran", True) for a in steps[0]["actions"]] == [False, False] and "ran" not in steps[1]["actions"][0]
+
+
+def test_a_closed_pipe_ends_quietly_with_the_commands_own_exit_code(tmp_path):
+    """Issue 62: `swedeck rules check … | head -1` said `internal error: BrokenPipeError`, exit 1."""
+    import subprocess
+
+    from conftest import swedeck_command
+
+    rules = tmp_path / "policy.rules"
+    rules.write_text("".join(f'prefix_rule(pattern = ["tool{n}"], decision = "allow")\n' for n in range(50)))
+    command = " && ".join(f"tool{n % 50} run" for n in range(3000)) + " && rm x"  # past a pipe's buffer
+    for _ in range(3):
+        process = subprocess.Popen([*swedeck_command(), "rules", "check", "--rules", str(rules), "--", command],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # the reader leaves after one line, as `head -1` does
+        error = process.stderr.read().decode()
+        assert process.wait(timeout=60) == 3 and first.startswith(b"ASK"), error
+        assert "BrokenPipe" not in error and "internal error" not in error, error
