@@ -10,13 +10,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def write_whole(path: Path, data: bytes | Iterable[bytes]) -> int:
+def write_whole(path: Path, data: bytes | Iterable[bytes], *, shared: bool = False) -> int:
     """`path` holds `data` afterwards, or what it held before: a reader never sees a part. The
-    temporary file is mode 0600 (`tempfile.mkstemp`), so the result is the person's own only;
-    it is removed when the write fails (or making its chunks does), and the error raised.
-    `data`: the bytes, or chunks of them written as they are made. Returns the bytes written."""
+    temporary file is mode 0600 (`tempfile.mkstemp`), so the result is the person's own only,
+    unless `shared` (an export, made to be shared: the mode a new file gets, 0644 under the
+    usual umask); it is removed when the write fails (or making its chunks does), and the error
+    raised. `data`: the bytes, or chunks of them written as they are made. Returns the bytes written."""
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     size = 0
+    if shared:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(handle, 0o666 & ~umask)
     try:
         with os.fdopen(handle, "wb") as stream:
             for chunk in [data] if isinstance(data, bytes | bytearray) else data:

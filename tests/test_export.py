@@ -358,3 +358,30 @@ def test_every_step_of_a_long_run_keeps_its_results():
         document = json.loads(export(rollout, "atif").data)
     agents = [step for step in document["steps"] if step["source"] == "agent"]
     assert len(agents) == 1500 and all(len(step["observation"]["results"]) == 1 for step in agents)
+
+
+def test_an_export_is_shareable_and_a_folder_of_runs_is_a_usage_error(tmp_path):
+    """Issue 62: exports were mode 0600 though made to be shared; `swedeck export FOLDER` said
+    `Expecting value: line 1 column 1`, exit 1."""
+    import os
+    import shutil
+    import subprocess
+
+    from conftest import swedeck_command
+
+    source = next((Path(__file__).parent / "fixtures").rglob("mini-v1-text.traj.json"))
+    for name in ("a", "b"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        shutil.copy(source, tmp_path / "runs" / name / source.name)
+    umask = os.umask(0o022)
+    try:
+        done = subprocess.run([*swedeck_command(), "export", str(source), "-o", str(tmp_path / "run.json")],
+                              capture_output=True, text=True, timeout=120)
+        folder = subprocess.run([*swedeck_command(), "export", str(tmp_path / "runs"), "-o", str(tmp_path / "x.json")],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        os.umask(umask)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "run.json").stat().st_mode & 0o777 == 0o644
+    assert folder.returncode == 2 and "a folder of runs" in folder.stderr and "runs/a/" in folder.stderr
+    assert not (tmp_path / "x.json").exists()

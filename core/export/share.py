@@ -80,4 +80,5 @@ def write_export(out: Path, exported: Exported) -> None:
     folder = out.parent if str(out.parent) else Path(".")
     if not folder.is_dir():
         raise UsageError(f"-o {out}: no folder {folder}")
-    exported.size = write_whole(out, exported.chunks if "data" not in exported.__dict__ else [exported.data])
+    exported.size = write_whole(out, exported.chunks if "data" not in exported.__dict__ else [exported.data],
+                                shared=True)  # made to be shared: readable by others, as any new file
