@@ -95,6 +95,18 @@ def mask_credential_headers(text: str) -> str:
     return _CREDENTIAL_HEADER.sub(lambda match: match.group("head") + MASK, text)
 
 
+_SECRET_ASSIGNMENT = re.compile(r"(?P<head>\b[\w.-]*(?:password|passwd|secret)[\w.-]*=)(?P<value>[^\s&'\"]{3,})",
+                                re.IGNORECASE)
+
+
+def mask_assignments(text: str) -> str:
+    """`password=hunter2`, `DB_PASSWD=…`, `client_secret=…` in a command's output (a config
+    printed, a URL's query): the value goes, the name stays. Never applied to a patch (`exact`)."""
+    if "=" not in text:
+        return text
+    return _SECRET_ASSIGNMENT.sub(lambda match: match.group("head") + MASK, text)
+
+
 def redact_mapping(data: Any) -> Any:
     """A copy of nested mappings/lists with every secret-named text value masked and the
     password of every URL removed."""
@@ -143,9 +155,9 @@ class Redactor:
             self._pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
     def text(self, text: str) -> str:
-        """For what is written and shown: known secret values, token shapes, URL passwords and
-        credential headers masked."""
-        return mask_credential_headers(mask_url_credentials(mask_shapes(self.values(text))))
+        """For what is written and shown: known secret values, token shapes, URL passwords,
+        credential headers and `password=…` assignments masked."""
+        return mask_assignments(mask_credential_headers(mask_url_credentials(mask_shapes(self.values(text)))))
 
     def values(self, text: str) -> str:
         """Known secret values masked (token shapes too with `shapes_for_model`): for what the model gets."""

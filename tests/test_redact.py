@@ -119,3 +119,18 @@ def test_config_show_and_the_trajectory_keep_headers_and_url_passwords_out(opena
     config = make_config(tmp_path, model, agent__mode="yolo")
     run_session(config, "t", Driver(), interactive=False)
     assert "tok-9876543" not in (tmp_path / "session.traj.json").read_text()
+
+
+def test_password_and_secret_assignments_in_output_are_masked_never_in_a_patch():
+    """Issue 62: `password=…` in command output was written as it was (5 of 5)."""
+    from swedeck.core.redact import Redactor
+
+    redactor = Redactor()
+    output = ("db: password=hunter2 user=bob\nDB_PASSWD=s3cr3t-value\nclient_secret=abcdef&x=1\n"
+              "url=https://h/?passwd=zz9zz9 ok\nSECRET=top-secret-thing")
+    shown = redactor.text(output)
+    for value in ("hunter2", "s3cr3t-value", "abcdef", "zz9zz9", "top-secret-thing"):
+        assert value not in shown, value
+    assert "user=bob" in shown and "x=1" in shown and "password=***" in shown
+    patch = "+PASSWORD=hunter2\n"
+    assert redactor.exact(patch) == patch  # what a run produced is never changed by a pattern
