@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -337,8 +338,16 @@ class Session:
             "swedeck_version": __version__,
             "model": self.config.model.model_name,
             "environment": self.config.environment.environment_class,
+            "cwd": self._starting_folder(),
             "config": self.config.model_dump(mode="json"),
         }
+
+    def _starting_folder(self) -> str | None:
+        """Where the session's commands start (a resume runs there again, SPEC §9.5): the local
+        folder as resolved, or the container's `cwd` when one is set."""
+        if self.config.environment.environment_class == "local":
+            return str(Path(self.config.environment.cwd or os.getcwd()).resolve())
+        return self.config.environment.cwd
 
     def _finish(self, writer: TrajectoryWriter | None, env: Environment | None, status: ExitStatus, submission: str, message: str,
                 warnings: list[str]) -> str | None:

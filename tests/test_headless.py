@@ -99,25 +99,40 @@ def test_kill_9_leaves_a_jsonl_that_replays_and_resumes(openai_server, tmp_path)
     process = subprocess.Popen(headless_args(openai_server, tmp_path, "t"), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     jsonl = tmp_path / "run.traj.jsonl"
-    wait_until(lambda: jsonl.exists() and '"observation"' in jsonl.read_text())
-    wait_until(lambda: len(openai_server.requests) == 2)
+    # generous waits: the whole suite at load 7-15 made 30 s too short (issue 62)
+    wait_until(lambda: jsonl.exists() and '"observation"' in jsonl.read_text(), timeout=120)
+    wait_until(lambda: len(openai_server.requests) == 2, timeout=120)
     os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=10)
+    process.wait(timeout=60)
     assert not (tmp_path / "run.traj.json").exists()
     printed = subprocess.run([*swedeck_command(), "replay", str(jsonl), "--print"], capture_output=True, text=True,
                              timeout=60)
     assert printed.returncode == 0, printed.stderr
     assert "echo first > first.txt" in printed.stdout
+    lines = jsonl.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["session"]["cwd"] = str(tmp_path / "gone")
+    moved = tmp_path / "moved" / "run.traj.jsonl"
+    moved.parent.mkdir()
+    moved.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
     openai_server.script(Turn.bash_tool(f"{SUBMIT} && cat first.txt"))
-    resumed = subprocess.run(headless_args(openai_server, tmp_path, "--resume", str(jsonl)), capture_output=True,
-                             text=True, timeout=120)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # from another folder and without --cwd (the README's resume): it runs where the session ran (issue 62.2)
+    args = headless_args(openai_server, tmp_path, "--resume", str(jsonl))
+    at = args.index("--cwd")
+    resumed = subprocess.run(args[:at] + args[at + 2:], capture_output=True, text=True, timeout=240, cwd=elsewhere)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"resuming {jsonl} in {tmp_path.resolve()} (where it ran; --cwd overrides)" in resumed.stderr
     saved = json.loads((tmp_path / "run.traj.json").read_text())
     assert saved["info"]["exit_status"] == "Submitted" and saved["info"]["submission"] == "first\n"
     kinds = [m["extra"]["message_type"] for m in saved["messages"]]
     assert kinds.count("task") == 1 and kinds.count("action") == 2
     last_request = openai_server.requests[-1]["messages"]
     assert any(m.get("tool_calls") for m in last_request[:-1]), "the resumed prompt carries the old history"
+    gone = subprocess.run(args[:at] + args[at + 2:-1] + [str(moved)], capture_output=True, text=True, timeout=120,
+                          cwd=elsewhere)  # a session whose folder is gone: a usage error that says so
+    assert gone.returncode == 2 and "which no longer exists" in gone.stderr, gone.stderr
 
 
 def test_the_task_is_recorded_before_litellm_has_loaded(tmp_path):

@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config, flags=flags)
     if args.acp or config.agent.acp.command or (args.resume and _acp_record(args.resume)):
         return run_acp_agent(args, config)
+    if args.resume:  # where it ran, as it ran: its folder, environment and image unless given again
+        flags.update(_where_it_ran(args))
+        config = load_config(args.config, flags=flags)
     task = read_task(args)
     if args.json and not args.headless:
         raise UsageError("--json goes with --headless")
@@ -50,6 +53,35 @@ def run(args: argparse.Namespace) -> int:
     from swedeck.tui.live.launch import run_ui  # a broken install says what is missing, as any import error
 
     return run_ui(config, task, resume=args.resume)
+
+
+def _where_it_ran(args: argparse.Namespace) -> dict[str, object]:
+    """The recorded session's folder, environment and image, for each the command line does not
+    give; said on the first line. A folder that is gone is a usage error."""
+    from swedeck.core.trajectory.loader import load_trajectory, named_path
+
+    info = load_trajectory(named_path(args.resume)).info
+    session = info.session if isinstance(info.session, dict) else {}
+    recorded = session.get("config", {}).get("environment", {}) if isinstance(session.get("config"), dict) else {}
+    flags: dict[str, object] = {}
+    said = []
+    if not args.env and isinstance(recorded.get("environment_class"), str):
+        flags["environment.environment_class"] = recorded["environment_class"]
+    if not args.image and recorded.get("image"):
+        flags["environment.image"] = recorded["image"]
+    folder = session.get("cwd") or recorded.get("cwd")
+    if args.cwd:
+        said.append(f"in {args.cwd} (--cwd; the session ran in {folder or 'a folder it did not record'})")
+    elif isinstance(folder, str) and folder:
+        if (flags.get("environment.environment_class") or "local") == "local" and not Path(folder).is_dir():
+            raise UsageError(f"--resume {args.resume}: the session ran in {folder}, which no longer exists "
+                             "(give --cwd DIR to resume it elsewhere)")
+        flags["environment.cwd"] = folder
+        said.append(f"in {folder} (where it ran; --cwd overrides)")
+    else:
+        said.append("in this folder (the session did not record where it ran; --cwd sets it)")
+    print(strip_control(f"swedeck: resuming {args.resume} " + ", ".join(said)), file=sys.stderr, flush=True)
+    return flags
 
 
 def _acp_record(path: str) -> bool:
