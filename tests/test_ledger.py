@@ -176,3 +176,30 @@ def test_the_loss_report_is_the_same_when_the_messages_are_built_again():
     lazy.KEEP = 1  # every message built again when it is read again
     assert compaction_losses(lazy) == whole
     assert whole[0]["replaced_messages"] == len(RUN)
+
+
+def test_each_compaction_carries_the_ledgers_it_replaces_forward():
+    """Issue 62.1: a second compaction replaced the first one's marker and kept only its own
+    part's commands; every path and failing test must survive 1, 3 and 10 compactions, and the
+    loss report must count against everything a compaction stands for."""
+    from swedeck.core.trajectory.losses import compaction_losses
+
+    history = [make_message("system", "You are an agent.", MessageType.SYSTEM),
+               make_message("user", "Fix the divide bug.", MessageType.TASK), *RUN]
+    for number in range(10):
+        filler = [message for n in range(3) for message in step(f"s{number}.{n}", "seq 1 400",
+                                                                "\n".join(map(str, range(1, 401))), 0)]
+        start = 2 if number == 0 else len(history) - 1  # the earlier marker is replaced with the new part
+        history += filler
+        replaced = history[start:]
+        ledger = ledger_of(replaced, max_tokens=1000)
+        marker = make_message("user", f"summary {number}\n\n{ledger.text()}", MessageType.COMPACTION,
+                              summary=f"summary {number}", replaces=list(range(start, len(history))), ledger=ledger.text())
+        history.append(marker)
+        kept = ledger_of([marker])  # what the marker carries, read back
+        assert kept.files == ["src/calc.py", "tests/test_calc.py"], (number, kept.files)
+        assert kept.failing_tests == ["tests/test_calc.py::test_divide_by_zero", "test_util.UtilTests.test_round"]
+        assert "Keep the public API as it is." in kept.words
+        reports = compaction_losses(history)
+        latest = reports[-1]["kinds"]
+        assert latest["paths"] == [2, 2] and latest["failing tests"] == [2, 2], (number, latest)

@@ -54,12 +54,44 @@ class Ledger:
         return "\n".join(parts)
 
 
+_TITLES = {"Files": "files", "Commands": "commands", "Failing tests": "failing_tests", "Errors": "errors",
+           "The person said": "words"}
+
+
+def parse_ledger(text: str) -> Ledger:
+    """A ledger as `Ledger.text` wrote it (a compaction marker keeps its text), read back."""
+    found = Ledger()
+    items: list[str] | None = None
+    for line in text.splitlines():
+        title = line[:-1] if line.endswith(":") else None
+        if title in _TITLES:
+            items = getattr(found, _TITLES[title])
+        elif items is not None and line.startswith("- "):
+            items.append(line[2:])
+        elif items is not None and items and not line.startswith("("):
+            items[-1] += "\n" + line  # an entry of several lines (the person's words)
+        else:
+            cut = re.match(r"\((\d+) older entries cut", line)
+            if cut:
+                found.cut += int(cut.group(1))
+    return found
+
+
 def ledger_of(messages: Iterable[Message], max_tokens: int = 1000) -> Ledger:
-    """The ledger of the replaced messages, within `max_tokens`."""
+    """The ledger of the replaced messages, within `max_tokens`. A compaction among them (an
+    earlier one, replaced by this) carries its own ledger forward: what it kept is kept again,
+    so a path or a failing test survives any number of compactions (issue 62.1)."""
     whole = Ledger()
     commands: dict[str, str] = {}  # tool call id -> command
     for message in messages:
         kind = message.message_type
+        if kind == MessageType.COMPACTION:
+            earlier = parse_ledger(message.extra.ledger or "")
+            for mine, theirs in zip(_kinds(whole), _kinds(earlier), strict=True):
+                for item in theirs:
+                    _once(mine, item)
+            whole.cut += earlier.cut
+            continue
         if message.role == "assistant":
             for action in message.extra.actions:
                 if action.tool_call_id:
@@ -111,7 +143,7 @@ def _bounded(whole: Ledger, max_tokens: int) -> Ledger:
     a summary loses most often are kept longest. Each kind keeps its newest. Far from the bound
     an entry's own count is taken off; near it the whole text is counted, as the bound is on it."""
     ledger = Ledger(list(whole.files), list(whole.commands), list(whole.failing_tests), list(whole.errors),
-                    list(whole.words))
+                    list(whole.words), whole.cut)
     if count_text(ledger.text()) <= max_tokens:
         return ledger
     cost = {item: count_text(f"- {item}\n") for kind in _kinds(ledger) for item in kind}
