@@ -132,3 +132,18 @@ def test_context_status_from_the_last_usage():
     status = tracker.status([])
     assert (status.window, status.prompt_tokens, status.cached_tokens, status.next_estimate) == (1000, 400, 300, 400)
     assert status.left_percent == 60.0 and status.window_source == "map" and status.next_anchored
+
+
+def test_an_unknown_model_gets_a_hint_to_set_its_window():
+    """Issue 62: `context-window` of an unknown model said `window: unknown` and no more."""
+    import subprocess
+
+    from conftest import swedeck_command
+
+    done = subprocess.run([*swedeck_command(), "context-window", "no-such-model-xyz"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "window: unknown" in done.stdout
+    assert "-c model.context_window=TOKENS" in done.stdout
+    known = subprocess.run([*swedeck_command(), "context-window", "no-such-model-xyz", "-c",
+                            "model.context_window=32000"], capture_output=True, text=True, timeout=120)
+    assert "32000" in known.stdout and "hint:" not in known.stdout

@@ -13,4 +13,7 @@ def run(args: argparse.Namespace) -> int:
     # Asked for on purpose: litellm's model info may be consulted (the UI start path never does).
     window = resolve_context_window(args.model, override=config.model.context_window, use_litellm=True)
     print("\n".join(window.lines()))
+    if window.window is None:  # say how to give it, rather than leave the meter without a scale
+        print(f"hint: swedeck knows no window for {args.model}: set it with -c model.context_window=TOKENS "
+              "(or model.context_window in the config)")
     return 0
