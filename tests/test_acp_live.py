@@ -49,6 +49,10 @@ async def drive(pilot: Any, app: Any, work: Path, first: str, second: str) -> No
     await pilot.press(*"keep a.txt", "enter")
     await wait_for(pilot, lambda: line.purpose == "follow_up", 90)  # the comment went on; its answer ended the turn
     assert (work / "a.txt").exists()
+    from swedeck.tui.widgets.command_block import CommandBlock
+
+    refused = [block for block in screen.query(CommandBlock) if second in block.command]
+    assert refused and all(block.state == "rejected" for block in refused), [b.state for b in refused]  # not "ran"
     await pilot.press("i", *"say a lot", "enter")  # i: to the input line
     await wait_for(pilot, lambda: any("slowly" in "".join(message.text_sources)
                                       for message in screen.query(AssistantMessage)), 90)

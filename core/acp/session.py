@@ -49,6 +49,8 @@ class _Call:
         self.action_id: str | None = None
         self.started: float | None = None
         self.ended = False
+        self.rejected = False
+        """Refused (by the person, the rules, an interrupt): it never ran, whatever the agent reports."""
 
     @property
     def shown(self) -> str:
@@ -290,6 +292,7 @@ class AcpSession:
         by_kind = {option.kind: option for option in options}
         ruling = self._gate.permission(self._mode, shell)
         if ruling.decision == "deny":
+            call.rejected = True
             self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=ruling.reason))
             return reject_option(options)
         if ruling.decision == "allow":
@@ -298,6 +301,7 @@ class AcpSession:
         else:
             decision = await self._ask(action_id, command)
             if decision is None:  # the person interrupted: the prompt is cancelled, and so is this request
+                call.rejected = True
                 self._emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command,
                                             reason="interrupted"))
                 return None
@@ -318,6 +322,8 @@ class AcpSession:
         if chosen is not None and chosen.kind.startswith("allow"):
             self._gate.allowed(shell, raw_input, self.cwd)
             self._started(call)
+        else:
+            call.rejected = True
         return chosen
 
     async def _ask(self, action_id: str, command: str) -> Any:
@@ -359,6 +365,11 @@ class AcpSession:
 
     async def tool_done(self, call_id: str, status: str, output: str) -> None:
         call = self._proposed(call_id)
+        if call.rejected:  # its block stays "rejected": the agent's words about it are the observation
+            call.ended = True
+            self._history.append(make_message("tool", output, MessageType.OBSERVATION, raw_output=output,
+                                              command=call.command or call.title))
+            return
         self._started(call)
         call.ended = True
         assert call.action_id is not None and call.started is not None
