@@ -201,3 +201,25 @@ def test_a_200_that_is_not_a_completion_is_retried(openai_server, tmp_path, stre
     assert result.exit_status == "Submitted", result.message
     assert len(driver.of(ev.QueryRetrying)) == 1 and len(openai_server.requests) == 2
     assert "format_error" not in json.dumps(saved_messages(tmp_path))
+
+
+def test_a_refused_connection_is_named_and_retried_briefly(tmp_path):
+    """Issue 62: a model address where nothing listens was `InternalServerError (500)` retried
+    five times (32 s); it is one line that names it, tried twice."""
+    import socket
+    import subprocess
+    import time
+
+    from support.reliability import headless_args
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    done = subprocess.run(headless_args(f"http://127.0.0.1:{port}/v1", tmp_path, "t"), capture_output=True,
+                          text=True, timeout=120)
+    took = time.monotonic() - started
+    said = done.stdout + done.stderr
+    assert done.returncode != 0 and f"connection refused: nothing answers at http://127.0.0.1:{port}" in said, said[-2000:]
+    assert "gave up after 2 tries" in said and "InternalServerError" not in said, said[-2000:]
+    assert took < 60, took

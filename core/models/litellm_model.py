@@ -9,6 +9,7 @@ while the request waits for headers or the retry waits out its backoff.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import threading
@@ -88,11 +89,18 @@ class LitellmModel:
                     problem = with_credential_hint(problem, litellm(), self.model_name)  # in-thread: litellm is here
                 if problem.kind in ("fatal", "auth"):
                     raise APIError(problem.text, retryable=False, attempts=attempt) from None
-                if attempt == attempts:
-                    raise APIError(f"{problem.text} (gave up after {attempts} tries)", retryable=True, attempts=attempt) from None
+                if "at the model's address" in problem.text:  # say which: the address the query went to
+                    where = self.config.model_kwargs.get("api_base") or self.config.model_kwargs.get("base_url")
+                    if isinstance(where, str) and where:
+                        problem = dataclasses.replace(problem, text=problem.text.replace("the model's address", where))
+                allowed = min(attempts, problem.tries or attempts)
+                if attempt >= allowed:
+                    raise APIError(f"{problem.text} (gave up after {attempt} tries)", retryable=True, attempts=attempt) from None
                 wait = backoff_s(attempt, self.config.retry.backoff_min_s, self.config.retry.backoff_max_s, problem.retry_after_s)
+                if problem.tries is not None:
+                    wait = min(wait, 1.0)  # briefly: see `REFUSED_TRIES`
                 if emit is not None:
-                    emit(QueryRetrying(step=step, attempt=attempt, attempts=attempts, wait_s=wait, error=problem.text))
+                    emit(QueryRetrying(step=step, attempt=attempt, attempts=allowed, wait_s=wait, error=problem.text))
                 if self._cancelled.wait(wait):
                     raise QueryCancelled() from None
         # A usage requery is a second, billed completion of the same prompt.

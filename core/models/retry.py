@@ -50,6 +50,15 @@ class Classified:
     status: int | None
     retry_after_s: float | None
     text: str
+    tries: int | None = None
+    """At most this many tries in all, whatever `model.retry.attempts` says (None: those)."""
+
+
+REFUSED_TRIES = 2
+"""A refused connection is tried again once, briefly: nothing listens there, and waiting 30 s
+over five tries only delays saying so."""
+_REFUSED = re.compile(r"connection refused|errno 111\b|econnrefused|cannot connect to host|all connection attempts failed",
+                      re.IGNORECASE)
 
 
 class StreamCut(ConnectionError):
@@ -86,6 +95,9 @@ class RemoteQueryError(Exception):
 def classify(exc: BaseException) -> Classified:
     if isinstance(exc, RemoteQueryError):
         return exc.classified
+    refused = _refused(exc)
+    if refused is not None:  # litellm names it InternalServerError (500): it is nothing listening
+        return Classified("transient", None, None, refused, tries=REFUSED_TRIES)
     status = _status(exc)
     text = _describe(exc, status)
     names = {cls.__name__ for cls in type(exc).__mro__}
@@ -170,6 +182,21 @@ def _retry_after(exc: BaseException) -> float | None:
 def _mentions_context(exc: BaseException) -> bool:
     text = str(exc).lower()
     return any(marker in text for marker in _CONTEXT_MARKERS)
+
+
+def _refused(exc: BaseException) -> str | None:
+    """One line for a refused connection (anywhere in the error's chain), naming where, or None."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            break
+        if isinstance(seen, ConnectionRefusedError) or _REFUSED.search(str(seen)):
+            where = re.search(r"(?:https?://)?(?:\[[0-9a-f:]+\]|[\w.-]+):\d+", str(exc)) or re.search(
+                r"(?:https?://)?(?:\[[0-9a-f:]+\]|[\w.-]+):\d+", str(seen))
+            return ("connection refused: nothing answers at " + where.group() if where
+                    else "connection refused: nothing answers at the model's address") + " (is the server running?)"
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _describe(exc: BaseException, status: int | None) -> str:
