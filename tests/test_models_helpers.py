@@ -88,3 +88,18 @@ def test_litellm_import_is_left_out_of_later_garbage_collections():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     before, frozen, tracked = map(int, done.stdout.split())
     assert before == 0 and frozen > 200_000 and tracked < frozen // 10
+
+
+def test_a_context_window_error_is_one_line_with_its_figures():
+    """Issue 62: the context-exceeded dialog printed litellm's raw error over four lines."""
+    from swedeck.core.models.retry import classify
+
+    class ContextWindowExceededError(Exception):
+        pass
+
+    raw = ("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: "
+           "OpenAIException - This model's maximum context length is 8192 tokens. However, your messages resulted "
+           "in 12000 tokens. Please reduce the length of the messages.\nmodel=gpt-4\nLiteLLM Retried: 0 times")
+    problem = classify(ContextWindowExceededError(raw))
+    assert problem.kind == "context_window" and "\n" not in problem.text
+    assert problem.text == "the prompt is over the model's context window: 12,000 tokens where the model takes 8,192"

@@ -102,7 +102,7 @@ def classify(exc: BaseException) -> Classified:
     text = _describe(exc, status)
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "ContextWindowExceededError" in names or (status in (400, 413, None) and _mentions_context(exc)):
-        return Classified("context_window", status, None, text)
+        return Classified("context_window", status, None, _context_words(str(exc)))
     if status in (401, 403) or "AuthenticationError" in names or _CREDENTIAL_MARKERS.search(str(exc)):
         return Classified("auth", status, None, text)
     if status is not None:
@@ -182,6 +182,25 @@ def _retry_after(exc: BaseException) -> float | None:
 def _mentions_context(exc: BaseException) -> bool:
     text = str(exc).lower()
     return any(marker in text for marker in _CONTEXT_MARKERS)
+
+
+_CONTEXT_NUMBERS = re.compile(r"maximum context length is (\d+) tokens.*?(\d+) tokens|(\d+) tokens > (\d+) maximum",
+                              re.IGNORECASE | re.DOTALL)
+_WRAPPERS = re.compile(r"(?:litellm\.)?\w*(?:Error|Exception):\s*")
+
+
+def _context_words(raw: str) -> str:
+    """One line for a prompt over the window, with the figures when the provider gives them
+    (litellm's error repeats its wrappers' names over several lines)."""
+    numbers = _CONTEXT_NUMBERS.search(raw)
+    figures = ""
+    if numbers and numbers.group(1):
+        figures = f": {int(numbers.group(2)):,} tokens where the model takes {int(numbers.group(1)):,}"
+    elif numbers:
+        figures = f": {int(numbers.group(3)):,} tokens where the model takes {int(numbers.group(4)):,}"
+    said = " ".join(_WRAPPERS.sub("", raw).split())
+    return ("the prompt is over the model's context window" + figures
+            + (f" (the provider: {said[:160]}{'…' if len(said) > 160 else ''})" if said and not figures else ""))
 
 
 def _refused(exc: BaseException) -> str | None:
