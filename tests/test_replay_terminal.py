@@ -160,3 +160,31 @@ def test_a_missing_path_is_one_line_and_exit_2_in_every_subcommand_without_a_ter
     assert result.stderr.strip() == f"swedeck: {argv[1]}: no such file or folder"
     assert result.stdout == ""
     assert not (tmp_path / "out.html").exists()
+
+
+def test_q_leaves_at_once_while_a_huge_file_is_still_read(tmp_path):
+    """Issue 62.3: `q` right after a huge file opens waited for the token curve's worker, which
+    reads every step (asyncio's executor is joined as the app ends): seconds, minutes under load."""
+    import json
+    import time
+
+    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]
+    for number in range(15_000):
+        messages += [{"role": "assistant", "content": f"step {number}\n```bash\necho {number}\n```"},
+                     {"role": "user", "content": "<returncode>0</returncode>\n<output>\n" + "x" * 2900 + "\n</output>"}]
+    path = tmp_path / "big.traj.json"
+    path.write_text(json.dumps({"messages": messages, "info": {"exit_status": "Submitted"},
+                                "trajectory_format": "mini-swe-agent-1"}))
+    session = f"swedeck-quit-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "replay", str(path)]) + f"; echo $? > {done}"
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", command], check=True)
+    try:
+        wait_for_text(session, "step 1/15000", timeout=60)
+        pressed = time.monotonic()
+        send_keys(session, "q")
+        assert exit_code(done, timeout=30) == "0"
+        took = time.monotonic() - pressed
+        assert took < 5, took  # 0.3 s here; the whole curve took tens of seconds before
+    finally:
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)

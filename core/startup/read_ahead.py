@@ -70,7 +70,7 @@ MAX_RATIO = 1100
 def implausible(member: ZipInfo) -> str | None:
     """Why a zip member's stated size cannot be its data's (a 1.5 KB entry claiming 511 MB), so
     that no buffer of that size is made before reading; None when it can be."""
-    if member.compress_type == _ZIP_STORED and member.file_size != member.compress_size:
+    if member.compress_type == _ZIP_STORED and member.file_size > member.compress_size:
         return f"{member.filename}: stored, yet {member.file_size:,} bytes from {member.compress_size:,}"
     if member.file_size > member.compress_size * MAX_RATIO + 4096:
         return (f"{member.filename}: says {member.file_size:,} bytes from {member.compress_size:,} compressed: "

@@ -14,6 +14,7 @@ kit); the modal views (`t` the prompt inspector shared with the live screen, `p`
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -124,6 +125,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         super().__init__()
         self._ahead = ahead
         """The first file's bytes, read while the command's modules imported: for its first opening only."""
+        self._leaving = threading.Event()
+        """Set when the screen goes: the token curve's worker stops (issue 62.3: `q` leaves at once)."""
         self._settings = settings
         """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
         `f`): the person's config, read after the first frame, not before it (bench B2)."""
@@ -311,6 +314,7 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def on_unmount(self) -> None:
         self._stop_reading()
+        self._leaving.set()  # the curve's worker stops at its next point: `q` never waits for it
 
     class Read(Message):
         """A large file read whole by its worker (`document`), or why it cannot be (`error`)."""
@@ -492,6 +496,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         sent = time.monotonic()
         quiet = getattr(self.app, "key_quiet", None)
         for point in token_curve(document):
+            if self._leaving.is_set():  # the person left: the app ends without waiting for the curve
+                return
             batch.append((point.step, point.tokens, point.label, point.mark))
             if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None:
                 quiet.wait()  # while a key is handled, the GIL is the UI's until its frame is drawn
