@@ -28,7 +28,8 @@ def figures(messages: int, before: int | None, after: int | None) -> str:
 class CompactionScreen(ModalScreen[str | None]):
     CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("ctrl+s", "use", "Use the summary", id="compaction_use"),
-                Binding("escape", "keep", "Keep the full history", id="compaction_keep")]
+                Binding("escape", "keep", "Keep the full history", id="compaction_keep"),
+                Binding("e", "edit", "Edit the summary", id="compaction_edit")]
 
     def __init__(self, summary: str, messages: int, before: int | None, after: int | None, ledger: str = "") -> None:
         super().__init__()
@@ -43,8 +44,8 @@ class CompactionScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="compaction-box"):
             yield Label("Compact the history with this summary?", id="compaction-title")
-            yield Static(literal(self.detail + " · edit it below if you like"), id="compaction-detail")
-            yield TextArea(self.shown, id="compaction-summary", soft_wrap=True)
+            yield Static(literal(self.detail + " · e edits it"), id="compaction-detail")
+            yield TextArea(self.shown, id="compaction-summary", soft_wrap=True, read_only=True)
             if self.ledger:
                 with VerticalScroll(id="compaction-ledger"):
                     yield Static(literal(visible(Redactor().text(self.ledger))), markup=False)
@@ -53,7 +54,14 @@ class CompactionScreen(ModalScreen[str | None]):
                 yield Button("Keep the full history (esc)", variant="default", id="keep")
 
     def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+        # nothing takes keys until the person says so: the review can open as they press `y` for a
+        # command, and that `y` must not land in the summary (issue 62)
+        self.set_focus(None)
+
+    def action_edit(self) -> None:
+        area = self.query_one(TextArea)
+        area.read_only = False
+        area.focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "use":
