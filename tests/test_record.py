@@ -873,3 +873,21 @@ def test_a_hostile_upstream_is_recorded_and_never_a_traceback(tmp_path):
     recorded = exchanges(writer.finish({"exit_status": "Exited"}))
     assert len(recorded) == 2
     assert "could not be read" in recorded[0]["error"] and "not assembled" in recorded[1]["error"]
+
+
+def test_a_request_over_the_records_bound_is_forwarded_whole_and_recorded_by_its_size(tmp_path, monkeypatch):
+    """Issue 61.8: a 300 MB request took 1.56 GB and made a 301 MB record: over the bound it is
+    forwarded whole (the agent's exchange goes on) and recorded as its size, never parsed."""
+    from swedeck.core.record import recorder
+
+    monkeypatch.setattr(recorder, "RECORD_BODY_LIMIT", 1 << 20)
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "x" * (2 << 20)}]}
+    with AnthropicServer() as server:
+        endpoint, writer = _endpoint(tmp_path, server.url)
+        with endpoint:
+            status, _ = _post(endpoint.base_url + "/v1/messages", body)
+        received = server.requests[-1]
+    recorded = exchanges(writer.finish({"exit_status": "Exited"}))
+    assert status == 200 and received == body  # forwarded whole
+    assert "forwarded whole, not recorded" in recorded[0]["request"]["swedeck_not_recorded"]
+    assert (tmp_path / "faults.traj.json").stat().st_size < 100_000

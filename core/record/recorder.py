@@ -41,6 +41,9 @@ from .join import agent_sessions
 from .live import LiveAnswers
 from .wire import Answer, Assembler, Wire, prompt_entries, tools_of, wire_of
 
+RECORD_BODY_LIMIT = 64 << 20
+"""A request larger than this is forwarded whole but recorded as its size only (bounded memory)."""
+
 
 @dataclass
 class _Open:
@@ -112,9 +115,13 @@ class Recorder(Handlers):
 
     def started(self, exchange: Exchange) -> _Open:
         wire = wire_of(exchange.path)
+        if len(exchange.body) > RECORD_BODY_LIMIT:  # forwarded whole; its parse (five times its size) is not made
+            body: Any = {"swedeck_not_recorded": f"a request of {len(exchange.body):,} bytes, over the record's "
+                                                 f"{RECORD_BODY_LIMIT >> 20} MB: forwarded whole, not recorded"}
+            return _Open(exchange, "raw", body, Assembler("raw", False))
         try:
-            body: Any = json.loads(exchange.body) if exchange.body else None
-        except ValueError:
+            body = json.loads(exchange.body) if exchange.body else None
+        except (ValueError, RecursionError):
             body = exchange.body.decode("utf-8", "replace")
         streaming = isinstance(body, Mapping) and bool(body.get("stream"))
         return _Open(exchange, wire, body, Assembler(wire, streaming))
