@@ -398,6 +398,9 @@ async def test_the_processors_panel_is_driven_by_keys_and_a_typed_value_replaces
     async with running(session, lambda app: asked(app, "follow_up"), size=(140, 44)) as (app, pilot):
         row = await processors_row(app, pilot)
         switch, field = row.query_one(Switch), row.query_one(Input)
+        panel = app.session_screen.query_one("#processors")
+        # keys reach a control at once: the first switch, not the panel (a digit typed went nowhere, issue 62)
+        assert isinstance(app.focused, Switch) and app.focused is panel.query(Switch).first()
         for _ in range(40):  # ↓ walks the panel's controls, as Tab does
             if app.focused is switch:
                 break

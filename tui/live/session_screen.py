@@ -464,8 +464,8 @@ class SessionScreen(SessionState, ViewScreen):
     def action_toggle_processors(self) -> None:
         self.processors_open = not self.processors_open
         self._enter_approves = False  # Enter applies values there: after it, only y approves
-        if self.processors_open:
-            self.processors_panel.focus()
+        if self.processors_open:  # its first switch, not the panel itself: keys then reach a switch or a value
+            self.processors_panel.focus_first()
         else:
             self.transcript.focus()
 

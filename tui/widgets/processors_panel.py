@@ -146,6 +146,15 @@ class ProcessorsPanel(VerticalScroll):
             if name not in configured_types:
                 yield ProcessorRow(name, cls, None)
 
+    def focus_first(self) -> None:
+        """The first switch takes the keys (the panel itself would take them and do nothing with
+        them: a digit typed went nowhere, issue 62)."""
+        switches = self.query(Switch)
+        if switches:
+            switches.first().focus()
+        else:
+            self.focus()
+
     def processors(self) -> list[BaseModel]:
         """The new list: every enabled row, plus configured ones switched off (kept, disabled)."""
         built: list[BaseModel] = []
