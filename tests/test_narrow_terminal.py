@@ -46,7 +46,9 @@ async def test_the_live_footer_shows_whole_keys_at_80_columns(openai_server, tmp
             return keys if keys and "Approve" in keys else None
 
         shown = await wait_for(pilot, settled)
-        assert shown[:5] == ["Approve", "Reject", "Interrupt", "Quit", "Help"], shown
+        # the answers to the command first, then interrupt, quit and help: all whole at 80 (issue 62: the
+        # footer stopped after `e Edit`, without `a`)
+        assert shown[:7] == ["Approve", "Reject", "Always", "Edit", "Interrupt", "Quit", "Help"], shown
 
 
 async def test_the_replay_footer_keeps_quit_and_help_at_80_columns(tmp_path):

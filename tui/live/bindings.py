@@ -11,7 +11,8 @@ from __future__ import annotations
 from textual.binding import Binding
 
 # The footer shows keys in this order and cuts what does not fit: the ones a person must
-# find at 80 columns come first (approve, reject, interrupt, quit, help).
+# find at 80 columns come first (the answers to a command: approve, reject, always, edit; then
+# interrupt, quit, help), drawn close together below 120 columns (`FittedFooter`).
 SESSION_BINDINGS: list[Binding] = [
     Binding("y", "approve", "Approve", id="approve",
             tooltip="Run the proposed command"),
@@ -20,16 +21,16 @@ SESSION_BINDINGS: list[Binding] = [
                     "a comment) was opened since it was asked: then y approves"),
     Binding("n", "reject", "Reject", id="reject",
             tooltip="Reject the command, with a comment for the model"),
+    Binding("a", "always_allow", "Always", id="always_allow",
+            tooltip="Run it and never ask again for this command"),
+    Binding("e", "edit", "Edit", id="edit",
+            tooltip="Edit the command, then run it"),
     Binding("escape", "interrupt", "Interrupt", id="interrupt",
             tooltip="Close what is open (panel, input line), else interrupt the model or the running command"),
     Binding("ctrl+q", "app.request_quit", "Quit", id="quit", priority=True,
             tooltip="Quit (asks while a command runs)"),
     Binding("question_mark,f1", "app.help", "Help", id="help",
             tooltip="This help"),
-    Binding("e", "edit", "Edit", id="edit",
-            tooltip="Edit the command, then run it"),
-    Binding("a", "always_allow", "Always allow", id="always_allow",
-            tooltip="Run it and never ask again for this command"),
     Binding("m", "cycle_mode", "Mode", id="cycle_mode",
             tooltip="Cycle confirm -> yolo -> human"),
     Binding("ctrl+y", "yolo", "Yolo", id="yolo", show=False,

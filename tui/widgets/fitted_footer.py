@@ -36,9 +36,15 @@ class FittedFooter(Footer):
             self._shown = shown
         super().bindings_changed(screen)
     def on_mount(self) -> None:
+        self.compact = self.size.width < self.COMPACT_BELOW
         self.call_after_refresh(self._fit)
 
+    COMPACT_BELOW = 120
+    """Columns under which the keys are drawn close together (Textual's compact footer): at 80
+    the footer stopped after `e Edit`, without `a`, `m`, `p`, `t` (issue 62)."""
+
     def on_resize(self) -> None:
+        self.compact = self.size.width < self.COMPACT_BELOW
         self._fit()
 
     async def recompose(self) -> None:
@@ -61,3 +67,18 @@ class FittedFooter(Footer):
             fits = fits and used + key.outer_size.width <= room
             used += key.outer_size.width
             key.display = fits
+        self.call_after_refresh(self._hide_cut)
+
+    def _hide_cut(self) -> None:
+        """Once laid out where they are drawn (a compact footer's keys are measured before its
+        spacing changes), a key that runs into the palette's corner is hidden, and those after it."""
+        keys = list(self.query_children(FooterKey))
+        corner = next((key.region.x for key in keys if key.has_class("-command-palette") and key.region.width),
+                      self.region.right)
+        cut = False
+        for key in keys:
+            if key.has_class("-command-palette") or not key.display:
+                continue
+            cut = cut or key.region.right > corner
+            if cut:
+                key.display = False
