@@ -129,11 +129,7 @@ class _Reader:
                 self._add(s[self.i + 1])
                 self.i += 2
             elif c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise _Unreadable("an unterminated single quote")
-                self._add(s[self.i + 1:end])
-                self.i = end + 1
+                self._add(self._single_quoted())
             elif c == '"':
                 self._add(self._double_quoted())
             elif c == "`":
@@ -266,10 +262,7 @@ class _Reader:
                 self.i += 2
                 continue
             if c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise _Unreadable("an unterminated single quote")
-                self.i = end + 1
+                self._single_quoted()
                 continue
             if c == '"':
                 self._double_quoted()
@@ -290,6 +283,15 @@ class _Reader:
         inner.i = self.i
         end = inner.read()
         self.i = end + 1
+
+    def _single_quoted(self) -> str:
+        """A single-quoted string's characters, as they are; past its closing quote."""
+        end = self.s.find("'", self.i + 1)
+        if end < 0:
+            raise _Unreadable("an unterminated single quote")
+        value = self.s[self.i + 1:end]
+        self.i = end + 1
+        return value
 
     def _double_quoted(self) -> str:
         s = self.s
@@ -379,11 +381,9 @@ class _Reader:
                     self._double_quoted()
                     continue
                 if c == "'":
-                    end = s.find(c, self.i + 1)
-                    if end < 0:
-                        raise _Unreadable("an unterminated quote in ${…}")
-                    self.i = end
-                elif c == "{":
+                    self._single_quoted()
+                    continue
+                if c == "{":
                     depth += 1
                 elif c == "}":
                     depth -= 1
