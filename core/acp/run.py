@@ -39,6 +39,7 @@ from typing import IO, Any, Protocol
 
 import acp
 from acp import RequestError, schema
+from pydantic import ValidationError
 
 from ..config import EnvironmentConfig, SwedeckConfig
 from ..errors import SwedeckError, UsageError
@@ -69,6 +70,14 @@ class Option:
     name: str
     kind: str
     """`allow_once`, `allow_always`, `reject_once`, `reject_always`."""
+
+
+def title_beside(command: str, title: str) -> str | None:
+    """The agent's title of a call, when it says something other than the command that runs
+    (it is shown beside it, the command first); None when it is the command (Claude Code
+    backticks it), empty, or a bare `terminal`."""
+    said = title.strip().strip("`").strip()
+    return None if said in ("", command, "terminal") else said
 
 
 def reject_option(options: list[Option]) -> Option | None:
@@ -370,16 +379,15 @@ def _stop_on_signals(run: AcpRun, loop: asyncio.AbstractEventLoop) -> list[int]:
 _PR_SET_CHILD_SUBREAPER = 36
 
 
-def _children(pid: int) -> set[int]:
-    found = set()
+def _parents() -> dict[int, int]:
+    """Every process's parent, read from /proc once."""
+    found = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
+                found[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if int(fields[1]) == pid:
-                found.add(int(entry.name))
     return found
 
 
@@ -395,29 +403,27 @@ def _adopt_orphans() -> set[int]:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     except (OSError, AttributeError):
         return set()
-    return _children(os.getpid())
+    me = os.getpid()
+    return {pid for pid, parent in _parents().items() if parent == me}
 
 
 def _end_adopted(before: set[int]) -> None:
     """What the agent left behind and swedeck adopted (not its own children from before): each
-    whole tree ended."""
+    whole tree ended (the local environment's watchdog ends its session's the same way)."""
     if sys.platform != "linux":
         return
-    for pid in _children(os.getpid()) - before:
-        for victim in [*_descendants(pid), pid]:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(victim, signal.SIGKILL)
+    parents, me = _parents(), os.getpid()
+    adopted = {pid for pid, parent in parents.items() if parent == me} - before
+    tree, frontier = set(adopted), set(adopted)
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in tree}
+        tree |= frontier
+    for victim in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(victim, signal.SIGKILL)
+    for pid in adopted:
         with contextlib.suppress(ChildProcessError, OSError):
             os.waitpid(pid, 0)
-
-
-def _descendants(pid: int) -> list[int]:
-    found, queue = [], [pid]
-    while queue:
-        for child in _children(queue.pop()):
-            found.append(child)
-            queue.append(child)
-    return found
 
 
 async def _end_group(process: asyncio.subprocess.Process) -> None:
@@ -501,8 +507,6 @@ class _Lines:
             await self.writer.drain()
 
     async def receive(self) -> dict[str, Any] | None:
-        from pydantic import ValidationError
-
         while True:
             line = await self._line()
             if line is None:
@@ -631,7 +635,8 @@ class Printer:
     async def permission(self, call_id: str, title: str, options: list[Option], command: str | None,
                          raw_input: Any) -> Option | None:
         self.permissions += 1
-        shown = f"$ {command}" + (f"  ({title})" if title and title.strip("` ") != command else "") if command else title
+        beside = title_beside(command, title) if command else None
+        shown = f"$ {command}" + (f"  ({beside})" if beside else "") if command else title
         ruling = self.gate.permission("yolo", command)
         if ruling.decision == "deny":
             reject = reject_option(options)

@@ -35,7 +35,7 @@ from ..session import PromptPreview, SessionResult
 from ..text import visible
 from .gate import AcpGate
 from .presets import agent_label
-from .run import AcpRun, Option, allow_once, reject_option
+from .run import AcpRun, Option, allow_once, reject_option, title_beside
 
 
 class _Call:
@@ -57,8 +57,8 @@ class _Call:
         """What the person is shown: what will run, with the agent's title beside it when that says otherwise."""
         if self.command is None:
             return self.title
-        title = self.title.strip().strip("`").strip()
-        return self.command if title in ("", self.command, "terminal") else f"{self.command}    ({title})"
+        beside = title_beside(self.command, self.title)
+        return f"{self.command}    ({beside})" if beside else self.command
 
 def _where(config: SwedeckConfig, cwd: Path) -> str:
     terminals = "docker" if config.environment.environment_class == "docker" else "local"
@@ -343,22 +343,22 @@ class AcpSession:
             return ruling.reason
         if ruling.decision == "allow":
             return None
-        call = self._proposed(f"terminal-{len(self._calls)}", "terminal", command)
-        decision = await self._ask(str(call.action_id), call.shown)
-        approved = decision is not None and decision.kind in ("approve", "always_allow")
-        if decision is not None and decision.kind == "always_allow":
-            self._gate.gate.approvals.allow(command)
-        self._emit(ev.ActionDecided(action_id=str(call.action_id), decision="approved" if approved else "rejected",
-                                    command=call.shown, reason="" if approved else "the person did not allow it"))
-        return None if approved else "the person did not allow it"
+        return await self._asked_about(self._proposed(f"terminal-{len(self._calls)}", "terminal", command), command)
 
     async def write(self, path: str, chars: int) -> str | None:
         ruling = self._gate.write(self._mode, path, self.cwd)
         if ruling.decision == "allow":
             return None
-        call = self._proposed(f"write-{len(self._calls)}", f"write {path} ({chars:,} characters)")
+        return await self._asked_about(self._proposed(f"write-{len(self._calls)}",
+                                                      f"write {path} ({chars:,} characters)"), None)
+
+    async def _asked_about(self, call: _Call, rule_for: str | None) -> str | None:
+        """Something no permission request carried, asked about: None if the person allowed it,
+        else why not. `a` on it makes a rule for `rule_for` (a terminal's command)."""
         decision = await self._ask(str(call.action_id), call.shown)
         approved = decision is not None and decision.kind in ("approve", "always_allow")
+        if rule_for is not None and decision is not None and decision.kind == "always_allow":
+            self._gate.gate.approvals.allow(rule_for)
         self._emit(ev.ActionDecided(action_id=str(call.action_id), decision="approved" if approved else "rejected",
                                     command=call.shown, reason="" if approved else "the person did not allow it"))
         return None if approved else "the person did not allow it"

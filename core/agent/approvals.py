@@ -28,7 +28,6 @@ _RUNS_OTHERS = {"bash", "sh", "zsh", "dash", "ksh", "env", "sudo", "su", "doas",
                 "timeout", "time", "nice", "ionice", "setsid", "stdbuf", "strace", "watch", "command", "builtin",
                 "source", ".", "find", "parallel", "chroot", "unshare", "nsenter", "script", "flock"}
 """Commands whose arguments are another command: a prefix rule for them would allow anything."""
-_NEVER_BY_PREFIX = NEVER_BY_PREFIX
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^]]*\])?\+?=")
 _RUNS_ANOTHER_OPTION = re.compile(
     r"^(-c|--config(-env)?|--exec(-path)?(=.*)?|--upload-pack(=.*)?|--receive-pack(=.*)?|-u|--ext-diff|--textconv"
@@ -75,7 +74,7 @@ def command_prefix(command: str) -> str | None:
     """The rule `a` allows for `command` (`git status`, `python -m pytest`, `FOO=1 pytest`), or
     None when the command is compound, substitutes, redirects or runs other commands (then
     only the exact string is allowed)."""
-    if _NEVER_BY_PREFIX.search(command):
+    if NEVER_BY_PREFIX.search(command):
         return None
     parts = split_command(command)
     if parts is None or len(parts) != 1:
@@ -128,7 +127,7 @@ class Approvals:
         `always allowed: ls -la (by ls …); git status (by git status …)`), or None."""
         if command in self.exact:
             return "always allowed: this command"
-        if not self.prefixes or _NEVER_BY_PREFIX.search(command):
+        if not self.prefixes or NEVER_BY_PREFIX.search(command):
             return None
         parts = split_command(command)
         if not parts:

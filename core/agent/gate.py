@@ -45,7 +45,7 @@ class Gate:
         self._last: tuple[str, Verdict] | None = None
 
     def _verdict(self, command: str) -> Verdict | None:
-        """The rules' verdict on `command`, decided once for `denied` and `auto_reason` both."""
+        """The rules' verdict on `command`, decided once for `denied` and `ruling` both."""
         if self.rules is None:
             return None
         if self._last is None or self._last[0] != command:
@@ -83,22 +83,16 @@ class Gate:
                                  "function): a rule allows it part by part, the person decides the whole")
         return ruling
 
-    def auto_reason(self, mode: ev.Mode, command: str) -> str | None:
-        """Why `command` runs without asking, or None when the person decides (or the rules deny)."""
-        ruling = self.ruling(mode, command)
-        return ruling.reason if ruling.decision == "allow" else None
-
     def decide(self, agent: Asks, action: Action, action_id: str, step: int, unrun: list[Action]) -> tuple[str, str]:
         """The command to run and how it was approved (recorded on its observation); a
         rejection answers `unrun` (this action and those after it) with the person's words."""
         command = action.command
-        denied = self.denied(command)
-        if denied is not None:  # the rules' deny: rejected without asking, the rule said to the model
-            agent.emit(ev.ActionProposed(action_id=action_id, step=step, command=command, needs_confirmation=False))
-            agent.emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=denied))
-            text = replies.rejected(agent.config.agent, agent.template_vars(), denied)
-            raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
         ruling = self.ruling(agent.mode, command)
+        if ruling.decision == "deny":  # the rules' deny: rejected without asking, the rule said to the model
+            agent.emit(ev.ActionProposed(action_id=action_id, step=step, command=command, needs_confirmation=False))
+            agent.emit(ev.ActionDecided(action_id=action_id, decision="rejected", command=command, reason=ruling.reason))
+            text = replies.rejected(agent.config.agent, agent.template_vars(), ruling.reason)
+            raise Rejected(*replies.unanswered(unrun, step, text, MessageType.USER_MESSAGE))
         reason = ruling.reason if ruling.decision == "allow" else None
         if ruling.by in ("prefix", "rules") and self._resolve is not None:
             names = self.approvals.programs(command)

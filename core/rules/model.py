@@ -136,9 +136,11 @@ class RuleSet:
 
     def decide(self, command: str) -> Verdict:
         split = shell_split.split(command)
-        denied = {index: found for index, part in enumerate(split.parts) if (found := self._denied(part)) is not None}
+        ran = [programs.runs(part.words) for part in split.parts]  # each part's programs, for both passes
+        denied = {index: found for index, part in enumerate(split.parts)
+                  if (found := self._denied(part, ran[index])) is not None}
         if denied:  # each part as decided, a denied one by its deny; a denied nested program after them
-            verdicts = [denied.get(index) or self._part(part, []) for index, part in enumerate(split.parts)
+            verdicts = [denied.get(index) or self._part(part, ran[index], []) for index, part in enumerate(split.parts)
                         if not part.nested] if split.error is None and not split.grouped else []
             verdicts += [verdict for index, verdict in denied.items() if split.parts[index].nested
                          or split.error is not None or split.grouped]
@@ -151,18 +153,18 @@ class RuleSet:
             return Verdict(command, "ask", [PartVerdict(command, "ask", None, "a subshell, a group, a function or an "
                                                         "arithmetic command: its parts are not decided one by one")],
                            ["asked without a rule: no program in it is denied, and swedeck allows none of it"])
-        parts = split.top
+        parts = [(part, ran[index]) for index, part in enumerate(split.parts) if not part.nested]
         if not parts:
             return Verdict(command, "ask", [], ["an empty command"])
         notes: list[str] = []
-        verdicts = [self._part(part, notes) for part in parts]
+        verdicts = [self._part(part, runs, notes) for part, runs in parts]
         if len(parts) > 1:
             notes.append(f"split by swedeck's reader into {len(parts)} simple commands; the strictest decides")
         return Verdict(command, strictest([verdict.decision for verdict in verdicts]), verdicts, notes)
 
-    def _denied(self, part: shell_split.Part) -> PartVerdict | None:
-        """The part's first program a deny rule names (itself, or what it runs), or None."""
-        for run in programs.runs(part.words):
+    def _denied(self, part: shell_split.Part, ran: list[programs.Run]) -> PartVerdict | None:
+        """The part's first program a deny rule names (itself, or what it runs: `ran`), or None."""
+        for run in ran:
             for words in programs.deny_forms(run):
                 text = part.text if words == part.words else " ".join(words)
                 decision, rule, why = self.decide_part(self, words, text)
@@ -171,9 +173,8 @@ class RuleSet:
                     return PartVerdict(part.text, "deny", rule, why + where)
         return None
 
-    def _part(self, part: shell_split.Part, notes: list[str]) -> PartVerdict:
+    def _part(self, part: shell_split.Part, ran: list[programs.Run], notes: list[str]) -> PartVerdict:
         decision, rule, why = self.decide_part(self, part.words, part.text)
-        ran = programs.runs(part.words)
         inner = ran[1:]
         if inner:
             decisions: list[Decision] = []
@@ -187,7 +188,7 @@ class RuleSet:
                 inner_decision, inner_rule, inner_why = self.decide_part(self, run.words, run.text)
                 decisions.append(inner_decision)
                 reasons.append(f"{run.text} ({run.via}): {inner_why}")
-            plain = ran[0].program in programs.PLAIN_WRAPPERS | programs.SHELLS and all(
+            plain = ran[0].program in programs.DECIDED_BY_WHAT_THEY_RUN and all(
                 run.kind == "plain" for run in inner)
             combined = strictest(decisions) if plain else strictest([decision, *decisions])
             if combined != decision or plain:

@@ -63,6 +63,7 @@ PRIVILEGED = frozenset({"sudo", "doas", "chroot", "nsenter", "unshare", "flock",
 """Change who or where it runs: decided by both (an allowed `sudo` never allows what it wraps)."""
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "su"})
 """Run their `-c` string as a command line (`su -c` too)."""
+DECIDED_BY_WHAT_THEY_RUN = PLAIN_WRAPPERS | SHELLS
 INTERPRETERS: dict[str, frozenset[str]] = {
     "python": frozenset({"-c"}), "python2": frozenset({"-c"}), "python3": frozenset({"-c"}),
     "pypy": frozenset({"-c"}), "pypy3": frozenset({"-c"}),
