@@ -486,8 +486,8 @@ def test_what_the_agent_leaves_running_in_a_session_of_its_own_ends_with_the_ses
 
     marker = tmp_path / "daemon.pid"  # written by the daemon once it runs
     daemon = ["sh", "-c", f"echo $$ > '{marker}'; exec sleep 300"]
-    result, lines, _ = run(tmp_path, [[{"spawn": daemon}, {"sleep": 2}, chunk("started a daemon")]])
-    assert marker.exists() and marker.read_text(), "the daemon had two seconds to start"
+    result, lines, _ = run(tmp_path, [[{"spawn": daemon}, {"wait_file": str(marker)}, chunk("started a daemon")]])
+    assert marker.exists() and marker.read_text(), "the daemon started while the session ran"
     pid = int(marker.read_text())
 
     def gone() -> bool:

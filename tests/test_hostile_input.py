@@ -244,8 +244,11 @@ async def test_a_command_taller_than_the_pane_is_shown_from_its_first_line(opena
     app = SwedeckApp(session)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.session_screen.confirmation is not None, 90)
-        await pilot.pause()
-        await pilot.pause()
+        screen_ = app.session_screen
+        block = screen_._block(screen_.confirmation.action_id)
+        # once laid out at its pending height, its first line is the pane's first
+        await wait_for(pilot, lambda: block.state == "pending" and block.virtual_region.height > 100
+                       and screen_.transcript.scroll_y == block.virtual_region.y, 30)
         screen = app.export_screenshot().replace("&#160;", " ")
         assert "touch payload-ran" in screen and "shown from the first" in screen
         assert "echo line 119" not in screen

@@ -19,7 +19,7 @@ The script is `{"turns": [[action, ...], ...], "log": PATH, "load_session": bool
 - `{"wait_cancel": true}`: wait until the client sends `session/cancel`;
 - `{"die": CODE}`: exit at once, mid-prompt;
 - `{"spawn": [ARGV]}`: start a process in a session of its own and leave it running;
-- `{"sleep": S}`: wait S seconds;
+- `{"wait_file": PATH}`: wait (at most 60 s) until PATH exists and holds something;
 - `{"big": N, "toolCallId": ID}`: a tool call whose output is N bytes.
 """
 
@@ -134,8 +134,14 @@ class Agent:
             self.say(f"read: {json.dumps(answer.get('result') or answer.get('error'))}")
         elif "wait_cancel" in action:
             self.cancelled.wait(60)
-        elif "sleep" in action:
-            time.sleep(action["sleep"])
+        elif "wait_file" in action:  # until a process it started has written there (bounded)
+            from pathlib import Path
+
+            deadline = time.monotonic() + 60
+            while not (Path(action["wait_file"]).exists() and Path(action["wait_file"]).read_text()):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
         elif "spawn" in action:  # a process of its own session, left behind (a daemon it starts)
             import subprocess
 
