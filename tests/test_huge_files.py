@@ -253,3 +253,75 @@ def test_an_openhands_event_list_is_read_by_its_events_heads(tmp_path, monkeypat
     planned = _digest(load_trajectory(path))
     monkeypatch.setattr(RawList, "records", lambda self, head=None: list(self))  # every event parsed whole
     assert _digest(load_trajectory(path)) == planned
+
+
+# --- swedeck's own file of millions of lines (issue 61) ----------------------------------------------
+
+def _own_lines(steps: int, damaged: bool = True) -> list[str]:
+    """A live file with what windows must keep straight: meta events between messages, a blank
+    line, a damaged line (unless not `damaged`), a demonstration, a compaction marker, a submission record."""
+    lines = [json.dumps({"role": "meta", "format": "swedeck-traj/1", "session": {"id": "s", "model": "m"}}),
+             json.dumps({"role": "system", "content": "sys", "extra": {"message_type": "system"}}),
+             json.dumps({"role": "user", "content": "task", "extra": {"message_type": "task"}})]
+    for step in range(1, steps + 1):
+        lines.append(json.dumps({"role": "assistant", "content": f"look {step}\n```bash\nls {step}\n```",
+                                 "extra": {"message_type": "action", "step": step}}))
+        lines.append(json.dumps({"role": "user", "content": f"<returncode>0</returncode><output>{step}</output>",
+                                 "extra": {"message_type": "observation", "step": step}}))
+        if step % 97 == 0:
+            lines.append(json.dumps({"role": "meta", "event": "mode_change", "mode": "yolo", "previous": "confirm"}))
+        if step % 131 == 0 and damaged:
+            lines.append("")
+        if step % 389 == 0 and damaged:
+            lines.append('{"role": "assistant", "content": ')  # damaged
+        if step % 211 == 0:
+            lines.append(json.dumps({"role": "assistant", "content": "demo", "extra": {"message_type": "action",
+                                                                                      "is_demo": True}}))
+        if step == 500:
+            lines.append(json.dumps({"role": "user", "content": "summary", "extra": {
+                "message_type": "compaction", "summary": "s", "replaces": [3, 4, 5, 6]}}))
+    lines.append(json.dumps({"role": "user", "content": "done", "extra": {"message_type": "final"}}))
+    return lines
+
+
+@pytest.mark.parametrize("torn", [False, True], ids=["whole", "torn-last-line"])
+def test_a_live_file_read_in_windows_is_the_same_file_read_line_by_line(tmp_path, monkeypatch, torn):
+    """A mapped `.traj.jsonl` is read a window at a time, each message built when read: with
+    windows of a few KB over 1,200 steps, every message, step, event, warning and compaction
+    note is the reader's of the same file in memory."""
+    from swedeck.core.trajectory.compaction import compaction_problems
+    from swedeck.core.trajectory.readers import jsonl_windows
+
+    lines = _own_lines(1200)
+    path = tmp_path / "own.traj.jsonl"
+    path.write_text("\n".join(lines) + ("\n" if not torn else '\n{"role": "assistant", "cont'))
+
+    def seen(trajectory: Trajectory) -> dict[str, Any]:
+        return {**_digest(trajectory), "events": trajectory.meta_events,
+                "notes": compaction_problems(trajectory.messages)}
+
+    read = seen(load_trajectory(path))
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    monkeypatch.setattr(jsonl_windows, "WINDOW", 4096)
+    windowed = load_trajectory(path, lazy=True)
+    assert len(windowed.messages.__dict__.get("_blocks", ())) > 1000  # read in windows, by steps
+    assert seen(windowed) == read
+    assert read["warnings"] and ("incomplete" in read["warnings"][-1]) == torn
+    assert len(read["steps"]) == 1200 and len(windowed.meta_events) == 1200 // 97
+
+
+def test_the_last_step_of_a_huge_live_file_builds_only_its_own_messages(tmp_path, monkeypatch):
+    """`replay --print --step -1` of a mapped file builds the messages of that step, not of the
+    file (2.5 million tiny steps took 30 s and 2.1 GB when every one was built)."""
+    from swedeck.core.messages import Message
+
+    path = tmp_path / "own.traj.jsonl"
+    path.write_text("\n".join(_own_lines(3000, damaged=False)) + "\n")
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    built: list[int] = []
+    real = Message.from_record.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Message, "from_record", classmethod(lambda cls, data: built.append(1) or real(cls, data)))
+    trajectory = load_trajectory(path, lazy=True)
+    step = trajectory.step(-1)
+    assert step.index == 3000 and "ls 3000" in step.actions[0].command
+    assert len(built) <= 4, len(built)  # its action and observation, and the block before it: read by heads

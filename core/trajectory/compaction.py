@@ -23,6 +23,16 @@ def is_compaction(message: Message) -> bool:
     return message.message_type == MessageType.COMPACTION
 
 
+def positions(messages: Sequence[Message]) -> Sequence[int]:
+    """Where the compaction markers are: from the reader's table when it has one (a file of
+    millions of lines is not built whole to find none), else by looking at each message."""
+    from .lazy import MessageList
+
+    if isinstance(messages, MessageList) and messages.compactions is not None:
+        return messages.compactions
+    return [position for position, message in enumerate(messages) if is_compaction(message)]
+
+
 def undone(messages: Sequence[Message]) -> set[int]:
     """Positions of the compactions an undo marker takes back."""
     out: set[int] = set()
@@ -80,10 +90,9 @@ def compaction_problems(messages: Sequence[Message]) -> list[str]:
     record that names others changes nothing it should not."""
     notes: list[str] = []
     gone: set[int] = set()
-    for position, message in enumerate(messages):
-        if not is_compaction(message):
-            continue
-        extra = message.extra
+    markers = positions(messages)
+    for position in markers:
+        extra = messages[position].extra
         if "replaces" in extra.unknown:
             notes.append(f"compaction at message {position}: its replaces is not a list of message positions "
                          f"({str(extra.unknown['replaces'])[:80]!r}); it replaces nothing")
@@ -104,8 +113,8 @@ def compaction_problems(messages: Sequence[Message]) -> list[str]:
         if not replaces:
             notes.append(f"compaction at message {position}: replaces names no message")
         gone.update(index for index in replaces if 0 <= index < position)
-    if any(is_compaction(m) and m.extra.tokens_before is None and m.extra.unknown.get("compaction_source")
-           for m in messages):
+    if any(messages[p].extra.tokens_before is None and messages[p].extra.unknown.get("compaction_source")
+           for p in markers):
         notes.append("the agent's compaction records no token figures: its loss report counts the tokens with "
                      "swedeck's own tokenizer")
     return notes

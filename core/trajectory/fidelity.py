@@ -50,31 +50,37 @@ def prompt_provenance(trajectory: Trajectory, number: int) -> Provenance:
     return known.prompt if known is not None else "reconstructed"
 
 
-def _usage(trajectory: Trajectory) -> str:
-    steps = list(trajectory.steps)
-    with_usage = [step for step in steps if step.usage is not None and step.usage.prompt_tokens]
+def _usage(with_usage: int, estimated: int, steps: int) -> str:
+    """`with_usage` steps have a prompt count, `estimated` of them swedeck's estimate."""
     if not steps or not with_usage:
         return "none"
-    if all(step.usage.estimated for step in with_usage if step.usage):
+    if estimated == with_usage:
         return "estimated"
-    return "provider-reported" if len(with_usage) == len(steps) else "mixed"
+    return "provider-reported" if with_usage == steps else "mixed"
 
 
 def summary(trajectory: Trajectory) -> dict[str, Any]:
-    """The fidelity panel's figures: `--print --json`'s `fidelity` and the replay panel."""
+    """The fidelity panel's figures: `--print --json`'s `fidelity` and the replay panel. One
+    pass over the steps, none of them kept (a file of millions of steps is not held whole)."""
     fidelity = fidelity_of(trajectory)
-    steps = list(trajectory.steps)
     record = fidelity.as_record()
-    record["usage"] = _usage(trajectory)
+    steps = tool_calls = shell_commands = with_usage = estimated = 0
+    by_step: Counter[str] = Counter()
+    for step in trajectory.steps:
+        steps += 1
+        tool_calls += len(step.actions)
+        shell_commands += sum(1 for action in step.actions if action.unknown.get("shell", True))
+        by_step[prompt_provenance(trajectory, step.index)] += 1
+        if step.usage is not None and step.usage.prompt_tokens:
+            with_usage += 1
+            estimated += step.usage.estimated
+    record["usage"] = _usage(with_usage, estimated, steps)
     record["format"] = trajectory.format
-    record["steps"] = len(steps)
-    record["tool_calls"] = sum(len(step.actions) for step in steps)
-    record["shell_commands"] = sum(1 for step in steps for action in step.actions
-                                   if action.unknown.get("shell", True))
-    by_step = Counter(prompt_provenance(trajectory, step.index) for step in steps)
+    record["steps"] = steps
+    record["tool_calls"] = tool_calls
+    record["shell_commands"] = shell_commands
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
-    record["estimated_usage_steps"] = sum(1 for step in steps if step.usage is None or step.usage.estimated
-                                          or not step.usage.prompt_tokens)
+    record["estimated_usage_steps"] = steps - with_usage + estimated
     if record["compactions"]:
         from .compaction import compaction_problems
         from .losses import compaction_losses  # only a run with compactions reads them

@@ -12,6 +12,7 @@ search) share a document read whole (issue 49).
 from __future__ import annotations
 
 import threading
+from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
@@ -114,16 +115,22 @@ class MessageList(LazySequence[Message]):
     made each full walk 150-190 ms while the curve was read). A block built again is the same
     messages, from the same records."""
 
-    def __init__(self, size: int, blocks: list[int], build: BlockBuilder, path: Path):
+    def __init__(self, size: int, blocks: Sequence[int], build: BlockBuilder, path: Path):
         self.path = path
         self._size = size
-        self._blocks = [0] + [start for start in blocks if 0 < start < size]
+        if isinstance(blocks, array):  # a reader's column of ascending starts inside the list: kept as numbers
+            self._blocks: Sequence[int] = blocks if blocks and blocks[0] == 0 else array("q", [0]) + blocks
+        else:
+            self._blocks = [0] + [start for start in blocks if 0 < start < size]
         self._build = build
         self._built: list[Message | None] = [None] * size
         self._kept: deque[tuple[int, int]] = deque()
         self._kept_count = 0
         self._lock = threading.Lock()
         """Held while the blocks kept change (a block is built outside it)."""
+        self.compactions: Sequence[int] | None = None
+        """The positions of the compaction markers, where the reader found them without building
+        the messages (`compaction.positions`); None: look at each message."""
 
     noun = "message"
 
@@ -160,7 +167,7 @@ class StepList(LazySequence[Step]):
     """The steps of a trajectory: step k starts at message `starts[k - 1]` and holds the
     answers (observations, the submission, format errors) up to the next step."""
 
-    def __init__(self, messages: Sequence[Message], starts: list[int], states: Sequence[Any] = (),
+    def __init__(self, messages: Sequence[Message], starts: Sequence[int], states: Sequence[Any] = (),
                  provenance: Sequence[Any] = ()):
         self._messages = messages
         self.starts = starts

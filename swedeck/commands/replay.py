@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         for number, file in enumerate(paths):
             try:
-                trajectory = load_trajectory(file)
+                trajectory = load_trajectory(file, lazy=args.step is not None)  # one step: only its messages built
             except TrajectoryError as error:
                 if len(paths) == 1:
                     raise

@@ -6,11 +6,13 @@ and the warning names the line and what was wrong with it.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Mapping
 from typing import Any
 
 from ...messages import Message
 from ..coerce import mapping
+from ..lazy import MessageList, StepList
 from ..model import Fidelity, MetaEvent, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import build_steps
 from ..parse import loads
@@ -36,6 +38,8 @@ def is_header(record: object) -> bool:
 
 
 def read(source: Source) -> Trajectory:
+    if isinstance(source.content, mmap.mmap):  # a large file: read in windows, each message built when read
+        return read_in_windows(source)
     header = source.first_line
     info = header_info(header)
     messages: list[Message] = []
@@ -66,6 +70,23 @@ def read(source: Source) -> Trajectory:
     return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages),
                                         info=info, meta_events=events, processors=processors_of(events),
                                         recorded_prompts=recorded_requests(events)))
+
+
+def read_in_windows(source: Source) -> Trajectory:
+    """The file read a window at a time (`jsonl_windows`): the same trajectory, its messages
+    built when read (a damaged one is said when its step is shown)."""
+    from .jsonl_windows import build_block, read_windows
+
+    info = header_info(source.first_line)
+    events: list[MetaEvent] = []
+    windows, size, starts = read_windows(source, lambda record, count: events.append(meta_event(record, count)),
+                                         info.warnings.append)
+    apply_end(info, events)
+    messages = MessageList(size, starts, build_block(windows), source.path)
+    messages.compactions = windows.compactions
+    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages,
+                                        steps=StepList(messages, starts), info=info, meta_events=events,
+                                        processors=processors_of(events), recorded_prompts=recorded_requests(events)))
 
 
 def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:

@@ -1,0 +1,216 @@
+"""swedeck's live file read a window at a time (issue 61: 2.5 million tiny steps, 295 MB).
+
+Turning each of millions of lines into a `Message` at open costs minutes and gigabytes. A
+mapped file is read here in windows of `WINDOW` bytes: each window's lines are decoded at C
+speed for their heads alone (role, message type, whether a demonstration), which says where
+each step starts; `meta` events are kept whole (they are few, and the reader's tables need
+them). A message is built from its line when something reads it (`lazy.MessageList`), from
+its window split again then. A window msgspec will not read as lines of heads (a damaged
+line, a torn last line, a blank line, an unknown role) is read line by line, each line whole,
+as the reader of smaller files does, so the warnings are the same.
+"""
+
+from __future__ import annotations
+
+import mmap
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+
+from ...messages import Message, MessageType
+from ..lazy import Kept
+from ..normalize import counts_as_step
+from ..parse import loads
+from .source import _GIVE_BACK, MAX_LINE_BYTES, Source, Stopped, _find_line_end, _give_back, too_long
+
+WINDOW = 1 << 20
+"""Bytes decoded at a time; a message is built from its window split again (about a ms)."""
+
+_ROLES = frozenset(("system", "user", "assistant", "tool", "exit", "meta"))
+
+
+class _HeadExtra(msgspec.Struct):
+    message_type: Any = None
+    is_demo: Any = None
+
+
+class _Head(msgspec.Struct, gc=False):
+    role: Any = None
+    extra: _HeadExtra | None = None
+
+
+_heads = msgspec.json.Decoder(_Head).decode_lines
+
+
+class Windows:
+    """Where each window of the file starts and ends, the index of its first message, and,
+    for a window with lines that are not messages (`meta` events, damaged lines), which of
+    its non-blank lines are messages."""
+
+    def __init__(self, content: Any) -> None:
+        self.content = content
+        self.starts = array("q")
+        self.ends = array("q")
+        self.first_message = array("q")
+        self.picked: dict[int, list[int]] = {}
+        """Window -> the positions of its message lines among its non-blank lines, where not all are."""
+        self._lines: Kept[int, list[bytes]] = Kept(4)
+        self.compactions: list[int] = []
+        """The positions of the compaction markers (`MessageList.compactions`)."""
+
+    def add(self, start: int, end: int, first_message: int, picked: list[int] | None) -> None:
+        if picked is not None:
+            self.picked[len(self.starts)] = picked
+        self.starts.append(start)
+        self.ends.append(end)
+        self.first_message.append(first_message)
+
+    def line(self, index: int) -> bytes:
+        """The line of message `index`."""
+        window = bisect_right(self.first_message, index) - 1
+        lines = self._lines.get(window)
+        if lines is None:
+            chunk = self.content[self.starts[window]:self.ends[window]]
+            lines = [line for line in chunk.split(b"\n") if line and not line.isspace()]
+            if window in self.picked:
+                lines = [lines[position] for position in self.picked[window]]
+            self._lines.keep(window, lines)
+        return lines[index - self.first_message[window]]
+
+
+def read_windows(source: Source, meta: Callable[[Mapping[str, Any], int], None],
+                 warn: Callable[[str], None]) -> tuple[Windows, int, array[int]]:
+    """The file's windows, its message count, and the message index each step starts at;
+    `meta(record, message_count)` is called for each `meta` event after the header, in order.
+    `source.content` is the file's bytes (mapped)."""
+    content: Any = source.content
+    size = len(content)
+    windows = Windows(content)
+    starts: array[int] = array("q")
+    messages, pos, line_number, given_back = 0, 0, 1, 0
+    mapped = content if isinstance(content, mmap.mmap) else None
+    while pos < size:
+        if source.stopped:
+            raise Stopped(source.path)
+        source.read_to = pos
+        stop = min(size, pos + WINDOW)
+        end = stop if stop == size else content.rfind(b"\n", pos, stop) + 1
+        if end <= pos:  # a line longer than the window: its end found a window at a time, each given back
+            if mapped is not None:
+                newline, given_back = _find_line_end(mapped, pos, given_back)
+            else:
+                newline = content.find(b"\n", pos)
+            line_end = size if newline == -1 else newline
+            end = min(size, line_end + 1)
+            if line_end - pos > MAX_LINE_BYTES:
+                warn(f"line {line_number} is damaged ({too_long(line_end - pos)}); skipped")
+                pos, line_number = end, line_number + 1
+                continue
+        chunk = content[pos:end]
+        lines_in_chunk = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+        heads = _fast(chunk, lines_in_chunk)
+        if heads is None:
+            messages = _slow(chunk, pos, end, line_number, end == size, messages, windows, starts, meta, warn)
+        else:
+            messages = _heads_read(chunk, pos, end, heads, messages, windows, starts, meta)
+        line_number += lines_in_chunk
+        pos = end
+        if source.pace is not None:
+            source.pace()
+        if mapped is not None and pos - given_back >= _GIVE_BACK:
+            given_back = _give_back(mapped, given_back, pos)
+    source.read_to = size
+    return windows, messages, starts
+
+
+def _fast(chunk: bytes, lines_in_chunk: int) -> list[_Head] | None:
+    """Each line's head, when every line of the window is a record msgspec reads, with a known role."""
+    try:
+        heads = _heads(chunk)
+    except msgspec.MsgspecError:
+        return None
+    if len(heads) != lines_in_chunk or not {head.role for head in heads} <= _ROLES:
+        return None  # a blank line, two values on a line, an unknown role: line by line
+    return heads
+
+
+def _marks(head: _Head) -> tuple[Any, bool]:
+    extra = head.extra
+    return (None, False) if extra is None else (extra.message_type, bool(extra.is_demo))
+
+
+def _heads_read(chunk: bytes, pos: int, end: int, heads: list[_Head], messages: int, windows: Windows,
+                starts: array[int], meta: Callable[[Mapping[str, Any], int], None]) -> int:
+    """A window whose every line's head msgspec read: steps from the heads, `meta` lines parsed whole."""
+    first = 1 if pos == 0 else 0  # the header
+    if not any(head.role == "meta" for head in heads[first:]):
+        starts.extend([messages + i for i, head in enumerate(heads[first:]) if head.role == "assistant"
+                       and counts_as_step("assistant", *_marks(head))])
+        windows.compactions.extend([messages + i for i, head in enumerate(heads[first:])
+                                    if head.extra is not None and head.extra.message_type == "compaction"])
+        windows.add(pos, end, messages, list(range(1, len(heads))) if first else None)
+        return messages + len(heads) - first
+    lines = chunk.split(b"\n")
+    picked: list[int] = []
+    start = messages
+    for position in range(first, len(heads)):
+        head = heads[position]
+        if head.role == "meta":
+            meta(loads(lines[position]), messages)
+            continue
+        if head.role == "assistant" and counts_as_step("assistant", *_marks(head)):
+            starts.append(messages)
+        if head.extra is not None and head.extra.message_type == "compaction":
+            windows.compactions.append(messages)
+        picked.append(position)
+        messages += 1
+    windows.add(pos, end, start, picked)
+    return messages
+
+
+def _slow(chunk: bytes, pos: int, end: int, line_number: int, at_end: bool, messages: int, windows: Windows,
+          starts: array[int], meta: Callable[[Mapping[str, Any], int], None], warn: Callable[[str], None]) -> int:
+    """A window read line by line, each line whole (the warnings of the reader of small files)."""
+    picked: list[int] = []
+    position = -1
+    parts = chunk.split(b"\n")
+    last = len(parts) - 1 - (1 if chunk.endswith(b"\n") else 0)
+    for offset, line in enumerate(parts):
+        if not line or line.isspace():
+            continue
+        position += 1
+        number = line_number + offset
+        if number == 1:
+            continue  # the header
+        try:
+            record = loads(line)
+            if not isinstance(record, Mapping):
+                raise ValueError(f"a {type(record).__name__}, not an object")
+            if record.get("role") == "meta":
+                meta(record, messages)
+                continue
+            message = Message.from_record(record)
+        except ValueError as error:
+            reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
+            if at_end and offset == last:
+                warn(f"line {number} is incomplete (the session was cut off mid-write); skipped")
+            else:
+                warn(f"line {number} is damaged ({reason}); skipped")
+            continue
+        if counts_as_step(message.role, message.message_type, bool(message.extra.unknown.get("is_demo"))):
+            starts.append(messages)
+        if message.message_type == MessageType.COMPACTION:
+            windows.compactions.append(messages)
+        picked.append(position)
+        messages += 1
+    windows.add(pos, end, messages - len(picked), picked)
+    return messages
+
+
+def build_block(windows: Windows) -> Callable[[int, int], list[Message]]:
+    def build(start: int, end: int) -> list[Message]:
+        return [Message.from_record(loads(windows.line(index))) for index in range(start, end)]
+    return build
