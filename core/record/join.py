@@ -100,8 +100,7 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
     for step in trajectory.steps:
         number = by_answer.get(_answer_key(trajectory.messages[step.message_index]))
         if number is not None and number in record.recorded_prompts and _same_request(
-                trajectory.messages[step.message_index - 1] if step.message_index else None,
-                record.recorded_prompts[number]):
+                _said_before(trajectory.messages, step.message_index), record.recorded_prompts[number]):
             prompts[step.index] = record.recorded_prompts[number]
             matched += 1
     if not matched:
@@ -114,6 +113,16 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
             trajectory.fidelity.prompt = "recorded"
             trajectory.fidelity.parts.update({"system prompt": "recorded", "tools": "recorded",
                                               "messages": "recorded"})
+
+
+def _said_before(messages: Sequence[Message], index: int) -> Message | None:
+    """The message before message `index` that is not the agent's own context (Claude Code's
+    attachments, Codex's environment context): what the person or a tool said last."""
+    for position in range(index - 1, -1, -1):
+        unknown = messages[position].extra.unknown
+        if not unknown.get("agent_context") and not unknown.get("is_meta"):
+            return messages[position]
+    return None
 
 
 def _same_request(before: Message | None, request: Sequence[Message]) -> bool:

@@ -81,6 +81,9 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record["shell_commands"] = shell_commands
     record["steps_by_provenance"] = dict(sorted(by_step.items()))
     record["estimated_usage_steps"] = steps - with_usage + estimated
+    agent_cost = trajectory.info.raw.get("agent_cost")
+    if isinstance(agent_cost, dict):  # the agent's own total (Claude Code's cost-state)
+        record["agent_total_usd"] = agent_cost.get("total_usd")
     if record["compactions"]:
         from .compaction import compaction_problems
         from .losses import compaction_losses  # only a run with compactions reads them
@@ -130,6 +133,8 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
                     if record["steps_by_provenance"] else "no steps: the run has no model response)"))
     if record["parts"]:
         lines.append("  " + "   ".join(f"{part}: {how}" for part, how in record["parts"].items()))
+    if record.get("agent_total_usd") is not None:
+        lines.append(f"cost: the agent's own total is {record['agent_total_usd']:.6f} USD")
     lines.append(f"usage: {record['usage']}" + (f"  ({record['estimated_usage_steps']} steps without a recorded "
                                                 "count: estimated)" if record["estimated_usage_steps"] else ""))
     if record["compactions"]:
@@ -144,8 +149,10 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
     if record["units"] > 1:
         lines.append(f"runs in this file: {record['units']} (run {record['unit']} is open; PATH#N opens run N)")
     if record["skipped"]:
-        lines.append("records not shown as messages: "
-                     + ", ".join(f"{kind} x{count}" for kind, count in record["skipped"].items()))
+        why = record.get("why") or {}
+        plain = [f"{kind} x{count}" for kind, count in record["skipped"].items() if kind not in why]
+        lines.append("records not shown as messages:" + (" " + ", ".join(plain) if plain else ""))
+        lines.extend(f"  {kind} x{count}: {why[kind]}" for kind, count in record["skipped"].items() if kind in why)
     errors = record.get("reconstruction_error_tokens")
     if errors:
         values = sorted(errors.values())

@@ -39,6 +39,8 @@ class Fidelity(msgspec.Struct):
     """Each part of what the model saw: `system prompt`, `tools`, `messages`, `reasoning`, ..."""
     skipped: dict[str, int] = msgspec.field(default_factory=dict)
     """Records swedeck does not turn into messages, counted by their type (never dropped silently)."""
+    why: dict[str, str] = msgspec.field(default_factory=dict)
+    """For a type in `skipped`, what swedeck read from its records or what they repeat."""
     compactions: int = 0
     branches: int = 0
     """Sidechains and subagent runs kept beside the main line (Claude Code, ATIF subagents)."""
@@ -51,7 +53,7 @@ class Fidelity(msgspec.Struct):
     notes: list[str] = msgspec.field(default_factory=list)
 
     def as_record(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "parts": dict(self.parts), "skipped": dict(self.skipped),
+        return {"prompt": self.prompt, "parts": dict(self.parts), "skipped": dict(self.skipped), "why": dict(self.why),
                 "compactions": self.compactions, "branches": self.branches,
                 "branch_list": [branch.as_record() for branch in self.openable], "units": self.units, "unit": self.unit,
                 "notes": list(self.notes)}

@@ -59,6 +59,9 @@ def answer_label(message: Message) -> str:
         return "tool error" + (f" ({error['type']})" if error["type"] else "")
     if message.extra.unknown.get("is_meta"):
         return "Claude Code's note (isMeta: not the person's words)"
+    context = message.extra.unknown.get("agent_context")
+    if isinstance(context, str) and context:  # what the agent wrote into the conversation itself
+        return f"{context} (not the person's words)"
     return str(_LABELS.get(kind, kind.value.replace("_", " ")))
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..actions import without_fences
-from ..messages import MessageType
+from ..messages import Action, MessageType
 from ..text import excerpt, inert_json, one_line, printable
 from .compaction import compaction_at
 from .compaction import label as compaction_label
@@ -96,7 +96,7 @@ def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
         not_run = "" if ran(trajectory, step) else "  (not run: the answer was a format error)"
         for action in step.actions:
             command = printable(action.command).splitlines() or [""]
-            yield f"  $ {command[0]}{not_run}"
+            yield f"  $ {command[0]}{not_run}{cell_note(action)}"
             yield from (f"    {line}" for line in command[1:])
         for index in step.observation_indices:
             other = trajectory.messages[index]
@@ -126,6 +126,14 @@ def header(trajectory: Trajectory) -> str:
 
         lines += [f"   note: {note}" for note in compaction_problems(trajectory.messages)]
     return printable("\n".join(lines))  # a file's name and its model name are the file's words too
+
+
+def cell_note(action: Action) -> str:
+    """`  (in the exec cell, exit 3)` after a command a code cell ran (Codex's code mode)."""
+    if not action.unknown.get("cell"):
+        return ""
+    code = action.unknown.get("exit_code")
+    return "  (in the exec cell" + (f", exit {code}" if isinstance(code, int) else "") + ")"
 
 
 def usage_note(step: Step) -> str:

@@ -29,6 +29,8 @@ class Step:
     output_tokens: int = 30
     chunk_delay_s: float = 0.0
     """A pause after each event of the stream (a slow model, to interrupt)."""
+    code: str | None = None
+    """JavaScript for Codex's `exec` cell (its code mode: a custom tool call whose input is the code)."""
 
 
 class ResponsesServer(ScriptedHTTP):
@@ -57,6 +59,9 @@ class ResponsesServer(ScriptedHTTP):
         if step.call is not None:
             items.append({"type": "function_call", "id": f"fc_{number}", "status": "completed",
                           "call_id": f"call_{number}", "name": step.call[0], "arguments": json.dumps(step.call[1])})
+        if step.code is not None:
+            items.append({"type": "custom_tool_call", "id": f"ctc_{number}", "status": "completed",
+                          "call_id": f"call_{number}", "name": "exec", "input": step.code})
         usage = {"input_tokens": step.input_tokens, "input_tokens_details": {"cached_tokens": step.cached_tokens},
                  "output_tokens": step.output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
                  "total_tokens": step.input_tokens + step.output_tokens}

@@ -93,7 +93,7 @@ def read(source: Source) -> Trajectory:
                  and step.get("is_copied_context"))
     if copied:
         fidelity.notes.append(f"{copied} agent steps are copied context from an earlier trajectory (is_copied_context)")
-    fidelity.skipped = tally.as_dict()
+    tally.said(fidelity)
     _harbor_trial(source.path, info, fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 

@@ -186,9 +186,20 @@ class Tally:
 
     def __init__(self) -> None:
         self.counts: Counter[str] = Counter()
+        self.why: dict[str, str] = {}
+        """Why a type is not shown, where the reader says: what it took from those records, or
+        what they repeat."""
 
-    def skip(self, kind: Any) -> None:
-        self.counts[str(kind) if kind is not None else "(no type)"] += 1
+    def skip(self, kind: Any, why: str | None = None) -> None:
+        key = str(kind) if kind is not None else "(no type)"
+        self.counts[key] += 1
+        if why is not None:
+            self.why[key] = why
+
+    def said(self, fidelity: Any) -> None:
+        """The counts and reasons into `fidelity` (`Fidelity.skipped`, `Fidelity.why`)."""
+        fidelity.skipped = self.as_dict()
+        fidelity.why = dict(sorted(self.why.items()))
 
     def as_dict(self) -> dict[str, int]:
         return dict(sorted(self.counts.items()))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import mmap
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,6 +41,20 @@ FORMAT: TrajectoryFormat = "claude-code"
 BRANCHES = True
 """Branches inside a file open as `PATH#NAME` (a sidechain, a rewound answer, an embedded subagent)."""
 _MESSAGE_TYPES = ("user", "assistant", "system")
+_CHAIN_TYPES = (*_MESSAGE_TYPES, "attachment")
+"""Records of the uuid chain: the messages, and Claude Code's attachments between them (2.1:
+the environment, the date, the tools and agents added, what the model was told beside the
+person's words; each rendered into the request as a system or user message)."""
+_WHY = {
+    "attachment": "Claude Code's records of context it did not render into the request (its session context)",
+    "prompt_snapshot": "the system prompt each call was sent: the first is the run's system message",
+    "cost-state": "the session's own cost (totalCostUSD, per model): read as the agent's total",
+    "tools-used": "the tools the session used so far (the tools' calls are the steps')",
+    "atis-latch": "Claude Code's internal state",
+    "queue-operation": "the person's prompts and task notifications queued and taken: each taken one is in the "
+                       "conversation",
+    "last-prompt": "the latest prompt and the leaf it led to (the main line ends there too)",
+}
 
 
 def accepts(source: Source) -> bool:
@@ -136,7 +151,7 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
                 continue
             head = record  # not the shape the head expects (a field of another type): read whole
         kind = head.get("type")
-        if kind in _MESSAGE_TYPES and isinstance(head.get("uuid"), str):
+        if kind in _CHAIN_TYPES and isinstance(head.get("uuid"), str):
             lines.spans.append((line_start, end))
             if isinstance(head, Mapping):
                 lines.keep(len(heads), head)
@@ -146,8 +161,11 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
             tally.skip("summary")
         elif kind in _FULL_TYPES and requests.add(loads(line)):
             continue
+        elif kind == "cost-state":
+            _cost_state(info, loads(line))
+            tally.skip(kind, _WHY[kind])
         else:
-            tally.skip(kind)
+            tally.skip(kind, _WHY.get(str(kind)))
     return heads, lines
 
 
@@ -185,7 +203,7 @@ def read(source: Source) -> Trajectory:
     info.session = _session(heads[0] if heads else {})
     info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in heads
                             if record.get("type") == "assistant"), None)
-    fidelity.skipped = tally.as_dict()
+    tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
     prompts = requests.prompts(entries, [lines.full(i) for i in chain] if requests.requests else [], fidelity)
     trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
@@ -272,11 +290,18 @@ class _MessageHead(_Part):
     """Each block's type (its text, input and output are passed over)."""
 
 
+class _AttachmentHead(_Part):
+    type: Any = None
+    cliPrefix: Any = None
+
+
 class _MainHead(_Head):
     """What the main line's plan needs of a record (`_planned`), the tree's fields and more:
     the rest is read when its entry is built."""
 
     isMeta: Any = None
+    attachment: _AttachmentHead | None = None
+    renderedRole: Any = None
     isCompactSummary: Any = None
     compactMetadata: Any = None
     requestRef: Any = None
@@ -319,6 +344,14 @@ class _Later(chat.Later):
         if self.how == "response":
             return _response([full(index) for index in self.records])
         record = full(self.records[0])
+        if self.how == "attachment":
+            return _attachment([full(index) for index in self.records])
+        if self.how == "snapshot":  # Claude Code's prefix line, then its system prompt's parts
+            snapshot = mapping(record.get("attachment"))
+            parts = [snapshot.get("cliPrefix"), *(snapshot.get("systemPrompt") or [])]
+            return chat.Entry("system", chat.text_of([{"type": "text", "text": part} for part in parts
+                                                      if isinstance(part, str) and part]), MessageType.SYSTEM,
+                              {"agent_context": "Claude Code's system prompt (its snapshot)"})
         if self.how == "compaction":
             return chat.compaction(chat.text_of(mapping(record.get("message")).get("content")), before=self.before,
                                    source="claude-code compact")
@@ -341,6 +374,10 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
     the boundary's `preTokens`. `task`: the task was before these records (a file's end)."""
     entries: list[chat.Entry] = []
     pre_tokens: int | None = None
+    snapshot: int | None = None
+    prefixed = False
+    turn: _Later | None = None
+    """The latest system turn of attachments: the next one joins it unless a message came between."""
     index = 0
     while index < len(heads):
         head = heads[index]
@@ -367,6 +404,22 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
                 pre_tokens = pre if isinstance(pre, int) else 0
             else:
                 tally.skip(f"system/{head.get('subtype') or 'message'}")
+        elif kind == "attachment":
+            attachment = head.get("attachment")
+            role = head.get("renderedRole")
+            if role == "system" and turn is not None and entries and entries[-1] is turn:
+                turn.records = (*turn.records, chain[index])  # one system turn, as Claude Code sends it
+            elif role in ("system", "user"):
+                later = _Later(str(role), "", MessageType.USER_MESSAGE, lines=lines, records=(chain[index],),
+                               how="attachment")
+                entries.append(later)
+                turn = later if role == "system" else turn
+            elif _get(attachment, "type") == "prompt_snapshot":
+                if snapshot is None or (not prefixed and _get(attachment, "cliPrefix")):
+                    snapshot, prefixed = chain[index], bool(_get(attachment, "cliPrefix"))  # the first whole one
+                tally.skip("attachment/prompt_snapshot", _WHY["prompt_snapshot"])
+            else:
+                tally.skip(f"attachment/{_get(attachment, 'type') or 'unknown'}", _WHY["attachment"])
         elif head.get("isCompactSummary"):
             entries.append(_Later("user", "", MessageType.COMPACTION, lines=lines, records=(chain[index],),
                                   how="compaction", before=pre_tokens or None))
@@ -385,7 +438,14 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
             entries.extend(_Later(role, "", kind, lines=lines, records=(chain[index],), how="user", position=position,
                                   first=first) for position, (role, kind) in enumerate(kinds))
         index += 1
+    if snapshot is not None and not _system_first(entries):
+        entries.insert(0, _Later("system", "", MessageType.SYSTEM, lines=lines, records=(snapshot,), how="snapshot"))
     return entries
+
+
+def _system_first(entries: list[chat.Entry]) -> bool:
+    """Whether the entries start with a system message already."""
+    return bool(entries) and entries[0].kind == MessageType.SYSTEM
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -521,6 +581,41 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
                           finish_reason=optional_str(last.get("stop_reason")), model=optional_str(last.get("model")),
                           uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")),
                           request_ref=optional_str(group[0].get("requestRef")))
+
+
+_REMINDER = re.compile(r"\A<system-reminder>\n?(.*?)\n?</system-reminder>\Z", re.DOTALL)
+
+
+def _attachment(records: list[Mapping[str, Any]]) -> chat.Entry:
+    """Attachments Claude Code rendered into the request, as it sends them: a user-role one as
+    its text, consecutive system-role ones as one system turn (each without its reminder tags,
+    joined by a blank line); labelled as Claude Code's own context."""
+    texts = []
+    for record in records:
+        rendered = record.get("rendered")
+        parts = rendered if isinstance(rendered, list) else [rendered]
+        text = "\n".join(chat.text_of(mapping(part).get("content")) if isinstance(part, Mapping) else chat.text_of(part)
+                         for part in parts if part is not None)
+        if record.get("renderedRole") == "system":
+            found = _REMINDER.match(text)
+            text = found.group(1) if found else text
+        texts.append(text)
+    first = records[0]
+    role = "system" if first.get("renderedRole") == "system" else "user"
+    kinds = [mapping(record.get("attachment")).get("type") for record in records]
+    return chat.Entry(role, "\n\n".join(texts), MessageType.USER_MESSAGE,
+                      {"uuid": first.get("uuid"), "agent_context": "Claude Code's context", "attachment": kinds})
+
+
+def _cost_state(info: TrajectoryInfo, record: Any) -> None:
+    """`cost-state`: the session's own total cost and per-model usage, as Claude Code counts them."""
+    record = mapping(record)
+    total = record.get("totalCostUSD")
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        models = mapping(record.get("modelUsage"))
+        info.raw["agent_cost"] = {"total_usd": float(total), "by_model": {
+            str(name): dict(mapping(usage)) for name, usage in models.items()},
+            "unknown_model_cost": bool(record.get("hasUnknownModelCost"))}
 
 
 def _user(record: Mapping[str, Any], message: Mapping[str, Any], first: bool) -> list[chat.Entry]:

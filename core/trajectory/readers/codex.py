@@ -19,14 +19,15 @@ unless `session_meta` stores the base instructions.
 from __future__ import annotations
 
 import mmap
+import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ...messages import ContextInfo, Message, MessageType, Usage
+from ...messages import Action, ContextInfo, Message, MessageType, Usage
 from ..coerce import mapping, optional_str
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
@@ -46,11 +47,42 @@ def accepts(source: Source) -> bool:
     return first is not None and first.get("type") in _ITEM_TYPES and isinstance(first.get("payload"), Mapping)
 
 
+class _ItemHead(msgspec.Struct):
+    type: Any = None
+
+
 class _PayloadHead(msgspec.Struct):
     type: Any = None
     role: Any = None
+    name: Any = None
+    """A call's tool (`exec`: a code-mode cell, whose commands Codex records as `item_completed`)."""
     info: Any = None
     """A `token_count`'s usage (parsed with the head: these records are small)."""
+    content: msgspec.Raw = msgspec.Raw(b"")
+    """A message's content, unparsed: its first bytes say whether it is Codex's own context."""
+    item: _ItemHead | None = None
+    """An `item_completed`'s item type (`CommandExecution`)."""
+
+
+_CONTEXT_TEXT = re.compile(rb'^\s*\[\s*\{[^{}]*?"text"\s*:\s*"\s*(<environment_context>|<user_instructions>|<permissions '
+                           rb'instructions>|# AGENTS\.md instructions|<skills_instructions>|<collaboration_mode>)')
+"""A user or developer message Codex writes itself: its environment, the folder's AGENTS.md,
+its permissions and skills (what the model is given, not the person's words)."""
+_CELL_TOOLS = ("exec", "wait")
+"""Code mode's tools: a JavaScript cell that calls Codex's tools (`tools.exec_command`), and
+the wait for a cell that yielded. The commands a cell runs are the step's shell commands."""
+_WHY = {
+    "event_msg/item_completed": "Codex's own view of the items (messages, commands): the commands an exec cell ran are "
+                                "read as its step's shell commands; the rest repeat the response items",
+    "event_msg/task_started": "a turn's start (its context window)",
+    "event_msg/task_complete": "a turn's end (its last message, its duration)",
+    "event_msg/thread_settings_applied": "the thread's settings (model, approvals, permissions, folder): in the session",
+    "world_state": "the state Codex gave the model (environments, date, skills, collaboration mode): in the session",
+    "token_usage_record": "each model call's usage, read as its step's usage",
+    "event_msg/token_count": "the usage totals repeated (each call's usage is read once)",
+    "additional_tools": "tools Codex added during the session: read as the tools recorded",
+    "response_item/additional_tools": "tools Codex added during the session: read as the tools recorded",
+}
 
 
 class _Head(msgspec.Struct):
@@ -64,9 +96,11 @@ class _Head(msgspec.Struct):
 _decode_head = msgspec.json.Decoder(_Head).decode
 
 
-def _response(items: list[Mapping[str, Any]], model: str | None) -> chat.Entry:
-    """One model call: the run of assistant-side items (message, reasoning, calls)."""
+def _response(items: list[Mapping[str, Any]], model: str | None, ran: Sequence[Mapping[str, Any]] = ()) -> chat.Entry:
+    """One model call: the run of assistant-side items (message, reasoning, calls); `ran`: the
+    `CommandExecution`s its exec cells ran, each a shell command after the cell."""
     texts, reasoning, calls = [], [], []
+    cell = None
     for item in items:
         kind = item.get("type")
         if kind == "message":
@@ -76,22 +110,44 @@ def _response(items: list[Mapping[str, Any]], model: str | None) -> chat.Entry:
         elif kind == "function_call":
             calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""), item.get("arguments") or {}))
         elif kind == "custom_tool_call":
-            calls.append(chat.call(str(item.get("call_id") or ""), str(item.get("name") or ""),
-                                   {"input": item.get("input") or ""}))
+            call_id = str(item.get("call_id") or "")
+            calls.append(chat.call(call_id, str(item.get("name") or ""), {"input": item.get("input") or ""}))
+            if item.get("name") in _CELL_TOOLS and ran:
+                cell = call_id
         elif kind == "local_shell_call":
             action = mapping(item.get("action"))
             calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), "local_shell",
                                    {"command": action.get("command") or []}))
-    return chat.assistant("\n".join(texts), calls, reasoning="\n".join(r for r in reasoning if r) or None, model=model)
+    entry = chat.assistant("\n".join(texts), calls, reasoning="\n".join(r for r in reasoning if r) or None, model=model)
+    if cell is not None:  # the cell's own call first (its source), then what it ran
+        entry.extra["actions"] = (*entry.extra["actions"], *(_cell_command(cell, command) for command in ran))
+    return entry
 
 
-_ACTION, _ANSWER, _OUTPUT, _TASK, _USER, _SYSTEM, _DEVELOPER, _WHOLE_ENTRY = range(8)
+def _cell_command(call_id: str, item: Mapping[str, Any]) -> Action:
+    """A command an exec cell ran (`item_completed`'s `CommandExecution`): a shell command of
+    its step, with its exit code and output, and the cell it ran in."""
+    command = item.get("command")
+    text = chat.shell_command("exec_command", {"command": command}) if command else None
+    if text is None:
+        parsed = [mapping(part).get("cmd") for part in item.get("parsed_cmd") or [] if isinstance(part, Mapping)]
+        text = " && ".join(str(part) for part in parsed if part) or str(command or "")
+    extra: dict[str, Any] = {"tool": "exec_command", "shell": True, "cell": call_id}
+    if isinstance(item.get("exit_code"), int):
+        extra["exit_code"] = item["exit_code"]
+    if isinstance(item.get("aggregated_output"), str):
+        extra["output"] = item["aggregated_output"]
+    return Action(command=text, tool_call_id=call_id, unknown=extra)
+
+
+_ACTION, _ANSWER, _OUTPUT, _TASK, _USER, _SYSTEM, _DEVELOPER, _WHOLE_ENTRY, _CONTEXT = range(9)
 """An entry's code in `_Columns.codes`: a model call with tool calls or without, a tool's
-output, the task, a later user message, the first system/developer message, a later one, and
-an entry made whole at once (the base instructions, a compaction)."""
+output, the task, a later user message, the first system/developer message, a later one, an
+entry made whole at once (the base instructions, a compaction), and a user message Codex
+wrote itself (its environment context, the folder's AGENTS.md)."""
 _KINDS = {_ACTION: MessageType.ACTION, _ANSWER: MessageType.ASSISTANT_MESSAGE, _OUTPUT: MessageType.OBSERVATION,
           _TASK: MessageType.TASK, _USER: MessageType.USER_MESSAGE, _SYSTEM: MessageType.SYSTEM,
-          _DEVELOPER: MessageType.USER_MESSAGE}
+          _DEVELOPER: MessageType.USER_MESSAGE, _CONTEXT: MessageType.USER_MESSAGE}
 _NONE = -1
 
 
@@ -115,6 +171,8 @@ class _Columns:
         self.models: list[str | None] = []
         self.instructions: chat.Entry | None = None
         """The base instructions of `session_meta`, the first message wherever the record is."""
+        self.ran: dict[int, list[tuple[int, int]]] = {}
+        """A model call's entry -> the lines of the `CommandExecution`s its exec cells ran."""
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -146,14 +204,21 @@ class _Columns:
         payloads = [mapping(mapping(loads(span(self.content, self.spans[2 * line], self.spans[2 * line + 1]))).get("payload"))
                     for line in range(self.first[index], end)]
         if code in (_ACTION, _ANSWER):
-            made = _response(payloads, self.model_at(index))
+            ran = [mapping(mapping(mapping(loads(span(self.content, start, end))).get("payload")).get("item"))
+                   for start, end in self.ran.get(index, ())]
+            made = _response(payloads, self.model_at(index), ran)
         elif code == _OUTPUT:
             made = _output(payloads[0])
         elif code in (_TASK, _USER):
             made = chat.Entry("user", chat.text_of(payloads[0].get("content")), _KINDS[code])
+        elif code == _CONTEXT:
+            made = chat.Entry("user", chat.text_of(payloads[0].get("content")), _KINDS[code],
+                              {"codex_role": "context", "agent_context": "Codex's context"})
         else:
             made = chat.Entry("system", chat.text_of(payloads[0].get("content")), _KINDS[code],
                               {"codex_role": payloads[0].get("role")})
+            if code == _DEVELOPER:
+                made.extra["agent_context"] = f"Codex's {payloads[0].get('role') or 'developer'} message"
         made.kind = _KINDS[code]
         prompt, completion, cached, window = self.usage[4 * index:4 * index + 4]
         if prompt != _NONE:
@@ -176,25 +241,34 @@ class _Reader:
         self.task = resumed
         self.last_step = _NONE
         """The entry of the latest model call: what a `token_count` after it counts."""
+        self.cell = False
+        """The model call being read has an exec cell (code mode)."""
+        self.cell_step = _NONE
+        """The entry of the latest model call with an exec cell: the `CommandExecution`s after it are its."""
 
     def flush(self) -> None:
         if not self.response:
             return
         self.last_step = len(self.columns)
+        if self.cell:
+            self.cell_step = self.last_step
         self.columns.add(_ACTION if self.calls else _ANSWER, *self.response)
-        self.response, self.calls = [], False
+        self.response, self.calls, self.cell = [], False, False
 
     def item(self, payload: _PayloadHead, span: tuple[int, int]) -> None:
         kind, role = payload.type, payload.role
         if kind == "reasoning" or kind in _CALLS or (kind == "message" and role == "assistant"):
             self.response.append(span)
             self.calls = self.calls or kind in _CALLS
+            self.cell = self.cell or (kind == "custom_tool_call" and payload.name in _CELL_TOOLS)
             return
         self.flush()
         if kind == "message":
             if role in ("developer", "system"):
                 self.columns.add(_DEVELOPER if self.system else _SYSTEM, span)
                 self.system = True
+            elif _CONTEXT_TEXT.match(bytes(memoryview(payload.content)[:256])):
+                self.columns.add(_CONTEXT, span)
             else:
                 self.columns.add(_USER if self.task else _TASK, span)
                 self.task = True
@@ -202,6 +276,18 @@ class _Reader:
             self.columns.add(_OUTPUT, span)
         else:
             self.tally.skip(f"response_item/{kind}")
+
+    def completed(self, item: _ItemHead | None, span: tuple[int, int]) -> None:
+        """An `item_completed`: a command an exec cell ran is its model call's (the one being
+        read, or the latest with a cell); the rest repeat the response items."""
+        kind = "event_msg/item_completed"
+        self.tally.skip(kind, _WHY[kind])
+        if item is None or item.type != "CommandExecution":
+            return
+        target = len(self.columns) if self.response and self.cell else \
+            self.cell_step if self.cell_step != _NONE and self.cell_step == self.last_step else _NONE
+        if target != _NONE:
+            self.columns.ran.setdefault(target, []).append(span)
 
     def whole(self, entry: chat.Entry) -> None:
         self.flush()
@@ -218,15 +304,30 @@ class _Reader:
         self.flush()
         target, usage = self.last_step, self.columns.usage
         at = 4 * target
+        if target != _NONE and usage[at] != _NONE and usage[at + 3] == _NONE and details.get("model_context_window"):
+            usage[at + 3] = chat.count(details.get("model_context_window")) or _NONE  # after a token_usage_record
         if target == _NONE or not last or usage[at] != _NONE:
-            self.tally.skip("event_msg/token_count")
+            self.tally.skip("event_msg/token_count", _WHY["event_msg/token_count"])
             return
-        count = chat.count
+        self._usage(at, last, details.get("model_context_window"))
+
+    def usage_record(self, payload: Mapping[str, Any]) -> None:
+        """A `token_usage_record` (Codex 0.171): the usage of the model call before it, once;
+        the `token_count` after it adds the context window."""
+        self.flush()
+        kind = "token_usage_record"
+        self.tally.skip(kind, _WHY[kind])
+        at = 4 * self.last_step
+        if self.last_step != _NONE and self.columns.usage[at] == _NONE:
+            self._usage(at, mapping(payload.get("usage")), None)
+
+    def _usage(self, at: int, last: Mapping[str, Any], window: Any) -> None:
+        count, usage = chat.count, self.columns.usage
         prompt, completion = count(last.get("input_tokens")), count(last.get("output_tokens"))
         cached = count(last.get("cached_input_tokens"))
         if prompt or completion or cached:  # as `chat.usage`: a count of nothing is no count
             usage[at], usage[at + 1], usage[at + 2] = prompt, completion, cached
-            usage[at + 3] = count(details.get("model_context_window")) or _NONE
+            usage[at + 3] = count(window) or _NONE
 
 
 def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -349,8 +450,13 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
             if kind == "event_msg" and payload_head is not None:
                 if payload_head.type == "token_count":
                     reader.token_count(payload_head.info)
+                elif payload_head.type == "item_completed":
+                    reader.completed(payload_head.item, (start, start + len(line)))
+                elif payload_head.type == "thread_settings_applied":
+                    _whole(reader, mapping(loads(line)), (start, start + len(line)), fidelity)
                 else:
-                    reader.tally.skip(f"event_msg/{payload_head.type}")
+                    name = f"event_msg/{payload_head.type}"
+                    reader.tally.skip(name, _WHY.get(name))
                 continue
         except msgspec.MsgspecError:
             pass  # damaged, or a record of another shape: read whole, below
@@ -361,7 +467,7 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
             continue
         _whole(reader, record, (start, start + len(line)), fidelity)
     reader.flush()
-    fidelity.skipped = reader.tally.as_dict()
+    reader.tally.said(fidelity)
 
 
 def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity, part: str | None = None) -> Trajectory:
@@ -371,6 +477,10 @@ def _trajectory(source: Source, reader: _Reader, fidelity: Fidelity, part: str |
     the next, a compaction, is found as the whole reading finds it), or its `start` (the step at
     the cut, the last, left out)."""
     columns, info = reader.columns, reader.info
+    if columns.instructions is not None and len(columns) and columns.codes[0] in (_SYSTEM, _DEVELOPER) \
+            and columns.entry(0).content == columns.instructions.content:
+        columns.instructions = None  # the file has them as its first message too: counted once, as sent
+        columns.codes[0] = _SYSTEM
     shift = 1 if columns.instructions is not None else 0
     steps = [index for index in range(len(columns)) if columns.is_step(index)]
     first, end = 0, len(columns) + shift
@@ -398,12 +508,22 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
     """A record read whole: the steps' context (session, model, compaction, usage)."""
     info = reader.info
     kind, payload = record.get("type"), mapping(record.get("payload"))
-    if kind == "response_item":
-        reader.item(_PayloadHead(payload.get("type"), payload.get("role")), span)
+    if kind == "response_item" and payload.get("type") == "additional_tools":
+        _tools(reader, payload, fidelity)
+        reader.tally.skip("response_item/additional_tools", _WHY["response_item/additional_tools"])
+    elif kind == "response_item":
+        content = msgspec.Raw(msgspec.json.encode(payload.get("content"))) if payload.get("role") == "user" else msgspec.Raw(b"")
+        reader.item(_PayloadHead(payload.get("type"), payload.get("role"), payload.get("name"), content=content), span)
     elif kind == "event_msg" and payload.get("type") == "token_count":
         reader.token_count(payload.get("info"))
+    elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+        info.session["settings"] = dict(mapping(payload.get("thread_settings")))
+        reader.tally.skip("event_msg/thread_settings_applied", _WHY["event_msg/thread_settings_applied"])
+    elif kind == "event_msg" and payload.get("type") == "item_completed":
+        reader.completed(_ItemHead(mapping(payload.get("item")).get("type")), span)
     elif kind == "event_msg":
-        reader.tally.skip(f"event_msg/{payload.get('type')}")
+        name = f"event_msg/{payload.get('type')}"
+        reader.tally.skip(name, _WHY.get(name))
     elif kind == "session_meta":
         meta = mapping(payload.get("meta")) or payload
         info.session = _session(payload)
@@ -419,6 +539,18 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         reader.columns.model_from.append(len(reader.columns))
         reader.columns.models.append(model)
         info.model_name = info.model_name or model
+    elif kind == "token_usage_record":
+        reader.usage_record(payload)
+    elif kind == "world_state":
+        state = mapping(payload.get("state"))
+        if payload.get("full") or "world_state" not in info.raw:
+            info.raw["world_state"] = dict(state)
+        else:
+            info.raw["world_state"] = {**info.raw["world_state"], **state}
+        reader.tally.skip(kind, _WHY[kind])
+    elif kind == "additional_tools":
+        _tools(reader, payload, fidelity)
+        reader.tally.skip(kind, _WHY[kind])
     elif kind == "compacted":
         reader.flush()
         replaced = payload.get("replacement_history")
@@ -428,3 +560,12 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         reader.whole(chat.compaction(summary, source="codex compacted"))
     else:
         reader.tally.skip(kind)
+
+
+def _tools(reader: _Reader, payload: Mapping[str, Any], fidelity: Fidelity) -> None:
+    """An `additional_tools` record: the tools Codex gave the model beyond its own, by name."""
+    tools = payload.get("tools", payload.get("additional_tools"))
+    if isinstance(tools, list):
+        named = reader.info.raw.setdefault("tools", [])
+        named.extend(tool for tool in tools if isinstance(tool, Mapping))
+        fidelity.parts["tools"] = "recorded"

@@ -281,7 +281,7 @@ def read(source: Source) -> Trajectory:
     missing = step - len(recorded)
     if missing:
         fidelity.notes.append(f"{missing} steps have no model event: their prompt is rebuilt from the conversation")
-    fidelity.skipped = tally.as_dict()
+    tally.said(fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity,
                            provenance=lambda number: "recorded" if number in recorded else "reconstructed",
                            recorded_prompts=recorded)

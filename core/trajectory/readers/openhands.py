@@ -105,7 +105,7 @@ def read(source: Source) -> Trajectory:
         entries = _v1(events, tally, fidelity)
     else:
         entries = _v0(heads(events), _Events(events), tally, fidelity)
-    fidelity.skipped = tally.as_dict()
+    tally.said(fidelity)
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 
 
