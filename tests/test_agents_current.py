@@ -174,3 +174,23 @@ def test_claude_code_s_context_is_in_the_conversation_and_the_rebuild_is_its_req
     assert messages[0].role == "system" and "You are a Claude agent" in messages[0].text  # the snapshot's prompt
     errors = summary(trajectory)["reconstruction_error_tokens"]
     assert len(errors) == len(trajectory.steps) and all(abs(error) <= 8 for error in errors.values()), errors
+
+
+def test_a_disagreement_between_an_agent_s_records_and_the_wire_names_its_field_and_item():
+    from swedeck.core.trajectory.wire_request import agreement
+
+    sent = {"model": "m", "system": [{"type": "text", "text": "x-anthropic-billing-header: cc"},
+                                     {"type": "text", "text": "You are Claude."}],
+            "tools": [{"name": "Bash"}], "metadata": {"user_id": "u"}, "stream": True,
+            "messages": [{"role": "user", "content": "go"},
+                         {"role": "user", "content": [{"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}}]}]}
+    rebuilt = {"model": "m", "system": sent["system"][1:], "tools": [{"name": "Bash"}], "messages": sent["messages"]}
+    assert agreement(rebuilt, sent) == {"agrees": True, "same": ["system prompt but its billing block", "tools", "messages"],
+                                        "differs": {"metadata": "the request's metadata", "stream": "whether it streamed"}}
+    changed = {**rebuilt, "tools": [{"name": "Bash"}, {"name": "Read"}],
+               "messages": [sent["messages"][0], {"role": "user", "content": "b"}]}
+    found = agreement(changed, sent)
+    assert not found["agrees"] and found["same"] == ["system prompt but its billing block"]
+    assert found["differs"]["tools"] == "2 items in the records, 1 sent"
+    assert found["differs"]["messages"] == "item 1: content"
+    assert not agreement({**rebuilt, "model": "other"}, sent)["agrees"]  # a parameter the records give, not as sent

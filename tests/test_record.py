@@ -143,8 +143,15 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert "recorded" not in forged["steps_by_provenance"]
     joined = subprocess.run([*swedeck_command(), "replay", str(session), "--print", "--json"], capture_output=True,
                             text=True, timeout=60)
-    notes = json.loads(joined.stdout.splitlines()[0])["fidelity"]["notes"]
+    joined_fidelity = json.loads(joined.stdout.splitlines()[0])["fidelity"]
+    notes = joined_fidelity["notes"]
     assert any("joined with the record" in note and "2 of 2" in note for note in notes), notes
+    # issue 63.3: Claude Code's own request records against the record of the same run, step by step
+    agreement = joined_fidelity["wire_agreement"]
+    assert set(agreement) == {"1", "2"} and all(found["agrees"] for found in agreement.values()), agreement
+    assert agreement["2"]["same"] == ["system prompt but its billing block", "tools", "messages"]
+    assert set(agreement["2"]["differs"]) == {"metadata", "stream"}, agreement  # the gaps the records always have
+    assert "the same words" in agreement["1"]["differs"]["messages"]  # its system turn: text blocks sent, a string kept
     # a foreign file that names the recorded session and repeats its answers is not given the person's
     # requests (issue 61.15): here its first step answered other words
     foreign = tmp_path / "foreign" / session.name

@@ -21,6 +21,7 @@ from typing import Any
 from .. import paths
 from ..messages import Message
 from ..trajectory.model import Trajectory
+from ..trajectory.wire_request import agreement, wire_request
 
 SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "session-id", "conversation_id", "x-session-id")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -103,6 +104,7 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
                 _said_before(trajectory.messages, step.message_index), record.recorded_prompts[number]):
             prompts[step.index] = record.recorded_prompts[number]
             matched += 1
+            _compare(trajectory, step.index, record, number)
     if not matched:
         return
     trajectory.recorded_prompts = prompts
@@ -113,6 +115,15 @@ def join(trajectory: Trajectory, load: Callable[[Path], Trajectory]) -> None:
             trajectory.fidelity.prompt = "recorded"
             trajectory.fidelity.parts.update({"system prompt": "recorded", "tools": "recorded",
                                               "messages": "recorded"})
+
+
+def _compare(trajectory: Trajectory, step: int, record: Trajectory, number: int) -> None:
+    """Where the file rebuilds the step's request from the agent's own records, how that agrees
+    with the request the record holds (`Trajectory.wire_agreement`)."""
+    rebuilt = trajectory.rebuilt_requests.get(step)
+    sent = wire_request(record, number)
+    if rebuilt is not None and sent is not None and isinstance(sent.body, Mapping):
+        trajectory.wire_agreement[step] = agreement(rebuilt, sent.body)
 
 
 def _said_before(messages: Sequence[Message], index: int) -> Message | None:

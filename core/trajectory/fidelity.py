@@ -90,6 +90,8 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
 
         record["compaction_losses"] = compaction_losses(trajectory.messages)
         record["notes"] = [*record["notes"], *compaction_problems(trajectory.messages)]
+    if trajectory.wire_agreement:
+        record["wire_agreement"] = {str(step): found for step, found in sorted(trajectory.wire_agreement.items())}
     errors = reconstruction_errors(trajectory)
     if errors:
         record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}
@@ -153,6 +155,14 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
         plain = [f"{kind} x{count}" for kind, count in record["skipped"].items() if kind not in why]
         lines.append("records not shown as messages:" + (" " + ", ".join(plain) if plain else ""))
         lines.extend(f"  {kind} x{count}: {why[kind]}" for kind, count in record["skipped"].items() if kind in why)
+    agreement = record.get("wire_agreement")
+    if agreement:
+        agreeing = [found for found in agreement.values() if found["agrees"]]
+        lines.append(f"the agent's own request records against the record of the run: {len(agreeing)} of "
+                     f"{len(agreement)} steps agree" + (f" ({', '.join(agreeing[0]['same'])})" if agreeing else ""))
+        for step, found in agreement.items():
+            if not found["agrees"]:
+                lines.append(f"  step {step} differs: " + "; ".join(f"{key}: {why}" for key, why in found["differs"].items()))
     errors = record.get("reconstruction_error_tokens")
     if errors:
         values = sorted(errors.values())

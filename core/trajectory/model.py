@@ -130,6 +130,9 @@ class Trajectory(msgspec.Struct):
     rebuilt_requests: Mapping[int, Mapping[str, Any]] = msgspec.field(default_factory=dict)
     """Step number -> its request's body rebuilt from the agent's own request records (Claude
     Code's `api-request*`), for `prompt --wire` (a record of `swedeck record` keeps the body itself)."""
+    wire_agreement: dict[int, dict[str, Any]] = msgspec.field(default_factory=dict)
+    """Step number -> how the agent's own request records agree with a record of the same run
+    (`wire_request.agreement`), where both exist."""
 
     def step(self, number: int) -> Step:
         """Step `number` (1-based; negative counts from the end, -1 = last)."""

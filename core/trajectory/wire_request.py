@@ -51,3 +51,70 @@ def wire_request(trajectory: Trajectory, step: int) -> WireRequest | None:
         return WireRequest(body, "anthropic", "rebuilt from Claude Code's own api-request records",
                            [f"not in those records: {gap}" for gap in CLAUDE_CODE_GAPS])
     return None
+
+
+_PARTS = (("system", "system prompt"), ("tools", "tools"), ("messages", "messages"))
+_EXPECTED = {"metadata": "the request's metadata", "stream": "whether it streamed"}
+"""Fields Claude Code's records never give: their absence is no disagreement."""
+
+
+def agreement(rebuilt: Mapping[str, Any], sent: Mapping[str, Any]) -> dict[str, Any]:
+    """How a request rebuilt from the agent's own records agrees with the one a record of the
+    same run holds (issue 63): `agrees` when the system prompt (but the billing block Claude
+    Code adds as it sends), the tools and the messages are the same; `same`, the parts that
+    are; `differs`, each field that is not, in words (where in it, what)."""
+    same: list[str] = []
+    differs: dict[str, str] = {}
+    for key, name in _PARTS:
+        mine, theirs = rebuilt.get(key), sent.get(key)
+        if mine == theirs:
+            same.append(name)
+        elif key == "system" and isinstance(theirs, list) and theirs and mine == theirs[1:] \
+                and "billing" in str(theirs[0]).lower():
+            same.append(f"{name} but its billing block")  # a gap the records always have, not a disagreement
+        elif key == "messages" and isinstance(mine, list) and isinstance(theirs, list) and _words(mine) == _words(theirs):
+            same.append(name)  # the same words; where a turn's form differs, said below
+            forms = [index for index, (left, right) in enumerate(zip(mine, theirs, strict=True)) if left != right]
+            differs[key] = f"item {', '.join(map(str, forms))}: the same words, as a string in the records and as " \
+                           "text blocks sent (or the other way)"
+        else:
+            differs[key] = _difference(mine, theirs)
+    agrees = all(key not in differs or name in same for key, name in _PARTS)
+    for key in sorted(set(rebuilt) | set(sent)):
+        if key not in ("system", "tools", "messages") and rebuilt.get(key) != sent.get(key):
+            differs[key] = _EXPECTED.get(key) or f"{_short(rebuilt.get(key))} in the records, {_short(sent.get(key))} sent"
+            agrees = agrees and key in _EXPECTED
+    return {"agrees": agrees, "same": same, "differs": differs}
+
+
+def _words(messages: list[Any]) -> list[Any]:
+    """The messages with a content of text blocks alone as its text (the form Claude Code's
+    records and the wire may give a system turn differently), else as they are."""
+    out = []
+    for message in messages:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, list) and content and all(
+                isinstance(block, Mapping) and block.get("type") == "text" and set(block) <= {"type", "text", "cache_control"}
+                for block in content):
+            message = {**message, "content": "\n".join(str(block.get("text")) for block in content)}
+        out.append(message)
+    return out
+
+
+def _difference(mine: Any, theirs: Any) -> str:
+    """Where two parts of a request first differ: the item, then the key."""
+    if isinstance(mine, list) and isinstance(theirs, list):
+        if len(mine) != len(theirs):
+            return f"{len(mine)} items in the records, {len(theirs)} sent"
+        for index, (left, right) in enumerate(zip(mine, theirs, strict=True)):
+            if left != right:
+                if isinstance(left, Mapping) and isinstance(right, Mapping):
+                    keys = sorted(key for key in set(left) | set(right) if left.get(key) != right.get(key))
+                    return f"item {index}: {', '.join(keys)}" + (" (cache marks)" if keys == ["cache_control"] else "")
+                return f"item {index}"
+    return f"{_short(mine)} in the records, {_short(theirs)} sent"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
