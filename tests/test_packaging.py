@@ -61,3 +61,16 @@ def test_ci_runs_the_readmes_test_command_and_installs_what_the_readme_names():
     assert packages >= {"docker.io", "busybox-static", "bash-static", "tmux", "chromium", "debootstrap"}
     for package in packages:
         assert f"`{package}`" in readme, package
+
+
+def test_ci_installs_the_agents_the_tests_pin_newest_and_previous():
+    """The version matrix (issue 63): `.ci/run` installs exactly the pins `support.agent_clis`
+    names, the newest and the previous, each set into its own folder."""
+    import re
+
+    from support.agent_clis import PREVIOUS, VERSIONS
+
+    script = (Path(__file__).parent.parent / ".ci" / "run").read_text()
+    installs = re.findall(r"npm install --prefix \"\$(\w+)\"[^\n]*\\\n((?:\s+[^\n]*\\\n)*\s+[^\n]*)", script)
+    packages = {folder: set(re.findall(r"@[\w-]+/[\w-]+@[\w.]+", body)) for folder, body in installs}
+    assert packages == {"agents": set(VERSIONS.values()), "previous": set(PREVIOUS.values())}, packages

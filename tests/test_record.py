@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from conftest import swedeck_command
-from support.agent_clis import agent_cli, claude_environment, codex_environment, processes_in
+from support.agent_clis import RELEASES, agent_cli, claude_environment, codex_environment, processes_in
 from support.anthropic_server import AnthropicServer, Reply
 from support.openai_server import OpenAIServer, Turn
 from support.reliability import SUBMIT
@@ -496,10 +496,12 @@ def test_the_answer_as_it_streams_is_beside_the_record_until_it_ends(tmp_path):
     live.close()
 
 
-def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path):
-    """SPEC §19, headless: the real Claude Code ACP adapter over stdio; its model traffic through
-    the record's endpoint, its permission answered by yolo (allow once) and written down."""
-    adapter = agent_cli("claude-code-acp")
+@pytest.mark.parametrize("release", RELEASES)
+def test_an_acp_agent_runs_headless_and_its_session_is_recorded(tmp_path, release):
+    """SPEC §19, headless: the real Claude Code ACP adapter over stdio (the newest and the
+    previous pin); its model traffic through the record's endpoint, its permission answered by
+    yolo (allow once) and written down."""
+    adapter = agent_cli("claude-code-acp", release)
     work = tmp_path / "work"
     work.mkdir()
     with AnthropicServer() as server:
@@ -575,16 +577,19 @@ def test_acp_says_what_it_needs(tmp_path):
     assert absent.returncode == 2 and "npm install -g @zed-industries/codex-acp" in absent.stderr
 
 
-def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path):
-    """The codex preset hands Codex's adapter the record's endpoint as a provider of its own
-    (`-c model_providers.swedeck=…`), and signs in with the key the environment holds."""
-    agent_cli("codex-acp")
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_codex_acp_adapter_runs_headless_through_the_record(tmp_path, release):
+    """The codex preset hands Codex's adapter (the newest and the previous pin) the record's
+    endpoint as a provider of its own (`-c model_providers.swedeck=…`), and signs in with the
+    key the environment holds."""
+    folder = Path(agent_cli("codex-acp", release)).parent.parent.parent  # the preset finds it there
     with ResponsesServer() as server:
         server.script(Step(text="Let me look.", call=("exec_command", {"cmd": "echo hello-from-codex"})),
                       Step(text="It printed hello-from-codex."))
         done = subprocess.run([*swedeck_command(), "run", "--acp", "codex", "--headless", "-t", "run echo", "--upstream",
                                server.url, "-o", str(tmp_path / "acp"), "--cwd", str(tmp_path)],
-                              env=codex_environment(tmp_path / "home"), capture_output=True, text=True, timeout=100)
+                              env={**codex_environment(tmp_path / "home"), "SWEDECK_AGENTS_DIR": str(folder)},
+                              capture_output=True, text=True, timeout=100)
         received = list(server.requests)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "It printed hello-from-codex." in done.stdout and "Exception ignored" not in done.stderr

@@ -95,6 +95,9 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     errors = reconstruction_errors(trajectory)
     if errors:
         record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}
+        largest = max(errors, key=lambda step: abs(errors[step]))
+        if errors[largest]:
+            record["reconstruction_error_parts"] = {str(largest): reconstruction_parts(trajectory, largest)}
     unanswered = _before_any_step(trajectory)
     if unanswered:
         record["skipped"] = {**record["skipped"], "tool results before any model response (no step shows them)":
@@ -116,6 +119,27 @@ def reconstruction_errors(trajectory: Trajectory) -> dict[int, int]:
         rebuilt = sendable(trajectory.messages[: trajectory.steps[number - 1].prompt_end])
         errors[number] = count_messages(rebuilt) - count_messages(list(recorded))
     return errors
+
+
+def reconstruction_parts(trajectory: Trajectory, number: int) -> list[dict[str, Any]]:
+    """Where step `number`'s rebuilt prompt and its recorded request differ: the messages of
+    each that the other does not hold as they are (by role and words), with their tokens."""
+    from ..tokens import count_messages
+
+    rebuilt = sendable(trajectory.messages[: trajectory.steps[number - 1].prompt_end])
+    recorded = list(trajectory.recorded_prompts[number])
+    mine = Counter((message.role, message.text) for message in rebuilt)
+    theirs = Counter((message.role, message.text) for message in recorded)
+    parts = []
+    for side, messages, other in (("transcript", rebuilt, theirs), ("request", recorded, mine)):
+        seen: Counter[tuple[str, str]] = Counter()
+        for message in messages:
+            key = (message.role, message.text)
+            seen[key] += 1
+            if seen[key] > other[key]:
+                parts.append({"side": side, "role": message.role, "tokens": count_messages([message]),
+                              "text": " ".join(message.text.split())[:60]})
+    return parts
 
 
 def _before_any_step(trajectory: Trajectory) -> int:
@@ -168,5 +192,9 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
         values = sorted(errors.values())
         lines.append(f"reconstruction error (tokens rebuilt from the messages minus the recorded request): "
                      f"median {values[len(values) // 2]:+,}, largest {max(values, key=abs):+,} over {len(values)} steps")
+        for step, parts in (record.get("reconstruction_error_parts") or {}).items():
+            said = [f"the {part['side']}'s {part['role']} message {part['text']!r} ({part['tokens']:,} tokens)"
+                    for part in parts[:6]]
+            lines.append(f"  step {step}, where they differ: " + ("; ".join(said) or "the same messages, tokens apart"))
     lines.extend(f"note: {note}" for note in record["notes"])
     return lines

@@ -12,14 +12,23 @@ import pytest
 
 VERSIONS = {"claude": "@anthropic-ai/claude-code@2.1.332", "codex": "@openai/codex@0.171.0",
             "claude-code-acp": "@zed-industries/claude-code-acp@0.16.2", "codex-acp": "@zed-industries/codex-acp@0.16.0"}
+PREVIOUS = {"claude": "@anthropic-ai/claude-code@2.1.328", "codex": "@openai/codex@0.169.0",
+            "claude-code-acp": "@zed-industries/claude-code-acp@0.16.1", "codex-acp": "@zed-industries/codex-acp@0.15.0"}
+"""The version matrix (issue 63): the tests of what the agents write run the previous pinned
+versions too (`.ci/run` installs them into `SWEDECK_AGENTS_PREVIOUS_DIR`)."""
+RELEASES = ("newest", "previous")
 
 
-def agent_cli(name: str) -> str:
-    folder = os.environ.get("SWEDECK_AGENTS_DIR")
+def agent_cli(name: str, release: str = "newest") -> str:
+    """The pinned CLI `name`, of the `newest` pins (`VERSIONS`) or the `previous` (`PREVIOUS`)."""
+    variable = "SWEDECK_AGENTS_DIR" if release == "newest" else "SWEDECK_AGENTS_PREVIOUS_DIR"
+    folder = os.environ.get(variable)
     candidate = Path(folder) / "node_modules" / ".bin" / name if folder else None
-    found = str(candidate) if candidate is not None and candidate.exists() else shutil.which(name)
+    found = str(candidate) if candidate is not None and candidate.exists() else \
+        shutil.which(name) if release == "newest" else None
     if found is None:
-        how = f"npm install --prefix DIR {VERSIONS[name]} and set SWEDECK_AGENTS_DIR=DIR (.ci/run does)"
+        pins = VERSIONS if release == "newest" else PREVIOUS
+        how = f"npm install --prefix DIR {pins[name]} and set {variable}=DIR (.ci/run does)"
         if os.environ.get("SWEDECK_REQUIRE_AGENTS"):
             pytest.fail(f"{name} is not installed: {how}")
         pytest.skip(f"{name} is not installed: {how}")

@@ -300,6 +300,8 @@ class _MainHead(_Head):
     the rest is read when its entry is built."""
 
     isMeta: Any = None
+    promptSource: Any = None
+    """`system`: a user record Claude Code wrote itself (a task notification), not the person's words."""
     attachment: _AttachmentHead | None = None
     renderedRole: Any = None
     isCompactSummary: Any = None
@@ -348,9 +350,11 @@ class _Later(chat.Later):
             return _attachment([full(index) for index in self.records])
         if self.how == "snapshot":  # Claude Code's prefix line, then its system prompt's parts
             snapshot = mapping(record.get("attachment"))
-            parts = [snapshot.get("cliPrefix"), *(snapshot.get("systemPrompt") or [])]
-            return chat.Entry("system", chat.text_of([{"type": "text", "text": part} for part in parts
-                                                      if isinstance(part, str) and part]), MessageType.SYSTEM,
+            prompt = snapshot.get("systemPrompt")
+            blocks = [snapshot.get("cliPrefix"), "\n\n".join(part for part in prompt if isinstance(part, str))
+                      if isinstance(prompt, list) else prompt]  # its parts are one block, as Claude Code sends them
+            return chat.Entry("system", chat.text_of([{"type": "text", "text": block} for block in blocks
+                                                      if isinstance(block, str) and block]), MessageType.SYSTEM,
                               {"agent_context": "Claude Code's system prompt (its snapshot)"})
         if self.how == "compaction":
             return chat.compaction(chat.text_of(mapping(record.get("message")).get("content")), before=self.before,
@@ -425,7 +429,7 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
                                   how="compaction", before=pre_tokens or None))
             pre_tokens = None
         else:
-            first = not head.get("isMeta") and not task
+            first = not head.get("isMeta") and head.get("promptSource") != "system" and not task
             content = _get(message, "content")
             said = MessageType.TASK if first else MessageType.USER_MESSAGE
             if isinstance(content, list):
@@ -625,6 +629,9 @@ def _user(record: Mapping[str, Any], message: Mapping[str, Any], first: bool) ->
     extra = {"uuid": record.get("uuid")}
     if record.get("isMeta"):
         extra["is_meta"] = True  # Claude Code's own words in the person's turn (a caveat, a command's output)
+    elif record.get("promptSource") == "system":  # a prompt Claude Code queued itself (a task notification)
+        origin = mapping(record.get("origin")).get("kind")
+        extra["agent_context"] = f"Claude Code's {str(origin).replace('-', ' ')}" if origin else "Claude Code's prompt"
     if not isinstance(content, list):
         return [chat.Entry("user", chat.text_of(content), MessageType.TASK if first else MessageType.USER_MESSAGE, extra)]
     out, texts = [], []

@@ -64,8 +64,10 @@ class _PayloadHead(msgspec.Struct):
     """An `item_completed`'s item type (`CommandExecution`)."""
 
 
-_CONTEXT_TEXT = re.compile(rb'^\s*\[\s*\{[^{}]*?"text"\s*:\s*"\s*(<environment_context>|<user_instructions>|<permissions '
-                           rb'instructions>|# AGENTS\.md instructions|<skills_instructions>|<collaboration_mode>)')
+_CONTEXT_OPENINGS = ("<environment_context>", "<user_instructions>", "<permissions instructions>",
+                     "# AGENTS.md instructions", "<skills_instructions>", "<collaboration_mode>")
+_CONTEXT_TEXT = re.compile(rb'^\s*\[\s*\{[^{}]*?"text"\s*:\s*"\s*('
+                           + b"|".join(re.escape(opening.encode()) for opening in _CONTEXT_OPENINGS) + rb")")
 """A user or developer message Codex writes itself: its environment, the folder's AGENTS.md,
 its permissions and skills (what the model is given, not the person's words)."""
 _CELL_TOOLS = ("exec", "wait")
@@ -255,7 +257,9 @@ class _Reader:
         self.columns.add(_ACTION if self.calls else _ANSWER, *self.response)
         self.response, self.calls, self.cell = [], False, False
 
-    def item(self, payload: _PayloadHead, span: tuple[int, int]) -> None:
+    def item(self, payload: _PayloadHead, span: tuple[int, int], context: bool | None = None) -> None:
+        """A response item; `context`: whether a user message is Codex's own context, where the
+        record was read whole (else its head's first bytes say)."""
         kind, role = payload.type, payload.role
         if kind == "reasoning" or kind in _CALLS or (kind == "message" and role == "assistant"):
             self.response.append(span)
@@ -267,7 +271,7 @@ class _Reader:
             if role in ("developer", "system"):
                 self.columns.add(_DEVELOPER if self.system else _SYSTEM, span)
                 self.system = True
-            elif _CONTEXT_TEXT.match(bytes(memoryview(payload.content)[:256])):
+            elif context if context is not None else bool(_CONTEXT_TEXT.match(bytes(memoryview(payload.content)[:256]))):
                 self.columns.add(_CONTEXT, span)
             else:
                 self.columns.add(_USER if self.task else _TASK, span)
@@ -512,8 +516,8 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         _tools(reader, payload, fidelity)
         reader.tally.skip("response_item/additional_tools", _WHY["response_item/additional_tools"])
     elif kind == "response_item":
-        content = msgspec.Raw(msgspec.json.encode(payload.get("content"))) if payload.get("role") == "user" else msgspec.Raw(b"")
-        reader.item(_PayloadHead(payload.get("type"), payload.get("role"), payload.get("name"), content=content), span)
+        context = chat.text_of(payload.get("content")).lstrip().startswith(_CONTEXT_OPENINGS)
+        reader.item(_PayloadHead(payload.get("type"), payload.get("role"), payload.get("name")), span, context)
     elif kind == "event_msg" and payload.get("type") == "token_count":
         reader.token_count(payload.get("info"))
     elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
