@@ -207,3 +207,61 @@ def test_the_drift_check_runs_a_version_against_the_pin_and_lists_what_it_writes
     assert report["read"]["steps"] >= 2 and report["read"]["shell_commands"] >= 1
     if agent == "claude-code":
         assert report["fields_gone"]["api-request"] == ["echoWireToolInputs", "thread"]
+
+
+@pytest.fixture(scope="module")
+def paginated(tmp_path_factory: pytest.TempPathFactory) -> AgentRun:
+    """Codex 0.171 with its paginated history (`background_paginated_rollout_migration`): the
+    rollout's records numbered (`ordinal`), the thread kept in `thread_history_1.sqlite` too."""
+    return codex_code_mode(agent_cli("codex"), tmp_path_factory.mktemp("codex-paginated"),
+                           "features.background_paginated_rollout_migration=true")
+
+
+def test_a_paginated_rollout_reads_whole_by_its_ordinals(paginated, tmp_path):
+    trajectory = load_trajectory(paginated.own)
+    assert trajectory.info.session["history_mode"] == "paginated"
+    assert not trajectory.info.warnings and len(trajectory.steps) == 2
+    lines = paginated.own.read_text().splitlines()
+    gap = tmp_path / "gap.jsonl"  # three records taken out of the middle
+    gap.write_text("\n".join(lines[:9] + lines[12:]) + "\n")
+    assert load_trajectory(gap).info.warnings == ["records 9..11 of the thread are missing (by their ordinals)"]
+
+
+def test_a_thread_in_codex_s_history_opens_and_a_rollout_cut_short_says_so(paginated, tmp_path):
+    import shutil
+
+    codex_home = paginated.own.parents[4]
+    history = codex_home / "thread_history_1.sqlite"
+    thread = load_trajectory(history)  # the thread as Codex's app keeps it
+    assert thread.format == "codex-threads" and thread.info.session["id"] in paginated.own.name
+    commands = [(action.command, thread.messages[index].extra.returncode)
+                for step in thread.steps for action, index in zip(step.actions, step.observation_indices, strict=True)]
+    assert commands == [("echo one; exit 3", 3), ("printf two", 0)]
+    assert [message.text for message in thread.messages if message.role == "assistant"] == ["Let me look.", "Done it."]
+    # the same home copied, its rollout cut as a migration that lost its tail leaves it
+    copy = tmp_path / "codex-home"
+    shutil.copytree(codex_home, copy, ignore=shutil.ignore_patterns("skills"))
+    cut = copy / paginated.own.relative_to(codex_home)
+    lines = cut.read_text().splitlines()
+    cut.write_text("\n".join(lines[:12]) + "\n")
+    warnings = load_trajectory(cut).info.warnings
+    assert len(warnings) == 1 and warnings[0].startswith("cut short: Codex's thread history says its rollout reached "
+                                                          f"record {len(lines) - 1:,}"), warnings
+    assert not load_trajectory(paginated.own).info.warnings  # the whole one says nothing
+
+
+def test_a_thread_whose_rollout_a_migration_lost_opens_from_the_history_and_says_so(paginated, tmp_path):
+    import shutil
+    import sqlite3
+
+    codex_home = paginated.own.parents[4]
+    copy = tmp_path / "codex-home"
+    shutil.copytree(codex_home, copy, ignore=shutil.ignore_patterns("skills"))
+    lost = copy / paginated.own.relative_to(codex_home)
+    state = next(copy.glob("state_*.sqlite"))
+    with sqlite3.connect(state) as database:  # the copy's state names the copy's rollout, then it is gone
+        database.execute("UPDATE threads SET rollout_path = ?", (str(lost),))
+    lost.unlink()
+    thread = load_trajectory(copy / "thread_history_1.sqlite")
+    assert f"the thread's rollout: {lost} (no longer there: this history is the only copy)" in thread.fidelity.notes
+    assert len(thread.steps) == 2

@@ -22,6 +22,7 @@ from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
 from .readers import Reader, Source, opens_branches, sniffs, sniffs_part
+from .readers.codex_threads import MAGIC as SQLITE_MAGIC
 from .readers.source import MappedFile, Stopped
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
@@ -184,6 +185,10 @@ def _source(path: Path, unit: int | str, ahead: ReadAhead | None = None) -> Sour
     if path.is_dir():
         return Source(path=path, folder=True, unit=unit)
     info = check_regular_file(path)  # never opened otherwise (a FIFO would block the open)
+    with path.open("rb") as handle:
+        head = handle.read(16)
+    if head == SQLITE_MAGIC:  # a database (Codex's thread history): its reader opens it read-only by its path
+        return Source(path=path, data=head, unit=unit)
     mapped = _mapped(path, info.st_size)
     if mapped is not None and mapped[:4] == b"PK\x03\x04":  # a zip (Inspect's `.eval`): its directory and the members asked for are read
         member = partial(ahead.take_member, path, info) if ahead is not None else None  # its first sample, ahead

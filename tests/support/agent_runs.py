@@ -35,9 +35,9 @@ class AgentRun:
     output: str = ""
 
 
-def codex_code_mode(codex: str, folder: Path) -> AgentRun:
+def codex_code_mode(codex: str, folder: Path, *config: str) -> AgentRun:
     """`codex exec` in code mode through `swedeck record`: the model's only way to run a command
-    is a JavaScript `exec` cell (`CELL`)."""
+    is a JavaScript `exec` cell (`CELL`). `config`: more `-c` settings."""
     home, work = folder / "home", folder / "work"
     (home / ".codex").mkdir(parents=True)
     work.mkdir()
@@ -48,7 +48,8 @@ def codex_code_mode(codex: str, folder: Path) -> AgentRun:
         done = subprocess.run([*swedeck_command(), "record", "-o", str(folder / "rec"), "--upstream", server.url,
                                "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
                                "-c", provider, "-m", "gpt-5.5", "-c", "features.code_mode=true",
-                               "-c", "features.code_mode_only=true", "run echo"],
+                               "-c", "features.code_mode_only=true", *(part for item in config for part in ("-c", item)),
+                               "run echo"],
                               env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
                                    "CODEX_HOME": str(home / ".codex"), "SWEDECK_DATA_DIR": str(folder / "data")},
                               capture_output=True, text=True, timeout=100, cwd=work)

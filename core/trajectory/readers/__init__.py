@@ -14,7 +14,18 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..model import Trajectory, TrajectoryFormat
-from . import atif, claude_code, codex, inspect_log, mini_swe_agent, openhands, swe_agent, swedeck_json, swedeck_jsonl
+from . import (
+    atif,
+    claude_code,
+    codex,
+    codex_threads,
+    inspect_log,
+    mini_swe_agent,
+    openhands,
+    swe_agent,
+    swedeck_json,
+    swedeck_jsonl,
+)
 from .source import Source
 
 
@@ -30,8 +41,8 @@ class Reader(Protocol):
 # Order matters: the JSONL formats look at their first lines only; the swedeck formats and ATIF
 # have explicit markers; OpenHands' v0 export is a bare list of events, and mini-swe-agent
 # accepts any list or `messages` dict, so it goes last.
-READERS: tuple[Reader, ...] = (swedeck_jsonl, claude_code, codex, swedeck_json, atif, inspect_log, openhands,
-                               swe_agent, mini_swe_agent)
+READERS: tuple[Reader, ...] = (swedeck_jsonl, claude_code, codex, codex_threads, swedeck_json, atif, inspect_log,
+                               openhands, swe_agent, mini_swe_agent)
 
 FORMATS: tuple[str, ...] = tuple(reader.FORMAT for reader in READERS)
 """Every format swedeck reads, by name, from the readers themselves."""

@@ -92,6 +92,8 @@ class _Head(msgspec.Struct):
     role. A response item's body is parsed when its step is built, from the line's bytes."""
 
     type: Any = None
+    ordinal: Any = None
+    """Its place in the thread (0.171: every record numbered from 0)."""
     payload: _PayloadHead | None = None
 
 
@@ -247,6 +249,20 @@ class _Reader:
         """The model call being read has an exec cell (code mode)."""
         self.cell_step = _NONE
         """The entry of the latest model call with an exec cell: the `CommandExecution`s after it are its."""
+        self.last_ordinal = -1
+        self.gaps: list[tuple[int, int]] = []
+        """Ordinals missing between two records (first, last), and records before their predecessor."""
+        self.back = 0
+
+    def ordinal(self, value: Any) -> None:
+        """A record's `ordinal`: the records of a thread are numbered in order from 0."""
+        if not isinstance(value, int) or isinstance(value, bool):
+            return
+        if value <= self.last_ordinal:
+            self.back += 1
+        elif value > self.last_ordinal + 1 and len(self.gaps) < 100:
+            self.gaps.append((self.last_ordinal + 1, value - 1))
+        self.last_ordinal = max(self.last_ordinal, value)
 
     def flush(self) -> None:
         if not self.response:
@@ -335,9 +351,10 @@ class _Reader:
 
 
 def _session(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """What `session_meta` says of the session: its id, folder, CLI and provider."""
+    """What `session_meta` says of the session: its id, folder, CLI, provider and history mode."""
     meta = mapping(payload.get("meta")) or payload
-    return {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider") if meta.get(key)}
+    return {key: meta.get(key) for key in ("id", "cwd", "cli_version", "originator", "model_provider", "history_mode")
+            if meta.get(key)}
 
 
 def _output(payload: Mapping[str, Any]) -> chat.Entry:
@@ -370,7 +387,36 @@ def read(source: Source) -> Trajectory:
     steps read whole; the response items' lines kept as spans, parsed when their step is built."""
     reader, fidelity = _Reader(source.content), chat.reconstructed()
     _scan(source, reader, fidelity)
+    _whole_thread(source, reader, fidelity)
     return _trajectory(source, reader, fidelity)
+
+
+def _whole_thread(source: Source, reader: _Reader, fidelity: Fidelity) -> None:
+    """Whether the records are the thread's, all of them, in order: their ordinals (0.171), and
+    how far Codex's thread history says the rollout reached (a rollout a migration cut short)."""
+    info = reader.info
+    for first, last in reader.gaps:
+        info.warnings.append(f"records {first}..{last} of the thread are missing (by their ordinals)"
+                             if last > first else f"record {first} of the thread is missing (by its ordinal)")
+    if reader.back:
+        info.warnings.append(f"{reader.back} records come after one numbered later (by their ordinals): "
+                             "read in the file's order")
+    thread = info.session.get("id")
+    if not isinstance(thread, str) or source.folder:
+        return
+    from .codex_threads import projection
+
+    reached = projection(source.path, thread)
+    if reached is None:
+        return
+    offset, ordinal = reached
+    size = source.path.stat().st_size  # bytes (a decoded text's length counts characters)
+    if size < offset or 0 <= reader.last_ordinal < ordinal - 1:
+        said = (f"cut short: Codex's thread history says its rollout reached record {ordinal - 1:,} (byte {offset:,}); "
+                f"this file ends at record {reader.last_ordinal:,} (byte {size:,}): a migration or a copy cut it, "
+                f"the thread's history (thread_history_1.sqlite#N) holds its conversation as Codex's app shows it")
+        info.warnings.append(said)
+        fidelity.notes.append(said)
 
 
 _MODEL_REACH = 64 << 20
@@ -445,9 +491,12 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, reader.tally)
             continue
+        headed = False
         try:
             head = _decode_head(line)
             kind, payload_head = head.type, head.payload
+            reader.ordinal(head.ordinal)
+            headed = True
             if kind == "response_item" and payload_head is not None:
                 reader.item(payload_head, (start, start + len(line)))
                 continue
@@ -469,6 +518,8 @@ def _scan(source: Source, reader: _Reader, fidelity: Fidelity, offset: int = 0, 
         except ValueError as error:
             chat.skip_damaged(number, error, info, reader.tally)
             continue
+        if not headed:  # a line whose head did not read: its ordinal from the record
+            reader.ordinal(record.get("ordinal"))
         _whole(reader, record, (start, start + len(line)), fidelity)
     reader.flush()
     reader.tally.said(fidelity)
