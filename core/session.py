@@ -62,6 +62,8 @@ class PromptPreview:
     errors: list[str] = field(default_factory=list)
     status: ContextStatus | None = None
     """What the meter shows for the same prompt: the window and the anchored prediction."""
+    title: str = "What the model gets next (after history processors)"
+    """What these messages are (an ACP session shows the latest request its agent sent)."""
 
 
 def new_session_id() -> str:

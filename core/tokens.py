@@ -93,3 +93,10 @@ def count_message(message: Message) -> int:
 
 def count_messages(messages: list[Message]) -> int:
     return sum(count_message(message) for message in messages) + 3
+
+
+def count_tools(tools: list[Any]) -> int:
+    """The tokens of a request's tool definitions, as their JSON (`prompt --json`'s `tools_tokens`)."""
+    import json
+
+    return count_text(json.dumps(tools)) if tools else 0

@@ -28,9 +28,11 @@ def in_the_app(test: Any) -> Any:
 SLOW = "I will now say a great many words, slowly, so that you can stop me. " * 12
 
 
-async def drive(pilot: Any, app: Any, work: Path, first: str, second: str) -> None:
+async def drive(pilot: Any, app: Any, work: Path, first: str, second: str) -> Any:
     """Approve the first command, reject the second with a comment, ask a follow-up, and stop
-    its slow answer; then end the session."""
+    its slow answer; then end the session. Returns what `t` showed while the first command was
+    asked about (issue 62: the request the agent sent, as recorded)."""
+    from swedeck.tui.shared.prompt_inspector import PromptInspector
     from swedeck.tui.widgets.assistant_message import AssistantMessage
     from swedeck.tui.widgets.input_line import InputLine
     from swedeck.tui.widgets.observation_pane import ObservationPane
@@ -39,6 +41,12 @@ async def drive(pilot: Any, app: Any, work: Path, first: str, second: str) -> No
     line = screen.query_one(InputLine)
     await wait_for(pilot, lambda: screen.confirmation is not None, 90)
     assert first in screen.confirmation.command
+    screen.query_one("Transcript").focus()
+    await pilot.press("t")
+    await wait_for(pilot, lambda: isinstance(app.screen, PromptInspector), 10)
+    shown = app.screen
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: app.screen is screen, 10)
     await pilot.press("y")
     await wait_for(pilot, lambda: screen.confirmation is not None and second in screen.confirmation.command, 90)
     assert (work / "a.txt").read_text() == "one\n"
@@ -60,6 +68,19 @@ async def drive(pilot: Any, app: Any, work: Path, first: str, second: str) -> No
     await wait_for(pilot, lambda: line.purpose == "follow_up", 90)
     await pilot.press("i", "enter")  # no follow-up: the session ends
     await wait_for(pilot, lambda: screen.ended, 90)
+    return shown
+
+
+def check_inspector(shown: Any, request: dict[str, Any], wire: str) -> None:
+    """`t` showed the request the agent sent at step 1, message for message, with its tools."""
+    from swedeck.core.record.wire import prompt_entries
+    from swedeck.core.tokens import count_message
+
+    assert shown.title_text.startswith("What the model got at step 1: the request the agent sent, as recorded")
+    sent = [entry.build() for entry in prompt_entries(wire, request)]
+    assert len(shown.lines) == len(sent) >= 2, (len(shown.lines), len(sent))
+    assert [line.tokens for line in shown.lines] == [count_message(message) for message in sent]  # as sent
+    assert f"({len(request['tools'])} tools)" in shown.title_text
 
 
 def check_record(path: Path, received: int, stop: str = "cancelled") -> dict[str, Any]:
@@ -96,10 +117,11 @@ async def test_claude_codes_adapter_in_the_live_panes(tmp_path, anyio_backend, m
                              upstream=server.url)
         app = SwedeckApp(session)
         async with app.run_test(size=(140, 40)) as pilot:
-            await drive(pilot, app, work, "echo one > a.txt", "rm a.txt")
+            shown = await drive(pilot, app, work, "echo one > a.txt", "rm a.txt")
         received = [body for path, body in zip(server.paths, server.requests, strict=True)
                     if body.get("tools") and "count_tokens" not in path]
     check_record(tmp_path / "acp.traj.json", len(received) - 1)
+    check_inspector(shown, received[0], "anthropic")
     assert any("keep a.txt" in json.dumps(body["messages"]) for body in received)
 
 
@@ -123,9 +145,10 @@ async def test_codexs_adapter_in_the_live_panes(tmp_path, anyio_backend, monkeyp
                              upstream=server.url)
         app = SwedeckApp(session)
         async with app.run_test(size=(140, 40)) as pilot:
-            await drive(pilot, app, work, "echo one > a.txt", "rm a.txt")
+            shown = await drive(pilot, app, work, "echo one > a.txt", "rm a.txt")
         received = list(server.requests)
     check_record(tmp_path / "acp.traj.json", len(received) - 1)
+    check_inspector(shown, received[0], "responses")
 
 
 def test_the_installed_swedeck_drives_claude_code_in_a_real_terminal(tmp_path):

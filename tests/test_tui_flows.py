@@ -619,3 +619,23 @@ async def test_at_80x24_the_step_count_and_the_keys_that_matter_are_on_screen(op
         shown = {key.description for key in app.screen.query("FooterKey")
                  if key.region.width > 0 and key.region.right <= 80}
         assert {"Approve", "Reject", "Interrupt", "Quit", "Help"} <= shown
+
+
+async def test_q_leaves_a_session_that_ended_in_one_key(openai_server, tmp_path):
+    """Issue 62: after the agent submitted, `q` leaves at once (it used to take Enter, then Enter
+    on the empty line); before, while the model works, `q` is not a key of the session."""
+    session = live(openai_server, tmp_path, Turn.bash_tool(SUBMIT), agent__mode="yolo")
+    async with running(session, lambda app: asked(app, "follow_up")) as (app, pilot):
+        app.session_screen.query_one(Transcript).focus()
+        assert app.session_screen.check_action("leave", ())
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app._exit, WAIT)
+    assert app.return_code == 0
+
+
+async def test_q_is_not_a_key_while_the_command_is_asked_about(openai_server, tmp_path):
+    session = live(openai_server, tmp_path, Turn.bash_tool("touch ran.txt"), Turn.bash_tool(SUBMIT))
+    async with running(session, pending) as (app, pilot):
+        assert not app.session_screen.check_action("leave", ())
+        await pilot.press("q")
+        assert await still_asking(pilot, app) and not app._exit

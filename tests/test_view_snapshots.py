@@ -96,7 +96,9 @@ def test_compaction_review(snap_compare):
     app = SwedeckApp(ScriptedSession(tui_config(), steps, task="Fix the failing test"))
 
     async def reviewing(pilot) -> None:
-        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "CompactionScreen", timeout=10)
+        # the screen, then its summary box (mounted after the screen: under load, frames later)
+        await wait_for(pilot, lambda: type(pilot.app.screen).__name__ == "CompactionScreen"
+                       and bool(pilot.app.screen.query("TextArea")), timeout=10)
         for line in pilot.app.screen_stack[0].query(InputLine):
             line.cursor_blink = False
         pilot.app.screen.query_one("TextArea").cursor_blink = False

@@ -145,12 +145,23 @@ class AcpSession:
         return self._status
 
     def prompt_preview(self) -> PromptPreview:
+        """The latest request the agent sent, as the record holds it (its system prompt, its
+        messages: what the model saw); before the first one, the conversation as swedeck has it."""
         from ..prompt_view import prompt_lines
-        from ..tokens import count_messages
+        from ..tokens import count_messages, count_tools
 
+        state = self._run.recorder.state if self._run is not None else None
+        if state is not None and state.last_request is not None:
+            step, entries, tools = state.last_request
+            sent = [entry.build() for entry in entries]
+            total = count_messages(sent) + (count_tools(tools) if tools else 0)
+            return PromptPreview(sent, prompt_lines(sent, sent), total, self._status.window, None, [], self._status,
+                                 title=f"What the model got at step {step}: the request the agent sent, as recorded "
+                                       f"({len(tools)} tools)")
         messages = list(self._history)
         return PromptPreview(messages, prompt_lines(messages, messages), count_messages(messages) if messages else 0,
-                             self._status.window, None, [], self._status)
+                             self._status.window, None, [], self._status,
+                             title="The conversation so far (the agent has sent no request yet)")
 
     # --- the session ---------------------------------------------------------------------------
 

@@ -101,6 +101,9 @@ class RecordState:
     """Before the main line is known: every conversation so far (each written as side calls)."""
     asked: set[str] = field(default_factory=set)
     """Words earlier answers asked a tool to say (a subagent's prompt starts a thread with them)."""
+    last_request: tuple[int, list[chat.Entry], list[Any]] | None = None
+    """The latest main call's step, its request's messages and its tools, as the agent sent them
+    (the live prompt inspector of an ACP session shows them)."""
 
 
 class Recorder(Handlers):
@@ -242,6 +245,7 @@ class Recorder(Handlers):
         book = self.state
         book.last_usage, book.last_model = call.usage, call.model
         book.steps += 1
+        book.last_request = (book.steps, list(call.entries), list(call.record.get("tools") or []))
         record = {**call.record, "line": "main", "step": book.steps, **({"promoted": True} if promoted else {})}
         self.writer.add_exchange(EXCHANGE, record)
         for entry in call.entries[book.written:]:

@@ -5,7 +5,6 @@ request records), its notes on stderr."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -14,7 +13,7 @@ from swedeck.core.errors import UsageError
 from swedeck.core.messages import content_text
 from swedeck.core.prompt_view import StepPrompt, step_prompt
 from swedeck.core.text import inert_json, strip_control
-from swedeck.core.tokens import count_text
+from swedeck.core.tokens import count_tools
 from swedeck.core.trajectory.loader import load_trajectory, named_path
 from swedeck.core.trajectory.wire_request import WireRequest, wire_request
 
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _json(prompt: StepPrompt, request: WireRequest | None) -> str:
     tools = request.tools if request is not None else None
-    tools_tokens = count_text(json.dumps(tools)) if tools else 0
+    tools_tokens = count_tools(tools) if tools else 0
     return inert_json({
         "step": prompt.step,
         "processors": prompt.processors,
@@ -67,7 +66,7 @@ def _text(prompt: StepPrompt, path: str, format: str, request: WireRequest | Non
     names = ", ".join(_describe(p) for p in prompt.processors) or "none"
     tools = request.tools if request is not None else None
     said = (f"tools: {len(tools)} ({', '.join(_tool_name(tool) for tool in tools)[:300]}), "
-            f"{count_text(json.dumps(tools))} tokens" if tools else "tools: none recorded")
+            f"{count_tools(tools)} tokens" if tools else "tools: none recorded")
     out = [f"Prompt of step {prompt.step} of {path} ({format}; {prompt.provenance})",
            f"processors ({prompt.processors_source}): {names}", said,
            *([f"the request as sent: swedeck prompt {path} --step {prompt.step} --wire"] if request else []), ""]

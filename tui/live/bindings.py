@@ -25,6 +25,8 @@ SESSION_BINDINGS: list[Binding] = [
             tooltip="Run it and never ask again for this command"),
     Binding("e", "edit", "Edit", id="edit",
             tooltip="Edit the command, then run it"),
+    Binding("q", "leave", "Leave", id="leave",
+            tooltip="Leave at once when the session has ended (it waits for a follow-up task)"),
     Binding("escape", "interrupt", "Interrupt", id="interrupt",
             tooltip="Close what is open (panel, input line), else interrupt the model or the running command"),
     Binding("ctrl+q", "app.request_quit", "Quit", id="quit", priority=True,

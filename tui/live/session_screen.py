@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "approve_enter", "reject", "edit", "always_allow")
 LETTER_ACTIONS = ("approve", "reject", "edit", "always_allow", "cycle_mode", "toggle_processors", "prompt_inspector",
-                  "toggle_split", "focus_input", "app.help")
+                  "toggle_split", "focus_input", "app.help", "leave")
 """Actions on plain letters: while a text line has the focus, the letters are text."""
 STACK_BELOW_COLUMNS = 110
 """In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
@@ -366,6 +366,8 @@ class SessionScreen(SessionState, ViewScreen):
             return False
         if action == "focus_input":
             return self.line_purpose is not None and not typing
+        if action == "leave":  # one key to leave a session that has ended (issue 62)
+            return self.line_purpose == "follow_up" or self.ended
         if action == "approve_enter" and not self._enter_approves:
             return False  # an Enter meant for something opened since the command was asked never approves it
         if action in CONFIRM_ACTIONS:
@@ -384,6 +386,9 @@ class SessionScreen(SessionState, ViewScreen):
 
     def action_approve_enter(self) -> None:
         self.action_approve()
+
+    def action_leave(self) -> None:
+        self.request_quit()
 
     def action_focus_input(self) -> None:
         if self.line_purpose is not None:

@@ -57,8 +57,7 @@ class PromptInspector(ModalScreen[None]):
     @classmethod
     def next_prompt(cls, preview: PromptPreview, history: list[Message]) -> PromptInspector:
         """The live screen's: what the model gets next."""
-        return cls("What the model gets next (after history processors)", next_prompt_summary(preview, len(history)),
-                   preview.lines, preview.errors)
+        return cls(preview.title, next_prompt_summary(preview, len(history)), preview.lines, preview.errors)
 
     @classmethod
     def at_step(cls, prompt: StepPrompt) -> PromptInspector:

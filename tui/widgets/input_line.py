@@ -15,7 +15,7 @@ from textual.widgets import Input
 
 PLACEHOLDERS = {
     "task": "What should the agent do? (Enter to start)",
-    "follow_up": "The agent submitted. Enter (or i) to type a follow-up task; Enter on the empty line ends",
+    "follow_up": "The agent submitted. Enter (or i) to type a follow-up task; q (or Enter on the empty line) leaves",
     "human_command": "Human mode: a bash command to run (Esc leaves the line, then m switches mode)",
     "after_interrupt": "Interrupted. A message to the agent, or Enter to continue",
     "reject": "Why reject? This comment goes to the model (Enter sends, Esc cancels)",
