@@ -51,6 +51,35 @@ async def test_the_live_footer_shows_whole_keys_at_80_columns(openai_server, tmp
         assert shown[:7] == ["Approve", "Reject", "Always", "Edit", "Interrupt", "Quit", "Help"], shown
 
 
+async def test_the_live_header_fits_80_columns_with_the_folders_name(openai_server, tmp_path):
+    """Issue 62: at 80 columns the header's environment was cut mid-word ("commands run on this");
+    it now says the environment's kind and the end of its folder, whole."""
+    from test_tui_flows import live, pending, running
+
+    folder = tmp_path / "calc-project"
+    folder.mkdir()
+    session = live(openai_server, folder, Turn.bash_tool("echo hi"))
+    async with running(session, pending, size=NARROW) as (app, pilot):
+        header = app.session_screen.query_one("HeaderBar")
+        label = header.query_one("#environment")
+
+        def fitted() -> str | None:
+            text = str(label.render())
+            return text if label.region.right <= header.region.right and text.rstrip().endswith(folder.name) \
+                and len(text.strip()) <= label.region.width else None
+
+        try:
+            shown = await wait_for(pilot, fitted)
+        except AssertionError:
+            raise AssertionError((str(label.render()), label.region, header.region)) from None
+        assert shown.strip().startswith("⚠ local …"), shown
+    async with running(live(openai_server, folder, Turn.bash_tool("echo hi")), pending, size=(160, 48)) as (app, pilot):
+        label = app.session_screen.query_one("HeaderBar").query_one("#environment")
+        wide = await wait_for(pilot, lambda: (text := str(label.render()).strip()).endswith(folder.name) and text)
+        assert len(wide) > len(shown.strip()) and (wide.startswith("⚠ host: local (commands run on this host)")
+                                                     or str(folder.parent)[-20:] in wide), wide  # more of it, as it fits
+
+
 async def test_the_replay_footer_keeps_quit_and_help_at_80_columns(tmp_path):
     from swedeck.tui.replay.app import ReplayApp
     from swedeck.tui.replay.replay_screen import ReplayScreen

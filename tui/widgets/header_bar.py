@@ -72,12 +72,29 @@ class HeaderBar(Vertical):
         self.query_one("#state", Label).update(literal(info.state))
         self.query_one("#model", Label).update(literal(model_label(info.model) or "(no model)"))
         environment = self.query_one("#environment", Label)
-        environment.update(literal(f"⚠ host: {info.environment}" if info.host else info.environment))
+        environment.update(literal(self._environment_text(info)))
         environment.set_class(info.host, "-host")
         limit = f"/{info.step_limit}" if info.step_limit else ""
         self.query_one("#step", Label).update(f"step {info.step}{limit}")
         cost_limit = f"/${info.cost_limit:.2f}" if info.cost_limit else ""
         self.query_one("#cost", Label).update(f"${info.cost:.2f}{cost_limit}")
+
+    def _environment_text(self, info: HeaderInfo) -> str:
+        """The environment, whole where it fits; else its kind and the end of its folder (what
+        tells two sessions apart), so that at 80 columns the line is never cut mid-word."""
+        text = f"⚠ host: {info.environment}" if info.host else info.environment
+        room = self.size.width - sum(label.region.width for label in self.query("#step, #cost, #model")
+                                     if isinstance(label, Label)) - 2
+        if room <= 0 or len(text) <= room:
+            return text
+        kind = info.environment.split(" ", 1)[0]
+        head = f"⚠ {kind} " if info.host else f"{kind} "
+        tail = info.environment.rsplit(" ", 1)[-1] if " " in info.environment else ""
+        keep = max(0, room - len(head) - 1)
+        return head + ("…" + tail[-keep:] if keep and tail else "")[: room - len(head)]
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.watch_info, self.info)  # the room the labels left, once laid out
 
     def on_mount(self) -> None:
         self.watch_info(self.info)
