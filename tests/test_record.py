@@ -66,6 +66,12 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert same_requests(recorded, received) and len(received) >= 2
     assert [event.get("step") for event in recorded if event["line"] == "main"] == [1, 2]
     assert recorded[-1]["usage"] == {"prompt": 1700, "cached": 800, "cache_creation": 0, "output": 12}
+    # issue 62: `info.model_stats` as mini-swe-agent's info has it: every answered call, the provider's figures
+    stats = json.loads(final.read_text())["info"]["model_stats"]
+    answered = [event for event in recorded if event["status"] == 200 and not event.get("error")]
+    assert stats["api_calls"] == len(answered) >= 2
+    assert stats["prompt_tokens"] == sum(event["usage"]["prompt"] for event in answered if event["usage"])
+    assert stats["completion_tokens"] == sum(event["usage"]["output"] for event in answered if event["usage"]) > 0
     assert recorded[0]["answer"]["calls"][0]["name"] == "Bash" and recorded[0]["first_byte_s"] is not None
     text = final.read_text()
     assert "sk-ant-test-0000" not in text and "x-api-key" not in text.lower()  # never a credential

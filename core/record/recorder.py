@@ -101,6 +101,11 @@ class RecordState:
     """Before the main line is known: every conversation so far (each written as side calls)."""
     asked: set[str] = field(default_factory=set)
     """Words earlier answers asked a tool to say (a subagent's prompt starts a thread with them)."""
+    calls: int = 0
+    """Model calls answered (every line: mini-swe-agent's `api_calls` counts every call an agent made)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    """The provider's figures summed over those calls (`info.model_stats`)."""
     last_request: tuple[int, list[chat.Entry], list[Any]] | None = None
     """The latest main call's step, its request's messages and its tools, as the agent sent them
     (the live prompt inspector of an ACP session shows them)."""
@@ -184,6 +189,10 @@ class Recorder(Handlers):
         }
         if record["error"]:
             book.errors += 1
+        elif exchange.status == 200:
+            book.calls += 1
+            book.prompt_tokens += int((answer.usage or {}).get("prompt") or 0)
+            book.completion_tokens += int((answer.usage or {}).get("output") or 0)
         if state.wire == "raw" or not isinstance(body, Mapping):
             record["line"] = "raw"
             book.side += 1

@@ -107,7 +107,9 @@ class Recording:
         self.live.close()
         self.recorder.close()
         state = self.recorder.state
-        path = self.writer.finish({"exit_status": exit_status, "exit_code": exit_code,
+        stats = {"api_calls": state.calls, "prompt_tokens": state.prompt_tokens,
+                 "completion_tokens": state.completion_tokens, "instance_cost": 0.0}  # as mini-swe-agent's info has them
+        path = self.writer.finish({"exit_status": exit_status, "exit_code": exit_code, "model_stats": stats,
                                    "model_name": state.models[0] if state.models else None})
         note_record(path, state.sessions)
         return path
