@@ -132,17 +132,12 @@ def test_claude_code_s_context_is_in_the_conversation_and_the_rebuild_is_its_req
     assert messages[0].role == "system" and "You are a Claude agent" in messages[0].text  # the snapshot's prompt
     figures = summary(trajectory)
     errors = figures["reconstruction_error_tokens"]
-    assert len(errors) == len(trajectory.steps)
-    for step, error in errors.items():
-        if abs(error) <= 8:
-            continue
-        # the one other difference: when the subagent's notification reached the main line as a
-        # prompt, Claude Code wraps it as it sends (its own words, which its records do not keep)
-        parts = figures["reconstruction_error_parts"][step]
-        assert [part["side"] for part in parts if "task-notification" in part["text"]] == ["transcript"], parts
-        assert any(part["side"] == "request" and "SYSTEM NOTIFICATION" in part["text"] for part in parts), parts
-        notification = next(message for message in messages if message.text.startswith("<task-notification>"))
-        assert answer_label(notification) == "Claude Code's task notification (not the person's words)"
+    assert len(errors) == len(trajectory.steps) and all(abs(error) <= 8 for error in errors.values()), errors
+    # where the few tokens are, said by message: the person's words and Claude Code's reminder, one
+    # message on the wire, two here
+    (parts,) = figures["reconstruction_error_parts"].values()
+    assert {(part["side"], part["text"][:20]) for part in parts} >= {
+        ("transcript", "write hello to out.t"), ("request", "<system-reminder> At")}, parts
 
 
 def test_a_disagreement_between_an_agent_s_records_and_the_wire_names_its_field_and_item():

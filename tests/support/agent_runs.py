@@ -61,14 +61,15 @@ def codex_code_mode(codex: str, folder: Path, *config: str) -> AgentRun:
 
 
 def claude_with_subagent(claude: str, folder: Path) -> AgentRun:
-    """`claude -p` through `swedeck record`, with a Bash call and a subagent (`Agent`). The
-    subagent runs beside the main line: which of them takes which scripted answer varies."""
+    """`claude -p` through `swedeck record`, with a Bash call and a subagent (`Agent`, in the
+    foreground: the main line waits for it, so each scripted answer goes to the same caller
+    every run; in the background the two raced for them)."""
     work = folder / "work"
     work.mkdir()
     with AnthropicServer() as server:
         server.script(Reply.bash("echo hello > out.txt", text="I will write the file."),
                       Reply(tool=("Agent", {"description": "look around", "prompt": "list the files",
-                                            "subagent_type": "general-purpose"})),
+                                            "subagent_type": "general-purpose", "run_in_background": False})),
                       Reply.bash("ls", text="Listing."), Reply(text="Sub done."),
                       Reply(text="Done: out.txt holds hello.", input_tokens=900, cache_read=800, output_tokens=12))
         environment = {**claude_environment(folder / "home"), "SWEDECK_DATA_DIR": str(folder / "data")}
