@@ -180,6 +180,9 @@ class ModelConfig(_Section):
     retry: RetryConfig = RetryConfig()
     context_window: int | None = Field(None, gt=0)
     """Overrides the context-window map and litellm's model info."""
+    prices: dict[str, dict[str, float]] = {}
+    """Model -> USD per million tokens (`input`, `output`, `cache_read`, `cache_write`), over litellm's
+    map: what the cost reports use (`core/cost.py`; a model with no price is unpriced, never 0)."""
 
     @field_validator("format_error_template")
     @classmethod

@@ -191,7 +191,7 @@ def parse_value(text: str) -> Any:
 
 def is_override(spec: str) -> bool:
     key = spec.split("=", 1)[0]
-    return "=" in spec and bool(re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+", key))
+    return "=" in spec and bool(re.fullmatch(r"[A-Za-z_][\w]*(\.[A-Za-z_][\w-]*)+", key))  # a dict key may have dashes: a model name
 
 
 def override_layer(spec: str) -> Layer:

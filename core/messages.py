@@ -168,8 +168,15 @@ def _json(value: Any) -> Any:
 
 class Usage(Record, frozen=True, kw_only=True):
     prompt_tokens: int = 0
+    """Every input token, cached or not, cache writes included."""
     completion_tokens: int = 0
+    """Every output token, reasoning included."""
     cached_tokens: int = 0
+    """Of the prompt, read from the provider's cache."""
+    cache_write_tokens: int | None = None
+    """Of the prompt, written to the cache (Anthropic's `cache_creation_input_tokens`), where recorded."""
+    reasoning_tokens: int | None = None
+    """Of the completion, reasoning, where recorded."""
     estimated: bool = False
     """True when the provider sent no usage and swedeck counted the tokens itself."""
 

@@ -115,7 +115,7 @@ def test_claude_code_s_own_cost_is_its_total(claude_run):
     assert fidelity["agent_total_usd"] == cost["totalCostUSD"] > 0
     printed = subprocess.run([*swedeck_command(), "replay", str(claude_session), "--print"], capture_output=True,
                              text=True, timeout=60).stdout
-    assert f"cost: the agent's own total is {cost['totalCostUSD']:.6f} USD" in printed
+    assert f"the agent's own total: {cost['totalCostUSD']:.6f} USD: agrees" in printed
 
 
 def test_claude_code_s_context_is_in_the_conversation_and_the_rebuild_is_its_request(claude_run):
@@ -260,3 +260,46 @@ def test_a_thread_whose_rollout_a_migration_lost_opens_from_the_history_and_says
     thread = load_trajectory(copy / "thread_history_1.sqlite")
     assert f"the thread's rollout: {lost} (no longer there: this history is the only copy)" in thread.fidelity.notes
     assert len(thread.steps) == 2
+
+
+def test_claude_code_s_cost_reconciles_with_its_own_total_subagents_included(claude_run):
+    """Issue 65: each step's dollars from its usage and litellm's prices, the subagent's run
+    (its own file) under its role, the whole against Claude Code's `cost-state`."""
+    cost_state = next(json.loads(line) for line in claude_run.own.read_text().splitlines() if '"cost-state"' in line)
+    done = subprocess.run([*swedeck_command(), "replay", str(claude_run.own), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    first, *steps = [json.loads(line) for line in done.stdout.splitlines()]
+    cost = first["cost"]
+    assert cost["reconciliation"] == "agrees" and cost["agent_total_usd"] == cost_state["totalCostUSD"]
+    assert abs(cost["total_usd"] - cost_state["totalCostUSD"]) < 1e-9
+    assert set(cost["by_model"]) == set(cost_state["modelUsage"]) and not cost["unpriced"]
+    (subagent,) = first["subagents"]
+    assert cost["by_role"] == {"main": pytest.approx(sum(step["cost_usd"] for step in steps)),
+                               f"subagent {subagent['id']}": pytest.approx(subagent["cost_usd"])}
+    started = next(step for step in steps if any(action["command"].startswith("Agent ") for action in step["actions"]))
+    assert subagent["parent_step"] == started["step"] and subagent["steps"] == 2
+    assert Path(subagent["target"]).name == f"agent-{subagent['id']}.jsonl"
+    # priced otherwise: the difference and its model said
+    done = subprocess.run([*swedeck_command(), "replay", str(claude_run.own), "--print", "-c",
+                           "model.prices.claude-opus-5-5.input=8", "-c", "model.prices.claude-opus-5-5.output=40"],
+                          capture_output=True, text=True, timeout=60)
+    assert "the agent's own total: " in done.stdout and "differs by +" in done.stdout
+    assert "claude-opus-5-5: priced " in done.stdout and f"{cost_state['totalCostUSD']:.6f} by the agent" in done.stdout
+
+
+def test_a_model_without_a_price_is_named_never_summed_as_zero():
+    from swedeck.core.cost import Call, Prices, account, reconcile
+    from swedeck.core.messages import Usage
+
+    usage = Usage(prompt_tokens=1000, completion_tokens=100, cached_tokens=400, cache_write_tokens=100)
+    report = account([Call("main", "gpt-4o", usage, 1), Call("main", "no-such-model-x", usage, 2),
+                      Call("side calls", "gpt-4o", None)], Prices())
+    assert report.unpriced == {"no-such-model-x": 1} and report.steps[2] is None and report.without_usage == 1
+    # gpt-4o in the pinned map: input 2.5e-06, output 1e-05, cache read 1.25e-06, no cache write price (input's)
+    assert report.by_kind == pytest.approx({"input": 500 * 2.5e-6, "cache_read": 400 * 1.25e-6,
+                                            "cache_write": 100 * 2.5e-6, "output": 100 * 1e-5})
+    assert report.total_usd == pytest.approx(report.steps[1])
+    report.agent_total_usd = report.total_usd
+    assert reconcile(report).startswith("differs by +0.000000 USD: no price for no-such-model-x")
+    priced = account([Call("main", "no-such-model-x", usage, 1)], Prices({"no-such-model-x": {"input": 1, "output": 2}}))
+    assert priced.total_usd == pytest.approx((1000 * 1 + 100 * 2) / 1e6) and not priced.unpriced

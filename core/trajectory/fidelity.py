@@ -159,8 +159,6 @@ def summary_lines(record: dict[str, Any]) -> list[str]:
                     if record["steps_by_provenance"] else "no steps: the run has no model response)"))
     if record["parts"]:
         lines.append("  " + "   ".join(f"{part}: {how}" for part, how in record["parts"].items()))
-    if record.get("agent_total_usd") is not None:
-        lines.append(f"cost: the agent's own total is {record['agent_total_usd']:.6f} USD")
     lines.append(f"usage: {record['usage']}" + (f"  ({record['estimated_usage_steps']} steps without a recorded "
                                                 "count: estimated)" if record["estimated_usage_steps"] else ""))
     if record["compactions"]:

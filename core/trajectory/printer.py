@@ -7,7 +7,7 @@ observation must not be able to move the cursor or retitle the reader's terminal
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..actions import without_fences
 from ..messages import Action, MessageType
@@ -16,6 +16,9 @@ from .compaction import compaction_at
 from .compaction import label as compaction_label
 from .fidelity import prompt_provenance, summary, summary_lines
 from .model import Step, Trajectory
+
+if TYPE_CHECKING:
+    from ..cost import CostReport
 from .output import answer_label, answer_text, tool_error
 
 THOUGHT_CHARS = 300
@@ -75,18 +78,31 @@ def thought(trajectory: Trajectory, step: Step) -> str:
     return without_fences(message.text)
 
 
-def json_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
-    """A first line with the file's fidelity summary, then one line a step."""
-    yield inert_json({"path": str(trajectory.path), "format": trajectory.format, "fidelity": summary(trajectory)})
+def json_lines(trajectory: Trajectory, steps: Sequence[Step], cost: CostReport | None = None,
+               subagents: list[dict[str, Any]] | None = None) -> Iterator[str]:
+    """A first line with the file's fidelity summary (and its cost, issue 65: `cost`, `subagents`),
+    then one line a step (its `cost_usd`)."""
+    first: dict[str, Any] = {"path": str(trajectory.path), "format": trajectory.format, "fidelity": summary(trajectory)}
+    if cost is not None:
+        first["cost"] = cost.as_record()
+    if subagents is not None:
+        first["subagents"] = subagents
+    yield inert_json(first)
     for step in steps:
-        yield inert_json(step_record(trajectory, step))
+        record = step_record(trajectory, step)
+        if cost is not None:
+            record["cost_usd"] = cost.steps.get(step.index)
+        yield inert_json(record)
 
 
-def text_lines(trajectory: Trajectory, steps: Sequence[Step]) -> Iterator[str]:
+def text_lines(trajectory: Trajectory, steps: Sequence[Step], cost: CostReport | None = None) -> Iterator[str]:
     yield header(trajectory)
+    if cost is not None:
+        yield from (f"   {line}" for line in cost_lines(cost))
     for step in steps:
         yield ""
-        yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step)}"
+        dollars = cost.steps.get(step.index) if cost is not None else None
+        yield f"── step {step.index}/{len(trajectory.steps)}{usage_note(step, dollars)}"
         compaction = compaction_at(trajectory, step)
         if compaction is not None:
             yield f"  ⟲ {compaction_label(compaction)}"
@@ -136,12 +152,29 @@ def cell_note(action: Action) -> str:
     return "  (in the exec cell" + (f", exit {code}" if isinstance(code, int) else "") + ")"
 
 
-def usage_note(step: Step) -> str:
+def cost_lines(cost: CostReport) -> list[str]:
+    """The cost report in words: the total by kind, by role where there is more than the main
+    line, the models without a price, the agent's own total and how it reconciles."""
+    kinds = ", ".join(f"{kind.replace('_', ' ')} {value:.6f}" for kind, value in cost.by_kind.items() if value)
+    lines = [f"cost: {cost.total_usd:.6f} USD" + (f" ({kinds})" if kinds else "")]
+    if len(cost.by_role) > 1:
+        lines.append("  by role: " + ", ".join(f"{role} {value:.6f}" for role, value in cost.by_role.items()))
+    if cost.unpriced:
+        lines.append("  unpriced (not in the total; model.prices sets them): "
+                     + ", ".join(f"{model} ({calls} calls)" for model, calls in cost.unpriced.items()))
+    if cost.agent_total_usd is not None:
+        lines.append(f"  the agent's own total: {cost.agent_total_usd:.6f} USD: {cost.reconciliation}")
+    return lines
+
+
+def usage_note(step: Step, dollars: float | None = None) -> str:
     notes = []
     if step.usage:
         estimated = " (estimated)" if step.usage.estimated else ""
         notes.append(f"{step.usage.prompt_tokens} prompt + {step.usage.completion_tokens} completion tokens{estimated}")
-    if step.cost:
+    if dollars is not None:
+        notes.append(f"${dollars:.6f}")
+    elif step.cost:
         notes.append(f"${step.cost:.4f}")
     if step.context and step.context.left_percent is not None:
         notes.append(f"{step.context.left_percent:.0f}% context left")

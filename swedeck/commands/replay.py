@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
 
 if TYPE_CHECKING:
+    from swedeck.core.cost import CostReport
     from swedeck.core.trajectory.model import Trajectory
 
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if number and not args.json:
                 print()
-            for line in _lines(trajectory, args.step, args.json):
+            for line in _lines(trajectory, args.step, args.json, _cost(trajectory, args)):
                 print(line)
         sys.stdout.flush()
     except BrokenPipeError:  # `swedeck replay x --print | head` is fine
@@ -48,7 +49,20 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _lines(trajectory: Trajectory, step: int | None, as_json: bool) -> Iterator[str]:
+def _cost(trajectory: Trajectory, args: argparse.Namespace) -> tuple[CostReport, list[dict[str, Any]]]:
+    """The run's cost report (issue 65), with the prices `model.prices` sets over litellm's map,
+    and its subagent runs."""
+    from swedeck.core.config import load_config
+    from swedeck.core.cost import Prices, cost_of, subagent_list, subagent_runs
+
+    prices = Prices(load_config(getattr(args, "config", None) or []).model.prices)
+    runs = subagent_runs(trajectory)
+    report = cost_of(trajectory, prices, runs)
+    return report, subagent_list(trajectory, runs, report)
+
+
+def _lines(trajectory: Trajectory, step: int | None, as_json: bool,
+           cost: tuple[CostReport, list[dict[str, Any]]] | None = None) -> Iterator[str]:
     from swedeck.core.trajectory.printer import json_lines, text_lines
 
     steps = trajectory.steps
@@ -57,4 +71,5 @@ def _lines(trajectory: Trajectory, step: int | None, as_json: bool) -> Iterator[
             steps = [trajectory.step(step)]
         except IndexError as error:
             raise UsageError(f"{trajectory.path}: {error}") from None
-    return json_lines(trajectory, steps) if as_json else text_lines(trajectory, steps)
+    report, subagents = cost if cost is not None else (None, None)
+    return json_lines(trajectory, steps, report, subagents) if as_json else text_lines(trajectory, steps, report)

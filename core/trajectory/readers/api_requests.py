@@ -185,7 +185,8 @@ def answer_entry(answer: Mapping[str, Any], usage: Mapping[str, Any] | None) -> 
              for call in map(mapping, answer.get("calls") or [])]
     usage = usage or {}
     return chat.assistant(str(answer.get("text") or ""), calls, reasoning=optional_str(answer.get("thinking")) or None,
-                          usage=chat.usage(usage.get("prompt"), usage.get("output"), usage.get("cached", 0)),
+                          usage=chat.usage(usage.get("prompt"), usage.get("output"), usage.get("cached", 0),
+                                           usage.get("cache_creation", 0), usage.get("reasoning", 0)),
                           finish_reason=optional_str(answer.get("stop")), model=optional_str(answer.get("model")))
 
 

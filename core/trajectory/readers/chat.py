@@ -130,12 +130,13 @@ def count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
 
 
-def usage(prompt: Any, completion: Any, cached: Any = 0) -> Usage | None:
+def usage(prompt: Any, completion: Any, cached: Any = 0, cache_write: Any = 0, reasoning: Any = 0) -> Usage | None:
     """Provider-reported usage, or None when the record has no prompt count."""
     numbers = [count(value) for value in (prompt, completion, cached)]
     if not any(numbers):
         return None
-    return Usage(prompt_tokens=numbers[0], completion_tokens=numbers[1], cached_tokens=numbers[2])
+    return Usage(prompt_tokens=numbers[0], completion_tokens=numbers[1], cached_tokens=numbers[2],
+                 cache_write_tokens=count(cache_write) or None, reasoning_tokens=count(reasoning) or None)
 
 
 def text_of(content: Any) -> str:

@@ -467,7 +467,7 @@ def _usage(usage: Any) -> Any:
     if not usage:
         return None
     read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-    return chat.usage((usage.get("input_tokens") or 0) + read + created, usage.get("output_tokens"), read)
+    return chat.usage((usage.get("input_tokens") or 0) + read + created, usage.get("output_tokens"), read, created)
 
 
 def _parent(record: Mapping[str, Any]) -> str | None:
@@ -581,7 +581,7 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
     read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
     prompt = (usage.get("input_tokens") or 0) + read + created if usage else None
     return chat.assistant("\n".join(texts), calls, reasoning="\n".join(reasoning) or None,
-                          usage=chat.usage(prompt, usage.get("output_tokens"), read) if usage else None,
+                          usage=chat.usage(prompt, usage.get("output_tokens"), read, created) if usage else None,
                           finish_reason=optional_str(last.get("stop_reason")), model=optional_str(last.get("model")),
                           uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")),
                           request_ref=optional_str(group[0].get("requestRef")))
@@ -627,6 +627,9 @@ def _user(record: Mapping[str, Any], message: Mapping[str, Any], first: bool) ->
     task when `first`: no task before it, and not Claude Code's own words)."""
     content = message.get("content")
     extra = {"uuid": record.get("uuid")}
+    agent = mapping(record.get("toolUseResult")).get("agentId")
+    if isinstance(agent, str) and agent:
+        extra["agent_id"] = agent  # the subagent an `Agent`/`Task` call started (its `subagents/agent-ID.jsonl`)
     if record.get("isMeta"):
         extra["is_meta"] = True  # Claude Code's own words in the person's turn (a caveat, a command's output)
     elif record.get("promptSource") == "system":  # a prompt Claude Code queued itself (a task notification)

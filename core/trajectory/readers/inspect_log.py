@@ -366,7 +366,8 @@ def _usage_of(event: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     read = usage.get("input_tokens_cache_read") or 0
     written = usage.get("input_tokens_cache_write") or 0
-    recorded = chat.usage((usage.get("input_tokens") or 0) + read + written, usage.get("output_tokens"), read)
+    recorded = chat.usage((usage.get("input_tokens") or 0) + read + written, usage.get("output_tokens"), read, written,
+                          usage.get("reasoning_tokens"))
     return {"usage": recorded} if recorded else {}
 
 

@@ -1,0 +1,260 @@
+"""Cost you can account for (issue 65): each step's dollars by kind of token, by role and by
+model, reconciled with the agent's own total.
+
+Prices are litellm's model map, as the pinned litellm ships it (read from its file, never by
+importing litellm), per token: input, output, cache read, cache write. `model.prices` in the
+config sets a model's prices (per million tokens) over the map's. A model with no price is
+*unpriced*: named, and never summed as zero.
+
+A step's usage gives its tokens: the prompt (every input token: cached ones and cache writes
+among them), the cached ones, the cache writes where recorded, the completion (reasoning
+among it). Input = prompt - cached - cache writes, at the input price; cached at the cache
+read price (else the input price); cache writes at the cache write price (else the input
+price); completion at the output price.
+
+Roles: the main line; each subagent whose run the file has beside it (Claude Code's
+`subagents/` files), by its id; and the side calls a record keeps beside the main line
+(titles, summaries, warm-ups). The agent's own figure, where its file has one (Claude Code's
+`cost-state`), is the total it is reconciled with: `agrees`, or the difference and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .messages import Usage
+from .trajectory.model import Trajectory
+
+KINDS = ("input", "cache_read", "cache_write", "output")
+AGREES_WITHIN = 0.005
+"""A difference under half a percent of the agent's own total (its rounding) agrees."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per token of each kind; `cache_read`/`cache_write` None: the input price."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    source: str = "litellm"
+
+    def dollars(self, usage: Usage) -> dict[str, float]:
+        cached, written = usage.cached_tokens or 0, usage.cache_write_tokens or 0
+        plain = max(0, usage.prompt_tokens - cached - written)
+        return {"input": plain * self.input,
+                "cache_read": cached * (self.cache_read if self.cache_read is not None else self.input),
+                "cache_write": written * (self.cache_write if self.cache_write is not None else self.input),
+                "output": usage.completion_tokens * self.output}
+
+
+class Prices:
+    """Model -> its `Price`: `model.prices` first (per million tokens), then litellm's map."""
+
+    def __init__(self, overrides: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        self.overrides = {name: dict(value) for name, value in (overrides or {}).items()}
+        self._found: dict[str, Price | None] = {}
+
+    def of(self, model: str | None) -> Price | None:
+        if not model:
+            return None
+        if model not in self._found:
+            self._found[model] = self._look_up(model)
+        return self._found[model]
+
+    def _look_up(self, model: str) -> Price | None:
+        for name in _names(model):
+            given = self.overrides.get(name)
+            if given is not None:
+                per = 1e-6
+                cache_read, cache_write = given.get("cache_read"), given.get("cache_write")
+                return Price(float(given.get("input", 0)) * per, float(given.get("output", 0)) * per,
+                             None if cache_read is None else float(cache_read) * per,
+                             None if cache_write is None else float(cache_write) * per, "config")
+        from .models.litellm_loader import model_map
+
+        known = model_map() or {}
+        for name in _names(model):
+            info = known.get(name)
+            if isinstance(info, Mapping) and (info.get("input_cost_per_token") or info.get("output_cost_per_token")):
+                return Price(float(info.get("input_cost_per_token") or 0), float(info.get("output_cost_per_token") or 0),
+                             _number(info.get("cache_read_input_token_cost")),
+                             _number(info.get("cache_creation_input_token_cost")))
+        return None
+
+
+def _names(model: str) -> list[str]:
+    """The names a model is priced under: as given, without its provider, without a date."""
+    names = [model]
+    bare = model.split("/", 1)[1] if "/" in model else model
+    names.append(bare)
+    if bare.rsplit("-", 1)[-1].isdigit() and len(bare.rsplit("-", 1)[-1]) == 8:  # -20241022
+        names.append(bare.rsplit("-", 1)[0])
+    return list(dict.fromkeys(names))
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass
+class Call:
+    """One model call to account for: its role, model, usage and step (main-line calls)."""
+
+    role: str
+    model: str | None
+    usage: Usage | None
+    step: int | None = None
+
+
+@dataclass
+class CostReport:
+    total_usd: float = 0.0
+    by_kind: dict[str, float] = field(default_factory=lambda: dict.fromkeys(KINDS, 0.0))
+    by_role: dict[str, float] = field(default_factory=dict)
+    by_model: dict[str, float] = field(default_factory=dict)
+    unpriced: dict[str, int] = field(default_factory=dict)
+    """Model -> calls with usage but no price (not in the total)."""
+    without_usage: int = 0
+    steps: dict[int, float | None] = field(default_factory=dict)
+    """Main-line step -> its dollars; None when its model is unpriced or it has no usage."""
+    agent_total_usd: float | None = None
+    agent_by_model: dict[str, float] = field(default_factory=dict)
+    reconciliation: str | None = None
+
+    def as_record(self) -> dict[str, Any]:
+        return {"total_usd": round(self.total_usd, 8), "by_kind": _rounded(self.by_kind),
+                "by_role": _rounded(self.by_role), "by_model": _rounded(self.by_model),
+                "unpriced": dict(self.unpriced), "calls_without_usage": self.without_usage,
+                "agent_total_usd": self.agent_total_usd, "reconciliation": self.reconciliation}
+
+
+def _rounded(values: Mapping[str, float]) -> dict[str, float]:
+    return {key: round(value, 8) for key, value in values.items()}
+
+
+def account(calls: Iterable[Call], prices: Prices) -> CostReport:
+    """The calls' dollars, by kind, role and model; unpriced models named, not summed."""
+    report = CostReport()
+    for call in calls:
+        if call.usage is None or not (call.usage.prompt_tokens or call.usage.completion_tokens):
+            report.without_usage += 1
+            if call.step is not None:
+                report.steps[call.step] = None
+            continue
+        price = prices.of(call.model)
+        if price is None:
+            name = call.model or "(no model named)"
+            report.unpriced[name] = report.unpriced.get(name, 0) + 1
+            if call.step is not None:
+                report.steps[call.step] = None
+            continue
+        dollars = price.dollars(call.usage)
+        cost = sum(dollars.values())
+        report.total_usd += cost
+        for kind, value in dollars.items():
+            report.by_kind[kind] += value
+        report.by_role[call.role] = report.by_role.get(call.role, 0.0) + cost
+        model = call.model or "(no model named)"
+        report.by_model[model] = report.by_model.get(model, 0.0) + cost
+        if call.step is not None:
+            report.steps[call.step] = cost
+    return report
+
+
+def trajectory_calls(trajectory: Trajectory, role: str = "main") -> list[Call]:
+    """The model calls of a trajectory's steps, each with the model its answer names (else the file's)."""
+    calls = []
+    for step in trajectory.steps:
+        message = trajectory.messages[step.message_index]
+        model = message.extra.model or message.extra.unknown.get("model") or trajectory.info.model_name
+        calls.append(Call(role, str(model) if model else None, step.usage, step.index if role == "main" else None))
+    return calls
+
+
+def side_calls(trajectory: Trajectory) -> list[Call]:
+    """The calls a record of `swedeck record` kept beside its main line (titles, summaries, warm-ups)."""
+    from .trajectory.readers.api_requests import EXCHANGE
+
+    calls = []
+    for event in trajectory.meta_events:
+        data = event.data
+        if event.event != EXCHANGE or data.get("line") == "main" or data.get("status") != 200:
+            continue
+        usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
+        calls.append(Call("side calls", data.get("model"), Usage(
+            prompt_tokens=int(usage.get("prompt") or 0), completion_tokens=int(usage.get("output") or 0),
+            cached_tokens=int(usage.get("cached") or 0), cache_write_tokens=int(usage.get("cache_creation") or 0) or None)
+            if usage else None))
+    return calls
+
+
+def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[str, Trajectory]] = ()) -> CostReport:
+    """A trajectory's cost report: its main line, the subagent runs given (id, trajectory), the
+    side calls of a record; reconciled with the agent's own total where the file has one."""
+    calls = trajectory_calls(trajectory) + side_calls(trajectory)
+    for name, run in subagents:
+        calls += trajectory_calls(run, f"subagent {name}")
+    report = account(calls, prices)
+    agent = trajectory.info.raw.get("agent_cost")
+    if isinstance(agent, Mapping) and isinstance(agent.get("total_usd"), int | float):
+        report.agent_total_usd = float(agent["total_usd"])
+        report.agent_by_model = {name: float(usage["costUSD"]) for name, usage in
+                                 (agent.get("by_model") or {}).items()
+                                 if isinstance(usage, Mapping) and isinstance(usage.get("costUSD"), int | float)}
+        report.reconciliation = reconcile(report)
+    return report
+
+
+def reconcile(report: CostReport) -> str:
+    """`agrees`, or the difference and why (a model priced differently, a model swedeck has no
+    price for, calls the agent counted that swedeck did not see)."""
+    theirs = report.agent_total_usd or 0.0
+    difference = report.total_usd - theirs
+    if abs(difference) <= max(1e-9, AGREES_WITHIN * theirs) and not report.unpriced:
+        return "agrees"
+    reasons = []
+    if report.unpriced:
+        reasons.append("no price for " + ", ".join(sorted(report.unpriced)) + " (set model.prices)")
+    for model, cost in sorted(report.agent_by_model.items()):
+        mine = report.by_model.get(model)
+        if mine is None and model not in report.unpriced:
+            reasons.append(f"{model}: {cost:.6f} USD in calls swedeck did not see")
+        elif mine is not None and abs(mine - cost) > max(1e-9, AGREES_WITHIN * cost):
+            reasons.append(f"{model}: priced {mine:.6f} here, {cost:.6f} by the agent")
+    return f"differs by {difference:+.6f} USD" + (f": {'; '.join(reasons)}" if reasons else "")
+
+
+def subagent_runs(trajectory: Trajectory) -> list[tuple[str, Trajectory]]:
+    """The subagent runs a file keeps beside it as files of their own (Claude Code's
+    `subagents/agent-*.jsonl`), each read, by its id; one that does not read is left out."""
+    from .trajectory.errors import TrajectoryError
+    from .trajectory.loader import load_trajectory
+
+    runs = []
+    for branch in trajectory.fidelity.openable if trajectory.fidelity is not None else []:
+        if not branch.label.startswith("subagent file "):
+            continue
+        try:
+            runs.append((branch.label.removeprefix("subagent file ").removeprefix("agent-"),
+                         load_trajectory(branch.target, lazy=True)))
+        except TrajectoryError:
+            continue
+    return runs
+
+
+def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
+    """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
+    step whose call started it (the call's result names its id), its steps and its dollars."""
+    started: dict[str, int] = {}
+    for step in trajectory.steps:
+        for index in step.observation_indices:
+            agent = trajectory.messages[index].extra.unknown.get("agent_id")
+            if isinstance(agent, str):
+                started.setdefault(agent, step.index)
+    return [{"id": name, "target": str(run.path), "parent_step": started.get(name), "steps": len(run.steps),
+             "cost_usd": round(report.by_role[f"subagent {name}"], 8) if f"subagent {name}" in report.by_role else None}
+            for name, run in runs]
