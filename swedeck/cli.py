@@ -163,11 +163,12 @@ def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
-    diff = sub.add_parser("diff", help="two runs aligned step by step, and where they first part")
-    diff.add_argument("a", metavar="A", help="a trajectory of any format swedeck reads")
-    diff.add_argument("b", metavar="B", help="another, of the same task")
+    diff = sub.add_parser("diff", help="runs aligned step by step, where they first part and why")
+    diff.add_argument("runs", metavar="RUN", nargs="+",
+                      help="two or more trajectories of any format (the first is the reference), or batch folders")
     diff.add_argument("--print", action="store_true", help="print the alignment instead of opening the view")
-    diff.add_argument("--json", action="store_true", help="print the alignment as JSON: totals, first_divergence, rows")
+    diff.add_argument("--json", action="store_true", help="print JSON lines: the runs' totals and every pair's first "
+                                                          "divergence with its class, then the rows")
     diff.add_argument("-m", "--model", metavar="NAME", help="the model a fork (f, F) continues with")
     _config_options(diff)
     diff.add_argument("--theme", metavar="NAME")

@@ -82,9 +82,11 @@ def test_the_same_run_twice_never_parts_and_print_says_so(openai_server, tmp_pat
     done = subprocess.run([*swedeck_command(), "diff", str(baseline), str(again), "--print", "--json"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    record = json.loads(done.stdout)
+    record, *rows = [json.loads(line) for line in done.stdout.splitlines()]  # JSON lines (issue 66)
     assert record["first_divergence"] is None and record["a"]["steps"] == record["b"]["steps"] == 4
-    assert [row["a_command"] for row in record["rows"]] == [*COMMON, "python -m pytest -q", SUBMIT]
+    assert record["divergences"] == [{"pair": [0, 1], "first_divergence": None}]
+    assert [row["ref_command"] for row in rows] == [*COMMON, "python -m pytest -q", SUBMIT]
+    assert all(row["others"][0]["kind"] == "same" for row in rows)
     text = subprocess.run([*swedeck_command(), "diff", str(baseline), str(again), "--print"], capture_output=True,
                           text=True, timeout=60)
     assert "first divergence: the runs never part" in text.stdout
@@ -285,3 +287,98 @@ async def test_enter_on_an_instance_opens_the_pairs_diff_and_q_comes_back(two_ba
         await pilot.press("q")
         await wait_for(pilot, lambda: app.screen is listing)
         assert app.is_running
+
+
+def prepared_run(server, folder: Path, data: str, *turns: Turn, system: str | None = None,
+                 model: str | None = None) -> Path:
+    """`run` in the one working folder `folder.parent / "work"` (the task names the folder: the
+    runs must share it to see the same prompt), holding `data.txt`, with another system prompt or
+    model name if given; its trajectory is kept as `folder.traj.json`."""
+    import shutil
+
+    work = folder.parent / "work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    (work / "data.txt").write_text(data)
+    server.script(*turns)
+    settings = model_config(server)
+    if model is not None:
+        settings = settings.model_copy(update={"model_name": model})
+    fields = {"agent__mode": "yolo", **({"agent__system_template": system} if system else {})}
+    config = make_config(work, settings, **fields)
+    result = run_headless(config, TASK, out=io.StringIO())
+    assert result.exit_status.value == "Submitted", result
+    return Path(shutil.copy(config.run.output, folder.with_suffix(".traj.json")))
+
+
+@pytest.mark.timeout(240)
+def test_n_runs_each_pair_parted_and_why(openai_server, tmp_path):
+    """Issue 66: five real runs of one task, the first the reference: one that chose another
+    command from the same prompt (sampling), one whose earlier command printed something else
+    (tool output), one with another system prompt (context), one with another model (model).
+    Every pair's first divergence is classed with its evidence."""
+    plan = ["cat data.txt", "python -m pytest -q", SUBMIT]
+    runs = [prepared_run(openai_server, tmp_path / "ref", "42\n", *commands(*plan)),
+            prepared_run(openai_server, tmp_path / "sampled", "42\n", *commands("cat data.txt", "ls -la", SUBMIT)),
+            prepared_run(openai_server, tmp_path / "output", "43\n", *commands("cat data.txt", "ls -la", SUBMIT)),
+            prepared_run(openai_server, tmp_path / "system", "42\n", *commands("cat data.txt", "ls -la", SUBMIT),
+                         system="You are a careful engineer. Work in small steps."),
+            prepared_run(openai_server, tmp_path / "model", "42\n", *commands("cat data.txt", "ls -la", SUBMIT),
+                         model="openai/another-model")]
+    done = subprocess.run([*swedeck_command(), "diff", *map(str, runs), "--print", "--json"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    first, *rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(first["runs"]) == 5 and len(first["divergences"]) == 10  # every pair
+    found = {tuple(entry["pair"]): entry["first_divergence"] for entry in first["divergences"]}
+    assert {pair[1]: found[pair]["class"] for pair in [(0, 1), (0, 2), (0, 3), (0, 4)]} == {
+        1: "sampling", 2: "tool output", 3: "context", 4: "model"}
+    assert all(found[(0, k)]["step"] == 2 for k in range(1, 5))
+    assert found[(0, 2)]["evidence"]["step"] == 1 and found[(0, 2)]["evidence"]["lines"] == ["-42", "+43"]
+    assert found[(0, 3)]["evidence"]["part"] == "the system prompt"
+    assert found[(0, 4)]["evidence"]["b"] == "openai/another-model"
+    assert found[(1, 2)] is None  # the same commands throughout: they never part (only an output differed)
+    # rows: the reference's steps, with what each run did there
+    ours = [row for row in rows if row["ref_step"] is not None]
+    assert [row["ref_command"] for row in ours] == plan
+    assert all(other["kind"] != "same" for other in ours[1]["others"])  # where they all parted
+    assert [other["kind"] for other in ours[2]["others"]] == ["same"] * 4  # and all submitted
+    assert [other["output_differs"] for other in ours[0]["others"]] == [False, True, False, False]
+    theirs = [row["others"][0] for row in rows if row["ref_step"] is None]  # a step only another run took
+    assert {(other["kind"], other["command"]) for other in theirs} == {("b_only", "ls -la")}
+    text = subprocess.run([*swedeck_command(), "diff", *map(str, runs), "--print"], capture_output=True, text=True,
+                          timeout=120).stdout
+    assert "runs 0 and 2: part at step 2 of run 0: tool output: the output of step 1 differed: -42 / +43" in text
+    two = subprocess.run([*swedeck_command(), "diff", str(runs[0]), str(runs[1]), "--print"], capture_output=True,
+                         text=True, timeout=120).stdout
+    assert "why: sampling: the same" in two
+
+
+@pytest.mark.timeout(120)
+def test_three_batches_each_instance_with_its_outcome_in_each_and_the_flips(two_batches):
+    """Issue 66.3: `swedeck diff RUN_1/ … RUN_N/`: one row per instance with its outcome in each
+    run (`outcomes`, `outcomes_differ`), those that differ first; a summary per run and, for each
+    pair, the instances resolved in one and not the other."""
+    import shutil
+
+    a, b = two_batches
+    c = a.parent / "batch-c"
+    shutil.copytree(a, c)
+    (c / "verdicts.json").write_text(json.dumps({"p-1": "unresolved", "p-3": "resolved"}))
+    done = subprocess.run([*swedeck_command(), "diff", str(a), str(b), str(c), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    first, *rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(row["instance_id"], row["outcomes_differ"]) for row in rows] == [
+        ("p-1", True), ("p-2", True), ("p-3", True)]
+    assert [outcome["verdict"] for outcome in rows[0]["outcomes"]] == ["resolved", "resolved", "unresolved"]
+    verdicts = [[row["outcomes"][k]["verdict"] for row in rows] for k in range(3)]
+    assert [(run["resolved"], run["unresolved"]) for run in first["runs"]] == [
+        (found.count("resolved"), sum(1 for v in found if v not in (None, "resolved"))) for found in verdicts]
+    assert [run["resolved"] for run in first["runs"]] == [1, 1, 1]
+    flips = {tuple(flip["pair"]): (flip["resolved_only_in_first"], flip["resolved_only_in_second"])
+             for flip in first["flips"]}
+    assert flips == {(0, 1): ([], []), (0, 2): (["p-1"], ["p-3"]), (1, 2): (["p-1"], ["p-3"])}
+    text = subprocess.run([*swedeck_command(), "diff", str(a), str(b), str(c), "--print"], capture_output=True,
+                          text=True, timeout=60).stdout
+    assert "runs 0 and 2: 1 resolved only in 0, 1 only in 2" in text

@@ -172,7 +172,7 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert all(Path(json.loads(line)["record"]).is_absolute() for line in index.read_text().splitlines())
     diffed = subprocess.run([*swedeck_command(), "diff", str(final), str(session), "--print", "--json"],
                             capture_output=True, text=True, timeout=60)
-    assert json.loads(diffed.stdout)["first_divergence"] is None  # the record and the agent's own file agree
+    assert json.loads(diffed.stdout.splitlines()[0])["first_divergence"] is None  # the record and the agent's own file agree
 
 
 def test_codex_is_recorded_over_responses(tmp_path):
@@ -209,7 +209,7 @@ def test_codex_is_recorded_over_responses(tmp_path):
     assert shown["messages"][-1]["content"] == received[1]["input"][-1]["output"]
     diffed = subprocess.run([*swedeck_command(), "diff", str(tmp_path / "rec.traj.json"), str(rollout), "--print",
                              "--json"], capture_output=True, text=True, timeout=60)
-    assert json.loads(diffed.stdout)["first_divergence"] is None
+    assert json.loads(diffed.stdout.splitlines()[0])["first_divergence"] is None
 
 
 def test_swedecks_own_agent_is_recorded_over_chat_completions(tmp_path):
@@ -252,7 +252,7 @@ def test_mini_swe_agent_is_recorded_over_chat_completions(tmp_path):
     assert same_requests(recorded, received) and len(received) == 2
     diffed = subprocess.run([*swedeck_command(), "diff", str(tmp_path / "rec.traj.json"), str(tmp_path / "mini.traj.json"),
                              "--print", "--json"], capture_output=True, text=True, timeout=60)
-    assert json.loads(diffed.stdout)["first_divergence"] is None  # the record and mini-swe-agent's own file agree
+    assert json.loads(diffed.stdout.splitlines()[0])["first_divergence"] is None  # the record and mini-swe-agent's own file agree
 
 
 def _endpoint(tmp_path: Path, upstream: str) -> tuple[RecordingEndpoint, TrajectoryWriter]:

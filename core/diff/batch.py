@@ -202,3 +202,48 @@ def _verdicts(folder: Path, name: str) -> dict[str, str]:
             if verdict:
                 out[instance_id] = str(verdict)
     return out
+
+
+@dataclass
+class ManyBatches:
+    """Several batches of the same instances (issue 66): each instance's outcome in each."""
+
+    folders: list[str]
+    rows: list[tuple[str, list[Outcome]]] = field(default_factory=list)
+    """(instance id, its outcome in each run): those whose outcomes differ first, then by id."""
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per run: instances, resolved, unresolved (those with a verdict), and cost."""
+        out = []
+        for index, folder in enumerate(self.folders):
+            outcomes = [outcomes[index] for _, outcomes in self.rows if outcomes[index].state != "absent"]
+            out.append({"run": index, "folder": folder, "instances": len(outcomes),
+                        "resolved": sum(1 for outcome in outcomes if outcome.verdict == "resolved"),
+                        "unresolved": sum(1 for outcome in outcomes if outcome.verdict not in (None, "resolved")),
+                        "cost": round(sum(outcome.cost for outcome in outcomes), 6)})
+        return out
+
+    def flips(self) -> list[dict[str, Any]]:
+        """Between each pair of runs: the instances resolved in one and not the other."""
+        out = []
+        for i in range(len(self.folders)):
+            for j in range(i + 1, len(self.folders)):
+                only_i = [name for name, outcomes in self.rows
+                          if outcomes[i].verdict == "resolved" and outcomes[j].verdict != "resolved"]
+                only_j = [name for name, outcomes in self.rows
+                          if outcomes[j].verdict == "resolved" and outcomes[i].verdict != "resolved"]
+                out.append({"pair": [i, j], "resolved_only_in_first": only_i, "resolved_only_in_second": only_j})
+        return out
+
+
+def differ(outcomes: list[Outcome]) -> bool:
+    return len({outcome.key for outcome in outcomes}) > 1
+
+
+def compare_many(folders: list[Path]) -> ManyBatches:
+    runs = [_read(folder) for folder in folders]
+    absent = Outcome("absent")
+    ids = sorted(set().union(*runs))
+    rows = [(name, [run.get(name, absent) for run in runs]) for name in ids]
+    rows.sort(key=lambda row: (not differ(row[1]), row[0]))
+    return ManyBatches([str(folder) for folder in folders], rows)

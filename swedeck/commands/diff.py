@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from swedeck.core.diff.align import Alignment, align, step_key, totals_line
+from swedeck.core.diff.align import Alignment, step_key, totals_line
 from swedeck.core.errors import UsageError
 from swedeck.core.text import inert_json, one_line, strip_control
 from swedeck.core.trajectory.loader import load_trajectory, named_path
 from swedeck.core.trajectory.model import Trajectory
 
 if TYPE_CHECKING:
-    from swedeck.core.diff.batch import BatchComparison
+    from swedeck.core.diff.batch import BatchComparison, ManyBatches
+    from swedeck.core.diff.nway import Comparison
 
 MARKS = {"same": "=", "changed": "≠", "a_only": "<", "b_only": ">"}
 WIDTH = 48
@@ -25,29 +26,119 @@ def run(args: argparse.Namespace) -> int:
 
     from swedeck.core.diff.batch import compare_batches, is_batch_folder
 
-    folders = [is_batch_folder(named_path(path)) for path in (args.a, args.b)]
+    if len(args.runs) < 2:
+        raise UsageError("give two or more runs to compare (trajectories, or batch folders)")
+    args.a, args.b = args.runs[0], args.runs[1]
+    folders = [is_batch_folder(named_path(path)) for path in args.runs]
     if any(folders):
         if not all(folders):
-            raise UsageError(f"{args.a if not folders[0] else args.b}: not a batch output folder; "
-                             "give two batch folders or two trajectories")
+            odd = next(path for path, folder in zip(args.runs, folders, strict=True) if not folder)
+            raise UsageError(f"{odd}: not a batch output folder; give batch folders only, or trajectories only")
+        if len(args.runs) > 2:
+            from swedeck.core.diff.batch import compare_many
+
+            many = compare_many([Path(path) for path in args.runs])
+            print(_many_json(many) if args.json else _many_text(many))
+            return 0
         comparison = compare_batches(Path(args.a), Path(args.b))
         if args.print or args.json:
             print(_batch_json(comparison) if args.json else _batch_text(comparison))
             return 0
         return _view(args, comparison)
-    if args.print or args.json:
+    if args.print or args.json or len(args.runs) > 2:
+        from swedeck.core.diff.nway import compare
+
         # lazily: each message is built as the alignment reads it, and the latest kept (issue 49)
-        a, b = load_trajectory(args.a, lazy=True), load_trajectory(args.b, lazy=True)
-        alignment = align(a, b)
-        print(_json(alignment, a, b) if args.json else _text(alignment, a, b))
+        compared = compare([load_trajectory(path, lazy=True) for path in args.runs])
+        print(_nway_json(compared) if args.json else _nway_text(compared))
         return 0
     return _view(args)
+
+
+def _name(index: int) -> str:
+    return "R" if index == 0 else f"{index}"
+
+
+def _nway_json(compared: Comparison) -> str:
+    from swedeck.core.diff.nway import first_line_record, rows
+
+    return "\n".join([inert_json(first_line_record(compared)), *(inert_json(row) for row in rows(compared))])
+
+
+def _nway_text(compared: Comparison) -> str:
+    from swedeck.core.diff.nway import rows
+
+    if len(compared.runs) == 2:  # two runs: the two columns, as before, with the class of the divergence
+        a, b = compared.runs
+        text = _text(compared.alignments[0], a, b).splitlines()
+        found = compared.divergences[0]
+        if found.step is not None:
+            text.insert(3, f"why: {found.cls}: {_evidence(found.evidence)}")
+        return "\n".join(text)
+    out = [totals_line(f"run {index}" + (" (reference)" if index == 0 else ""), total)
+           for index, total in enumerate(compared.totals)]
+    out.append("")
+    for found in compared.divergences:
+        i, j = found.pair
+        out.append(f"runs {i} and {j}: " + ("never part" if found.step is None else
+                   f"part at step {found.step} of run {i}: {found.cls}: {_evidence(found.evidence)}"))
+    out.append("")
+    width = 40
+    for row in rows(compared):
+        left = f"{row['ref_step']:>4} {one_line(row['ref_command'] or '', width - 5)}" if row["ref_step"] else ""
+        marks = "  ".join(f"{other['run']}:{MARKS[other['kind']]}{other['step'] or '-'}"
+                          + ("*" if other["output_differs"] else "") for other in row["others"])
+        out.append(f"{left:<{width}} {marks}".rstrip())
+    out.append("")
+    out.append("marks: run:= the same step, ≠ changed, < none in that run, > only that run (* output differs)")
+    return strip_control("\n".join(out))
+
+
+def _evidence(evidence: dict[str, Any] | None) -> str:
+    if not evidence:
+        return ""
+    if "lines" in evidence:
+        return f"the output of step {evidence.get('step')} differed: " + " / ".join(evidence["lines"][:3])
+    if "part" in evidence:
+        said = f"{evidence['part']}"
+        if evidence.get("a") or evidence.get("b"):
+            said += f": {evidence.get('a')!r} against {evidence.get('b')!r}"
+        return said
+    if "prompt_messages" in evidence:
+        return f"the same {evidence['prompt_messages']} messages; {evidence.get('a')!r} against {evidence.get('b')!r}"
+    return ", ".join(f"{key}: {value}" for key, value in evidence.items())
 
 
 def _batch_json(comparison: BatchComparison) -> str:
     return inert_json({"a": comparison.a, "b": comparison.b, "differing": comparison.differing,
                        "instances": [{"instance_id": pair.instance_id, "differs": pair.differs, "a": asdict(pair.a),
                                       "b": asdict(pair.b)} for pair in comparison.pairs]})
+
+
+def _many_json(many: ManyBatches) -> str:
+    from swedeck.core.diff.batch import differ
+
+    first = {"runs": many.summary(), "flips": many.flips(),
+             "differing": sum(1 for _, outcomes in many.rows if differ(outcomes))}
+    return "\n".join([inert_json(first), *(inert_json({
+        "instance_id": name, "outcomes": [asdict(outcome) for outcome in outcomes], "outcomes_differ": differ(outcomes)})
+        for name, outcomes in many.rows)])
+
+
+def _many_text(many: ManyBatches) -> str:
+    from swedeck.core.diff.batch import differ
+
+    out = [f"run {run['run']}: {run['folder']} ({run['instances']} instances, {run['resolved']} resolved, "
+           f"{run['unresolved']} unresolved, ${run['cost']:.4f})" for run in many.summary()]
+    for flip in many.flips():
+        i, j = flip["pair"]
+        out.append(f"runs {i} and {j}: {len(flip['resolved_only_in_first'])} resolved only in {i}, "
+                   f"{len(flip['resolved_only_in_second'])} only in {j}")
+    out.append("")
+    width = max((len(name) for name, _ in many.rows), default=10)
+    for name, outcomes in many.rows:
+        out.append(f"{'≠' if differ(outcomes) else '='} {name:<{width}}  " + "  |  ".join(o.label() for o in outcomes))
+    return strip_control("\n".join(out))
 
 
 def _batch_text(comparison: BatchComparison) -> str:
