@@ -12,6 +12,7 @@ import random
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from swedeck.core.messages import Action, FunctionCall, Message, MessageExtra, MessageType, ToolCall
 
@@ -251,6 +252,63 @@ def write_claude_code(path: Path, steps: int, mean_output_chars: int) -> Path:
     return path
 
 
+def write_claude_code_requests(path: Path, steps: int, mean_output_chars: int) -> Path:
+    """A Claude Code 2.1 session with its own request records, as 2.1.332 writes them: an
+    `api-request-shape` (system prompt, tools), and per call an `api-request-blob` (the new user
+    message, by its hash) and an `api-request` continuing the one before it (`base`, `keep`,
+    `tail`: the hashes of the messages after those kept), then the transcript's records, the
+    assistant naming its request (`requestRef`)."""
+    import hashlib
+
+    def digest(message: dict) -> str:
+        return hashlib.sha256(json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+                              .encode()).hexdigest()
+
+    base = {"isSidechain": False, "userType": "external", "cwd": "/work", "sessionId": "bench", "version": "2.1.332",
+            "timestamp": STAMP}
+    parent = None
+    with open(path, "w", encoding="utf-8") as handle:
+        def put(record: dict) -> None:
+            handle.write(json.dumps(record) + "\n")
+
+        def chained(kind: str, uuid: str, message: dict, **extra: Any) -> None:
+            nonlocal parent
+            put({"parentUuid": parent, **base, "type": kind, "uuid": uuid, "message": message, **extra})
+            parent = uuid
+        shape = {"system": [{"type": "text", "text": "You are a Claude agent."}, {"type": "text", "text": TASK * 20}],
+                 "tools": [{"name": "Bash", "description": "Run a command.", "input_schema": {"type": "object"}}]}
+        put({"type": "api-request-shape", "sessionId": "bench", "shapeHash": "shape", "timestamp": STAMP,
+             "version": "2.1.332", "shape": shape})
+        task = {"role": "user", "content": [{"type": "text", "text": TASK}]}
+        chained("user", "u0", {"role": "user", "content": TASK})
+        previous, kept, pending = None, 0, [task]
+        for step, thought, command, output in _pairs(steps, mean_output_chars):
+            tail = []
+            for message in pending:
+                if message is task or message.get("blob"):
+                    message = {key: value for key, value in message.items() if key != "blob"}
+                    put({"type": "api-request-blob", "sessionId": "bench", "hash": digest(message), "message": message})
+                tail.append(digest(message))
+            request = f"req{step}"
+            put({"type": "api-request", "sessionId": "bench", "id": request, "timestamp": STAMP, "version": "2.1.332",
+                 "querySource": "sdk", "shapeHash": "shape", "params": {"model": "claude-sonnet-4-5", "max_tokens": 8192},
+                 **({"base": previous} if previous else {}), "keep": kept, "tail": tail})
+            usage = {"input_tokens": 4, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 400 * step,
+                     "output_tokens": 60}
+            call = f"toolu_{step:06d}"
+            answer = {"id": f"msg_{step}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                      "stop_reason": "tool_use", "usage": usage,
+                      "content": [{"type": "text", "text": thought},
+                                  {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": command}}]}
+            chained("assistant", f"a{step}", answer, requestRef=request)
+            result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": output,
+                                                   "is_error": False}]}
+            chained("user", f"r{step}", result)
+            previous, kept = request, kept + len(pending)
+            pending = [{"role": "assistant", "content": answer["content"]}, result]
+    return path
+
+
 def write_claude_code_with_sidechains(path: Path, steps: int, mean_output_chars: int, sidechains: int = 400,
                                       main_share: float = 0.3) -> Path:
     """A Claude Code session whose subagents ran inside it (issue 49's input): the main line's
@@ -299,13 +357,20 @@ def write_claude_code_with_sidechains(path: Path, steps: int, mean_output_chars:
     return path
 
 
-def write_codex(path: Path, steps: int, mean_output_chars: int) -> Path:
-    """A Codex CLI rollout: session_meta, then response items and token counts per model call."""
+def write_codex(path: Path, steps: int, mean_output_chars: int, paginated: bool = False) -> Path:
+    """A Codex CLI rollout: session_meta, then response items and token counts per model call.
+    `paginated`: as Codex 0.171 writes a paginated thread (`history_mode`, each record's `ordinal`)."""
+    ordinal = 0
+
     def line(kind: str, payload: dict) -> str:
-        return json.dumps({"timestamp": STAMP, "type": kind, "payload": payload}) + "\n"
+        nonlocal ordinal
+        record = {"timestamp": STAMP, **({"ordinal": ordinal} if paginated else {}), "type": kind, "payload": payload}
+        ordinal += 1
+        return json.dumps(record) + "\n"
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(line("session_meta", {"id": "bench", "timestamp": STAMP, "cwd": "/work", "originator": "codex_cli_rs",
-                                           "cli_version": "0.46.0", "instructions": None}))
+                                           "cli_version": "0.171.0" if paginated else "0.46.0", "instructions": None,
+                                           **({"history_mode": "paginated"} if paginated else {})}))
         handle.write(line("turn_context", {"cwd": "/work", "model": "gpt-5-codex", "approval_policy": "never"}))
         handle.write(line("response_item", {"type": "message", "role": "user",
                                             "content": [{"type": "input_text", "text": TASK}]}))

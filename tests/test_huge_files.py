@@ -325,3 +325,24 @@ def test_the_last_step_of_a_huge_live_file_builds_only_its_own_messages(tmp_path
     step = trajectory.step(-1)
     assert step.index == 3000 and "ls 3000" in step.actions[0].command
     assert len(built) <= 4, len(built)  # its action and observation, and the block before it: read by heads
+
+
+def test_a_long_claude_code_session_builds_each_steps_request_when_asked(tmp_path, monkeypatch):
+    """Issue 63.5: each of Claude Code's request records names every message before it: built
+    for every step, a 40 MB session of 10,000 steps made 50 million messages (404 s, 24 GB). Past
+    `EAGER_PROMPTS` a step's request is built when it is asked for, the same as built at once."""
+    from bench.generate import write_claude_code_requests
+    from swedeck.core.trajectory.readers import claude_code
+
+    path = write_claude_code_requests(tmp_path / "session.jsonl", 400, 60)
+    lazy = load_trajectory(path, lazy=True)
+    assert not isinstance(lazy.recorded_prompts, dict) and len(lazy.recorded_prompts) == 400
+    assert summary(lazy)["steps_by_provenance"] == {"recorded": 400}
+    monkeypatch.setattr(claude_code, "EAGER_PROMPTS", 1000)
+    eager = load_trajectory(path, lazy=True)
+    assert isinstance(eager.recorded_prompts, dict)
+    for number in (1, 2, 399, 400):
+        assert [(m.role, m.text) for m in lazy.recorded_prompts[number]] == \
+            [(m.role, m.text) for m in eager.recorded_prompts[number]]
+        assert lazy.rebuilt_requests[number] == eager.rebuilt_requests[number]
+    assert len(lazy.recorded_prompts[400]) == 1 + 1 + 2 * 399  # the system prompt, the task, every step before

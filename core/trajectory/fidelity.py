@@ -93,6 +93,9 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     if trajectory.wire_agreement:
         record["wire_agreement"] = {str(step): found for step, found in sorted(trajectory.wire_agreement.items())}
     errors = reconstruction_errors(trajectory)
+    if not errors and trajectory.recorded_prompts and not isinstance(trajectory.recorded_prompts, dict):
+        record["notes"] = [*record["notes"], f"reconstruction error not computed: {len(trajectory.recorded_prompts):,} "
+                           "recorded requests, each built when its step is shown (swedeck prompt PATH --step N)"]
     if errors:
         record["reconstruction_error_tokens"] = {str(step): error for step, error in errors.items()}
         largest = max(errors, key=lambda step: abs(errors[step]))

@@ -205,7 +205,7 @@ def read(source: Source) -> Trajectory:
                             if record.get("type") == "assistant"), None)
     tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
-    prompts = requests.prompts(entries, [lines.full(i) for i in chain] if requests.requests else [], fidelity)
+    prompts = requests.prompts(entries, chain if requests.requests else [], lines.full, fidelity)
     trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                                  provenance=lambda number: "recorded" if number in prompts else None)
     trajectory.rebuilt_requests = requests.bodies
@@ -223,19 +223,17 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
     until a record whose parent is before them; its first step may have begun before them (it
     is kept for what the next one shows of it, not shown: `ReadingDocument`). The last leaf, and the chain back from it, are the whole reading's: a record's
     children come after it. None for a file's start (the main line is the path to the last
-    leaf: where it goes is known at the end), for a branch, for a session with Claude Code's
-    own request records (a prompt rebuilt from them is the whole file's), when the end holds
-    fewer than two whole main-line steps within `source.PART_MAX_BYTES`, or the file's text was decoded
-    (its offsets are characters)."""
+    leaf: where it goes is known at the end), for a branch, when the end holds fewer than two
+    whole main-line steps within `source.PART_MAX_BYTES`, or the file's text was decoded (its
+    offsets are characters). A session with Claude Code's own request records shows its end
+    without them (its steps' prompts are rebuilt over the whole file: they come with it)."""
     content = source.content
     if not at_end or source.branch is not None or not isinstance(content, bytes | mmap.mmap):
         return None
     for start, _ in part_bounds(content, at_end=True):
         tally, info, requests = chat.Tally(), TrajectoryInfo(), _Requests()
         records, lines = _scan(source, info, tally, requests, [], start)
-        if requests.requests:
-            return None
-        tree = _Tree(records, lines.full, part=True)
+        tree = _Tree(records, lines.full, part=True)  # its request records join when the whole is read
         main = [i for i in tree.leaves if not records[i].get("isSidechain")]
         chain = tree.chain(main[-1]) if main else []
         if not chain or chain[0] not in tree.cut:
@@ -699,6 +697,65 @@ def message_hash(message: Mapping[str, Any]) -> str:
                           .encode()).hexdigest()
 
 
+class Known(Mapping[str, Mapping[str, Any]]):
+    """Messages by their hash: the blobs, and the transcript's own messages by where their
+    records are (read again when a prompt is built)."""
+
+    def __init__(self, blobs: Mapping[str, Mapping[str, Any]], full: Callable[[int], Mapping[str, Any]]) -> None:
+        self.blobs, self.full = blobs, full
+        self.places: dict[str, tuple[tuple[int, ...], str]] = {}
+
+    def add(self, name: str, indices: tuple[int, ...], role: str) -> None:
+        self.places[name] = (indices, role)
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        if name in self.blobs:
+            return self.blobs[name]
+        indices, role = self.places[name]
+        if role == "user":
+            return {"role": "user", "content": mapping(self.full(indices[0]).get("message")).get("content")}
+        return {"role": "assistant", "content": [block for index in indices
+                                                 for block in mapping(self.full(index).get("message")).get("content") or []]}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.blobs or name in self.places
+
+    def __iter__(self) -> Any:
+        return iter({**dict.fromkeys(self.blobs), **dict.fromkeys(self.places)})
+
+    def __len__(self) -> int:
+        return len(set(self.blobs) | set(self.places))
+
+
+EAGER_PROMPTS = 300
+"""A session with more recorded requests than this has each step's built when it is asked for."""
+
+
+class OnDemand(Mapping[int, Any]):
+    """Step -> a value made by `make(step)` when asked for (the latest few kept)."""
+
+    def __init__(self, planned: Mapping[int, Any], make: Callable[[int], Any]) -> None:
+        from ..lazy import Kept
+
+        self._planned, self._make = planned, make
+        self._kept: Kept[int, Any] = Kept(16)
+
+    def __getitem__(self, number: int) -> Any:
+        if number not in self._planned:
+            raise KeyError(number)
+        value = self._kept.get(number)
+        return self._kept.keep(number, self._make(number)) if value is None else value
+
+    def __iter__(self) -> Any:
+        return iter(self._planned)
+
+    def __len__(self) -> int:
+        return len(self._planned)
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._planned
+
+
 class _Requests:
     """Claude Code's own record of its requests (2.1.x): `api-request-shape` (the system prompt
     and tools, by `shapeHash`), `api-request-blob` (a message, by its hash), and `api-request`
@@ -711,7 +768,7 @@ class _Requests:
         self.shapes: dict[str, Mapping[str, Any]] = {}
         self.blobs: dict[str, Mapping[str, Any]] = {}
         self.requests: dict[str, Mapping[str, Any]] = {}
-        self.bodies: dict[int, dict[str, Any]] = {}
+        self.bodies: Mapping[int, dict[str, Any]] = {}
         """Step -> its request's body as rebuilt (`prompt --wire`)."""
         self.mismatched = 0
         """Blobs whose hash is not their message's (never used: a request naming one is rebuilt from the transcript)."""
@@ -732,38 +789,61 @@ class _Requests:
             return False
         return True
 
-    def prompts(self, entries: list[chat.Entry], chain: list[Mapping[str, Any]], fidelity: Fidelity) -> dict[int, list[Any]]:
-        """Each step's prompt, rebuilt from the request records where they name every message."""
+    def prompts(self, entries: list[chat.Entry], chain: list[int], full: Callable[[int], Mapping[str, Any]],
+                fidelity: Fidelity) -> Mapping[int, list[Any]]:
+        """Each step's prompt, rebuilt from the request records where they name every message.
+        `chain`: the main line's records by position, `full` reads one whole. A message the
+        transcript holds is known by its hash and found again in its records when a prompt is
+        built (a session's every answer and tool result are not all held at once)."""
         if not self.requests:
             return {}
         from .api_requests import prompt_entries  # the Messages wire format's reading, shared with `swedeck record`
 
-        known = dict(self.blobs)
-        answers: dict[str, list[Any]] = {}
-        for record in chain:
+        known = Known(self.blobs, full)
+        answers: dict[str, list[int]] = {}
+        for index in chain:
+            record = full(index)
             message = mapping(record.get("message"))
             if record.get("type") == "assistant" and isinstance(message.get("id"), str):
-                answers.setdefault(message["id"], []).extend(message.get("content") or [])
+                answers.setdefault(message["id"], []).append(index)
             elif record.get("type") == "user":
-                known[message_hash({"role": "user", "content": message.get("content")})] = {
-                    "role": "user", "content": message.get("content")}
-        for content in answers.values():
-            known[message_hash({"role": "assistant", "content": content})] = {"role": "assistant", "content": content}
-        prompts: dict[int, list[Any]] = {}
+                known.add(message_hash({"role": "user", "content": message.get("content")}), (index,), "user")
+        for indices in answers.values():
+            content = [block for index in indices for block in mapping(full(index).get("message")).get("content") or []]
+            known.add(message_hash({"role": "assistant", "content": content}), tuple(indices), "assistant")
         steps = [entry for entry in entries if entry.is_step]
         missing = 0
+        resolvable: dict[str, bool] = {}
+        planned: dict[int, Mapping[str, Any]] = {}
         for number, entry in enumerate(steps, start=1):
             request = self.requests.get(str(entry.extra.get("request_ref") or ""))
             if request is None:
                 continue
-            messages = self._messages(request, known, set())
-            shape = self.shapes.get(str(request.get("shapeHash") or ""))
-            if messages is None or shape is None:
+            if not self._resolvable(request, known, resolvable) or \
+                    self.shapes.get(str(request.get("shapeHash") or "")) is None:
                 missing += 1
                 continue
-            body = {"system": shape.get("system"), "tools": shape.get("tools"), "messages": messages}
-            prompts[number] = [entry.build() for entry in prompt_entries("anthropic", body)]
-            self.bodies[number] = _wire_body(request, body)
+            planned[number] = request
+
+        def body(number: int) -> dict[str, Any]:
+            request = planned[number]
+            shape = self.shapes[str(request.get("shapeHash") or "")]
+            return {"system": shape.get("system"), "tools": shape.get("tools"),
+                    "messages": self._messages(request, known, set()) or []}
+
+        def prompt(number: int) -> list[Any]:
+            return [entry.build() for entry in prompt_entries("anthropic", body(number))]
+
+        # Each request holds every message before it: built whole for every step, a session of
+        # thousands of steps made millions of messages (issue 63: 40 MB, 24 GB). A long session's
+        # prompts and bodies are built when a step's are asked for.
+        prompts: Mapping[int, list[Any]]
+        if len(planned) <= EAGER_PROMPTS:
+            prompts = {number: prompt(number) for number in planned}
+            self.bodies = {number: _wire_body(planned[number], body(number)) for number in planned}
+        else:
+            prompts = OnDemand(planned, prompt)
+            self.bodies = OnDemand(planned, lambda number: _wire_body(planned[number], body(number)))
         if prompts:
             fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
             if len(prompts) == len(steps):
@@ -777,6 +857,32 @@ class _Requests:
             fidelity.notes.append(f"{self.mismatched} api-request-blob records whose hash is not their message's: "
                                   "not used (a request that names one is rebuilt from the transcript, not recorded)")
         return prompts
+
+    def _resolvable(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
+                    done: dict[str, bool]) -> bool:
+        """Whether the request's every message is known (its tail's, and its base's, found along
+        the chain without recursion); each request's answer kept in `done` (linear in the chain)."""
+        chain: list[Mapping[str, Any]] = []
+        link: Mapping[str, Any] | None = request
+        on_chain: set[str] = set()
+        while link is not None and str(link.get("id")) not in done:
+            name = str(link.get("id"))
+            if name in on_chain:  # a loop
+                for item in chain:
+                    done[str(item.get("id"))] = False
+                return False
+            on_chain.add(name)
+            chain.append(link)
+            base = link.get("base")
+            link = self.requests.get(str(base)) if base else None
+            if base and link is None:
+                done[str(base)] = False
+                link = {"id": str(base)}
+        ok = True if link is None else done[str(link.get("id"))]
+        for item in reversed(chain):
+            ok = ok and all(str(name) in known for name in item.get("tail") or [])
+            done[str(item.get("id"))] = ok
+        return done[str(request.get("id"))]
 
     def _messages(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
                   seen: set[str]) -> list[Mapping[str, Any]] | None:
