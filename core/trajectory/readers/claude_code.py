@@ -25,6 +25,7 @@ import json
 import mmap
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -126,6 +127,11 @@ class _Lines:
         return self._full.get(index)
 
 
+def _reread(content: Any, start: int, end: int) -> Any:
+    """The record at [start, end) of the file, parsed again."""
+    return loads(span(content, start, end))
+
+
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
           titles: list[str], start: int = 0) -> tuple[list[Any], _Lines]:
     """One pass over the lines (from `start`, where a line starts): the heads of the message
@@ -159,7 +165,7 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
-        elif kind in _FULL_TYPES and requests.add(loads(line)):
+        elif kind in _FULL_TYPES and requests.add(loads(line), partial(_reread, lines.content, line_start, end)):
             continue
         elif kind == "cost-state":
             _cost_state(info, loads(line))
@@ -772,8 +778,11 @@ class _Requests:
         """Step -> its request's body as rebuilt (`prompt --wire`)."""
         self.mismatched = 0
         """Blobs whose hash is not their message's (never used: a request naming one is rebuilt from the transcript)."""
+        self.whole: dict[str, Callable[[], Any]] = {}
+        """Request id -> its record read whole again (a session's 100,000 parameters are not held)."""
 
-    def add(self, record: Mapping[str, Any]) -> bool:
+    def add(self, record: Mapping[str, Any], again: Callable[[], Any] = lambda: {}) -> bool:
+        """A request record (`again`: reads it whole once more, from the file)."""
         kind = record.get("type")
         if kind == "api-request-shape" and isinstance(record.get("shapeHash"), str):
             self.shapes[record["shapeHash"]] = mapping(record.get("shape"))
@@ -784,7 +793,9 @@ class _Requests:
             else:  # a blob is its message's name: one that is not is not the message the request sent
                 self.mismatched += 1
         elif kind == "api-request" and isinstance(record.get("id"), str):
-            self.requests[record["id"]] = record
+            # what the chain needs, kept; the parameters and cache marks read again for `--wire`
+            self.requests[record["id"]] = {key: record.get(key) for key in ("id", "base", "keep", "tail", "shapeHash")}
+            self.whole[record["id"]] = again
         else:
             return False
         return True
@@ -840,10 +851,10 @@ class _Requests:
         prompts: Mapping[int, list[Any]]
         if len(planned) <= EAGER_PROMPTS:
             prompts = {number: prompt(number) for number in planned}
-            self.bodies = {number: _wire_body(planned[number], body(number)) for number in planned}
+            self.bodies = {number: _wire_body(self.record_of(planned[number]), body(number)) for number in planned}
         else:
             prompts = OnDemand(planned, prompt)
-            self.bodies = OnDemand(planned, lambda number: _wire_body(planned[number], body(number)))
+            self.bodies = OnDemand(planned, lambda number: _wire_body(self.record_of(planned[number]), body(number)))
         if prompts:
             fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
             if len(prompts) == len(steps):
@@ -857,6 +868,12 @@ class _Requests:
             fidelity.notes.append(f"{self.mismatched} api-request-blob records whose hash is not their message's: "
                                   "not used (a request that names one is rebuilt from the transcript, not recorded)")
         return prompts
+
+    def record_of(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The request's record whole (its parameters, its cache marks)."""
+        reader = self.whole.get(str(request.get("id")))
+        record = reader() if reader is not None else None
+        return mapping(record) or request
 
     def _resolvable(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
                     done: dict[str, bool]) -> bool:
