@@ -294,3 +294,53 @@ def test_records_agree_with_their_owners(path):
         test_atif_files_agree_with_harbors_models(path)
     else:
         pytest.fail(f"{path}: {ours.format} has no owner's reader here to compare with (docs/trajectory-format.md)")
+
+
+def harbors_swe_agent_converter():
+    """Harbor's own `convert_swe_agent_to_atif`, run as it is: its module declares Python 3.12
+    (`typing.override`, pydantic's TypedDicts), so the function alone is taken from Harbor's
+    installed source and run over Harbor's own ATIF models (`harbor.models.trajectories`)."""
+    import ast
+    import datetime
+    import importlib.util
+    from typing import Any
+
+    models = oracle("harbor.models.trajectories")
+    spec = importlib.util.find_spec("harbor")
+    assert spec is not None and spec.submodule_search_locations
+    source = Path(spec.submodule_search_locations[0], "agents", "installed", "swe_agent.py").read_text()
+    function = next(node for node in ast.parse(source).body
+                    if isinstance(node, ast.FunctionDef) and node.name == "convert_swe_agent_to_atif")
+    namespace: dict[str, Any] = {"Any": Any, "datetime": datetime.datetime, "timezone": datetime.timezone,
+                                 **{name: getattr(models, name) for name in dir(models) if not name.startswith("_")}}
+    exec(compile(ast.Module([function], []), "harbor/agents/installed/swe_agent.py", "exec"), namespace)
+    return namespace["convert_swe_agent_to_atif"]
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent / "fixtures").glob("sweagent-*.traj")),
+                         ids=lambda path: path.name)
+def test_a_swe_agent_thought_goes_to_atif_where_harbors_converter_puts_it(path, tmp_path):
+    """Issue 62: SWE-agent text-format thoughts gained the command after an ATIF round trip (0 of
+    21 agreed). Harbor's own converter (`convert_swe_agent_to_atif`) puts the thought in
+    `reasoning_content` and the raw response in `message`: swedeck's export does the same, and
+    its reading back gives every step its thought again."""
+    import subprocess
+
+    from conftest import swedeck_command
+    from swedeck.core.trajectory.printer import thought
+
+    try:
+        theirs = harbors_swe_agent_converter()(json.loads(path.read_text()), "s").model_dump(mode="json")
+    except ValueError:  # pydantic's: Harbor's converter takes `trajectory` steps only (this file keeps its history)
+        theirs = None
+    out = tmp_path / "atif.json"
+    done = subprocess.run([*swedeck_command(), "export", str(path), "-o", str(out), "--format", "atif"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    ours = json.loads(out.read_text())
+    reasoning = [step.get("reasoning_content") for step in ours["steps"] if step["source"] == "agent"]
+    if theirs is not None:
+        harbors = [step.get("reasoning_content") for step in theirs["steps"] if step["source"] == "agent"]
+        assert reasoning == harbors[-len(reasoning):], (reasoning, harbors)  # Harbor's has no demonstrations to skip
+    original, again = load_trajectory(path), load_trajectory(out)
+    assert [thought(original, step) for step in original.steps] == [thought(again, step) for step in again.steps]

@@ -170,8 +170,11 @@ class _Writer:
 
     def _agent(self, step: Step, message: Message, owned: set[int]) -> dict[str, Any]:
         record = self._plain("agent", message)
+        thought = message.extra.unknown.get("thought")
         if message.extra.reasoning:
             record["reasoning_content"] = message.extra.reasoning
+        elif isinstance(thought, str) and thought.strip():  # SWE-agent's thought, where Harbor's converter puts it
+            record["reasoning_content"] = thought
         calls, synthesized = self._calls(step, message)
         if calls:
             record["tool_calls"] = calls

@@ -70,8 +70,8 @@ def thought(trajectory: Trajectory, step: Step) -> str:
     """The assistant's words around its command: reasoning, else SWE-agent's recorded thought,
     else the content without the fenced command."""
     message = trajectory.messages[step.message_index]
-    if message.extra.reasoning:
-        return message.extra.reasoning
+    if message.extra.reasoning and message.extra.reasoning.strip():
+        return message.extra.reasoning.strip()
     recorded = message.extra.unknown.get("thought")
     if isinstance(recorded, str) and recorded.strip():
         return recorded.strip()
