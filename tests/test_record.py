@@ -252,7 +252,10 @@ def test_mini_swe_agent_is_recorded_over_chat_completions(tmp_path):
     assert same_requests(recorded, received) and len(received) == 2
     diffed = subprocess.run([*swedeck_command(), "diff", str(tmp_path / "rec.traj.json"), str(tmp_path / "mini.traj.json"),
                              "--print", "--json"], capture_output=True, text=True, timeout=60)
-    assert json.loads(diffed.stdout.splitlines()[0])["first_divergence"] is None  # the record and mini-swe-agent's own file agree
+    first, *rows = [json.loads(line) for line in diffed.stdout.splitlines()]
+    assert first["first_divergence"] is None  # the record and mini-swe-agent's own file agree
+    # and so do the commands' outputs (issue 62: `(output differs)` on every identical output)
+    assert [other["output_differs"] for row in rows for other in row["others"]] == [False] * len(rows)
 
 
 def _endpoint(tmp_path: Path, upstream: str) -> tuple[RecordingEndpoint, TrajectoryWriter]:

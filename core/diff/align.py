@@ -144,7 +144,10 @@ def _stretch(a: Trajectory, b: Trajectory, keys_a: Sequence[str], keys_b: Sequen
 
 
 def _differ(a: Trajectory, b: Trajectory, i: int, j: int) -> bool:
-    return _outputs(a, a.steps[i]) != _outputs(b, b.steps[j])
+    """What the step's commands printed is not the same; a step one file holds no output of (a
+    record's last step: nothing sent the output on) differs in nothing it can say."""
+    left, right = _outputs(a, a.steps[i]), _outputs(b, b.steps[j])
+    return bool(left) and bool(right) and left != right
 
 
 def totals(trajectory: Trajectory) -> RunTotals:

@@ -26,13 +26,37 @@ class CommandOutput(msgspec.Struct, frozen=True):
 
 def command_output(message: Message) -> CommandOutput:
     extra = message.extra
-    if extra.raw_output is not None:
+    if extra.raw_output is not None and extra.raw_output != message.text:
         return CommandOutput(extra.raw_output, extra.returncode)
     wrapped = _WRAPPED.match(message.text)
     if wrapped:
         code = extra.returncode if extra.returncode is not None else int(wrapped.group(1))
         return CommandOutput(wrapped.group(2), code)
+    enveloped = _envelope(message.text)
+    if enveloped is not None:
+        return enveloped
     return CommandOutput(message.text, extra.returncode)
+
+
+_ENVELOPE = re.compile(r'\A\{\s*"returncode":\s*-?\d+,\s*"output":')
+
+
+def _envelope(text: str) -> CommandOutput | None:
+    """mini-swe-agent 2.4's observation as a request carries it (a record's tool message): JSON
+    `{"returncode": N, "output": "…"}` (and what went wrong, where something did), taken apart
+    as its own file's `raw_output` is."""
+    if not _ENVELOPE.match(text):
+        return None
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    output, code = value.get("output"), value.get("returncode")
+    if not isinstance(output, str) or not isinstance(code, int):
+        return None
+    return CommandOutput(output, code)
 
 
 def tool_error(message: Message) -> dict[str, str | None] | None:
