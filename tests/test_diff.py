@@ -382,3 +382,38 @@ def test_three_batches_each_instance_with_its_outcome_in_each_and_the_flips(two_
     text = subprocess.run([*swedeck_command(), "diff", str(a), str(b), str(c), "--print"], capture_output=True,
                           text=True, timeout=60).stdout
     assert "runs 0 and 2: 1 resolved only in 0, 1 only in 2" in text
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_three_runs_in_the_view_the_reference_against_each_switched_with_a_key(tmp_path):
+    """Issue 66: `swedeck diff A B C` opens the reference against run 1, says why they parted,
+    and `]` shows it against run 2 (`[` back)."""
+    from textual.widgets import Static
+
+    from support.waiting import wait_for
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.diff_screen import DiffScreen
+
+    paths = [str(write_jsonl(tmp_path / f"run{k}.traj.jsonl", 6 + k, 200)) for k in range(3)]
+    app = DiffApp.of_many(paths)
+    async with app.run_test(size=(160, 48)) as pilot:
+        def shown() -> str:
+            screen = app.screen
+            return str(screen.query_one("#diff-totals", Static).render()) if isinstance(screen, DiffScreen) else ""
+
+        first = await wait_for(pilot, lambda: "run 1 of 2 against the reference" in shown() and shown())
+        assert "run1.traj.jsonl" in first and "they part at step 7 of A: sampling" in first
+        await pilot.press("right_square_bracket")
+        second = await wait_for(pilot, lambda: "run 2 of 2" in shown() and shown())
+        assert "run2.traj.jsonl" in second
+        await pilot.press("left_square_bracket")
+        await wait_for(pilot, lambda: "run 1 of 2" in shown())
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: "run 2 of 2" in shown())
+        await pilot.press("q")  # quits from any pair
+        await wait_for(pilot, lambda: app._exit)
+    two = DiffApp.of(paths[0], paths[1])
+    async with two.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: "they part at step 7 of A" in str(two.screen.query_one("#diff-totals", Static).render()))
+        assert not two.check_action("other_run", (1,))

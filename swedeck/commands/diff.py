@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             print(_batch_json(comparison) if args.json else _batch_text(comparison))
             return 0
         return _view(args, comparison)
-    if args.print or args.json or len(args.runs) > 2:
+    if args.print or args.json:
         from swedeck.core.diff.nway import compare
 
         # lazily: each message is built as the alignment reads it, and the latest kept (issue 49)
@@ -161,7 +161,8 @@ def _view(args: argparse.Namespace, comparison: BatchComparison | None = None) -
     config = load_config(args.config, flags={k: v for k, v in config_flags(args).items() if k == "model.model_name"})
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
     options = {"processors": processors, "fork_model": config.model.model_name, "ui": config.ui, "theme": args.theme}
-    app = DiffApp.of_batches(comparison, **options) if comparison is not None else DiffApp.of(args.a, args.b, **options)
+    app = DiffApp.of_batches(comparison, **options) if comparison is not None else \
+        DiffApp.of_many(args.runs, **options) if len(args.runs) > 2 else DiffApp.of(args.a, args.b, **options)
     request = app.run()
     if app.return_code:
         return ui_ended(app)

@@ -23,6 +23,10 @@ DIFF_BINDINGS: list[Binding] = [
     Binding("t", "prompt('a')", "Prompt A", id="diff_prompt_a", tooltip="What A's model saw at this step"),
     Binding("T", "prompt('b')", "Prompt B", id="diff_prompt_b", show=False, tooltip="What B's model saw at this step"),
     Binding("p", "patches", "Patches", id="diff_patches", tooltip="Both runs' final patches side by side"),
+    Binding("right_square_bracket", "app.other_run(1)", "Next run", id="diff_next_run",
+            tooltip="With three or more runs: the reference against the next run"),
+    Binding("left_square_bracket", "app.other_run(-1)", "Previous run", id="diff_previous_run", show=False,
+            tooltip="With three or more runs: the reference against the previous run"),
     Binding("f", "fork('a')", "Fork A", id="diff_fork_a", show=False, tooltip="Fork a live session from A's step"),
     Binding("F", "fork('b')", "Fork B", id="diff_fork_b", show=False, tooltip="Fork a live session from B's step"),
 ]

@@ -68,8 +68,10 @@ class DiffScreen(DiffState, StepBrowser):
     WORK: ClassVar[dict[str, str]] = {"search": "the search", "curves": "the token curves"}
 
     def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list[dict[str, Any]] | None = None,
-                 fork_model: str | None = None) -> None:
+                 fork_model: str | None = None, why: str = "") -> None:
         super().__init__()
+        self.why = why
+        """Why the runs parted, in words (`diff.nway`), under their totals."""
         self.sides = {"a": a, "b": b}
         self.alignment = alignment
         self.processors = list(processors or [])
@@ -98,7 +100,7 @@ class DiffScreen(DiffState, StepBrowser):
         rows.set_commands({index + 1: self._row_label(row) for index, row in enumerate(self.alignment.rows)})
         named = {key: replace(getattr(self.alignment, key), path=side.name) for key, side in self.sides.items()}
         self.query_one("#diff-totals", Static).update(literal(
-            totals_line("A", named["a"]) + "\n" + totals_line("B", named["b"])))
+            totals_line("A", named["a"]) + "\n" + totals_line("B", named["b"]) + (f"\n{self.why}" if self.why else "")))
         first = self.alignment.divergences()
         self.row = first[0] if first else 0  # the first divergence, at open
         self.watch_row()

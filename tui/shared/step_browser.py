@@ -198,8 +198,11 @@ class StepBrowser(BrowseState, ViewScreen):
             return
         self.app.exit(ForkRequest(path, step))
 
+    leaves_app = False
+    """Quitting this view ends the app even when it lies over another (one of N runs' pairs, `]`)."""
+
     def action_quit_view(self) -> None:
-        if self.app.screen_stack[0] is not self:  # opened from another view (watch, a batch list, a branch): back
+        if self.app.screen_stack[0] is not self and not self.leaves_app:  # opened from another view: back
             self.app.pop_screen()
         else:
             self.app.exit()
