@@ -40,8 +40,41 @@ def run(quick: bool, workdir: Path) -> Result:
                "diff_over_replay_ms": ms(diff - replay)}
     notes = {"diff": f"A .traj.jsonl and B mini-swe-agent v2, {steps} steps each, same content; median of {RUNS}"}
     figures.update(_batches(workdir, 50 if quick else 500))
+    figures.update(_nway(workdir, 10 if quick else 50))
+    notes["nway"] = ("issue 66: 5 variants of each of the instances, about 30 steps each (`write_jsonl` with 28-32 "
+                     "steps), every variant aligned with the first and every pair's divergence classed (`diff.nway`), "
+                     "in one process, and printed; the 5-way view's first frame of one instance; 5 batch folders of "
+                     "the instances compared and printed")
     return Result("B9", "diff", figures, notes=notes,
-                  goal={"diff_over_replay_ms": at_most(1000), "batch_print_ms": at_most(30000)})
+                  goal={"diff_over_replay_ms": at_most(1000), "batch_print_ms": at_most(30000),
+                        "nway_aligned_s": at_most(10), "nway_view_first_frame_ms": at_most(1500)})
+
+
+def _nway(workdir: Path, instances: int) -> dict:
+    """5 variants x `instances` instances: aligned, classed and printed; one instance's view."""
+    import io
+    from contextlib import redirect_stdout
+
+    from swedeck.commands.diff import _nway_text
+    from swedeck.core.diff.nway import compare
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    folder = workdir / "nway"
+    folder.mkdir()
+    paths = [[write_jsonl(folder / f"i{number}-v{variant}.traj.jsonl", 28 + (number + variant) % 5, 600)
+              for variant in range(5)] for number in range(instances)]
+    started = time.perf_counter()
+    with redirect_stdout(io.StringIO()) as out:
+        for variants in paths:
+            print(_nway_text(compare([load_trajectory(path, lazy=True) for path in variants])))
+    aligned = time.perf_counter() - started
+    view = statistics.median(_first_frame("diff", *map(str, paths[0])) for _ in range(RUNS))
+    batches = [_batch(folder / f"batch-{variant}", instances, variant) for variant in range(5)]
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "swedeck", "diff", *map(str, batches), "--print"], check=True,
+                   capture_output=True, timeout=300)
+    return {"nway_trajectories": 5 * instances, "nway_aligned_s": round(aligned, 2), "nway_printed_chars": len(out.getvalue()),
+            "nway_view_first_frame_ms": ms(view), "nway_batches_print_ms": ms(time.perf_counter() - started)}
 
 
 def _batch(folder: Path, count: int, variant: int) -> Path:
