@@ -138,10 +138,10 @@ def test_an_inspect_log_builds_a_recorded_input_only_when_it_is_shown(tmp_path):
     trajectory = load_trajectory(write_inspect_json(tmp_path / "run.json", 60, 200))
     prompts = trajectory.recorded_prompts
     assert summary(trajectory)["steps_by_provenance"] == {"recorded": 60}
-    assert 60 in prompts and 61 not in prompts and not prompts._built
+    assert 60 in prompts and 61 not in prompts and not len(prompts.kept)
     for number in range(1, 61):
         assert len(prompts[number]) == 2 * number  # system and task, then a call and its output per step before
-    assert len(prompts._built) <= prompts.KEEP
+    assert len(prompts.kept) <= prompts.keep == 4
 
 
 @pytest.mark.parametrize("suffix", [".json", ".eval"])

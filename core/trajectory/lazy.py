@@ -65,6 +65,33 @@ class Kept(Generic[K, T]):
         return len(self._values)
 
 
+class OnDemand(Mapping[int, T]):
+    """Step number -> a value made by `make(step)` when asked for, for the steps `planned`
+    names (filled by the reader, maybe after this is made). Each value may cost the square of a
+    run's length to keep all of (a request repeats the whole history: Claude Code's request
+    records, Inspect's model inputs): the latest `keep` made are kept, for the step on screen."""
+
+    def __init__(self, planned: Mapping[int, Any], make: Callable[[int], T], keep: int) -> None:
+        self._planned, self._make, self.keep = planned, make, keep
+        self.kept: Kept[int, T] = Kept(keep)
+        """The values made, the latest `keep`."""
+
+    def __contains__(self, number: object) -> bool:
+        return number in self._planned  # Mapping's own would make the value to find out
+
+    def __getitem__(self, number: int) -> T:
+        if number not in self._planned:
+            raise KeyError(number)
+        value = self.kept.get(number)
+        return self.kept.keep(number, self._make(number)) if value is None else value
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._planned)
+
+    def __len__(self) -> int:
+        return len(self._planned)
+
+
 class LazySequence(Sequence[T]):
     """A read-only list whose items are made by `_item(index)` when first read."""
 

@@ -33,6 +33,7 @@ import msgspec
 from ...messages import MessageType
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
+from ..lazy import OnDemand
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
@@ -737,31 +738,6 @@ EAGER_PROMPTS = 300
 """A session with more recorded requests than this has each step's built when it is asked for."""
 
 
-class OnDemand(Mapping[int, Any]):
-    """Step -> a value made by `make(step)` when asked for (the latest few kept)."""
-
-    def __init__(self, planned: Mapping[int, Any], make: Callable[[int], Any]) -> None:
-        from ..lazy import Kept
-
-        self._planned, self._make = planned, make
-        self._kept: Kept[int, Any] = Kept(16)
-
-    def __getitem__(self, number: int) -> Any:
-        if number not in self._planned:
-            raise KeyError(number)
-        value = self._kept.get(number)
-        return self._kept.keep(number, self._make(number)) if value is None else value
-
-    def __iter__(self) -> Any:
-        return iter(self._planned)
-
-    def __len__(self) -> int:
-        return len(self._planned)
-
-    def __contains__(self, number: object) -> bool:
-        return number in self._planned
-
-
 class _Requests:
     """Claude Code's own record of its requests (2.1.x): `api-request-shape` (the system prompt
     and tools, by `shapeHash`), `api-request-blob` (a message, by its hash), and `api-request`
@@ -853,8 +829,9 @@ class _Requests:
             prompts = {number: prompt(number) for number in planned}
             self.bodies = {number: _wire_body(self.record_of(planned[number]), body(number)) for number in planned}
         else:
-            prompts = OnDemand(planned, prompt)
-            self.bodies = OnDemand(planned, lambda number: _wire_body(self.record_of(planned[number]), body(number)))
+            prompts = OnDemand(planned, prompt, keep=16)
+            self.bodies = OnDemand(planned, lambda number: _wire_body(self.record_of(planned[number]), body(number)),
+                                   keep=16)
         if prompts:
             fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
             if len(prompts) == len(steps):

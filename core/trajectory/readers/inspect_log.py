@@ -19,14 +19,14 @@ import io
 import mmap
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from io import BytesIO
 from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
 from ...startup.read_ahead import MAX_MEMBER_BYTES, filled, implausible, inspect_samples
 from ..coerce import mapping, optional_str
-from ..lazy import Kept
+from ..lazy import OnDemand
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..outline import Outline, RawRecords, heads, outline, records_at
 from ..parse import loads
@@ -249,7 +249,8 @@ def read(source: Source) -> Trajectory:
         elif kind != "tool":  # tool events repeat the tool messages
             tally.skip(f"event/{kind}")
     entries: list[chat.Entry] = []
-    recorded = _Prompts(pool, attachments, events)
+    found: dict[int, int] = {}
+    recorded = _prompts(pool, attachments, events, found)
     step = 0
     messages = records_at(sample, "messages", _MessageHead) or []
     later = isinstance(messages, RawRecords)  # each message read whole when its step is shown
@@ -270,10 +271,10 @@ def read(source: Source) -> Trajectory:
         if not entry.is_step:
             continue
         step += 1
-        found = by_output.pop(str(head.get("id")), None)
-        if found is None:
+        found_event = by_output.pop(str(head.get("id")), None)
+        if found_event is None:
             continue
-        recorded.events[step], event = found
+        found[step], event = found_event
         entry.extra.update(_usage_of(event))
         entry.extra["model"] = optional_str(event.get("model"))
     if by_output:
@@ -305,41 +306,22 @@ def _compaction(event: Mapping[str, Any], entries: list[chat.Entry], summary: st
     return marker
 
 
-class _Prompts(Mapping[int, list[Message]]):
-    """Step number -> the input its model event records, built when read (each input repeats
-    the whole history: building all of them at load, or keeping all that were read, would
-    cost the square of it). The last few built are kept, for the step on screen."""
+def _prompts(pool: Sequence[Any], attachments: Mapping[str, Any], events: Sequence[Any],
+             found: dict[int, int]) -> OnDemand[list[Message]]:
+    """Step number -> the input its model event records (`found`: step -> the position of its
+    model event, filled as the steps are read), built when read: each input repeats the whole
+    history, so building all of them at load, or keeping all that were read, would cost the
+    square of it. The last few built are kept, for the step on screen."""
 
-    KEEP = 4
-
-    def __init__(self, pool: Sequence[Any], attachments: Mapping[str, Any], events: Sequence[Any]):
-        self.pool = pool
-        self.attachments = attachments
-        self.all_events = events
-        """The sample's events (`RawRecords`: each read whole when its prompt is built)."""
-        self.events: dict[int, int] = {}
-        """Step number -> the position of its model event."""
-        self._built: Kept[int, list[Message]] = Kept(self.KEEP)
-
-    def __contains__(self, number: object) -> bool:
-        return number in self.events  # Mapping's own would build the prompt to find out
-
-    def __getitem__(self, number: int) -> list[Message]:
-        built = self._built.get(number)
-        if built is not None:
-            return built
+    def build(number: int) -> list[Message]:
         firsts = _Firsts()
         entries: list[chat.Entry] = []
-        for item in _input(mapping(self.all_events[self.events[number]]), self.pool):
-            message = _resolved(mapping(item), self.attachments)
+        for item in _input(mapping(events[found[number]]), pool):  # `events`: each read whole here
+            message = _resolved(mapping(item), attachments)
             entries.append(_entry(message, firsts.first(message.get("role"))))
-        return self._built.keep(number, [entry.build() for entry in entries])
+        return [entry.build() for entry in entries]
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.events)
-
-    def __len__(self) -> int:
-        return len(self.events)
+    return OnDemand(found, build, keep=4)
 
 
 def _output_message(event: Mapping[str, Any], attachments: Mapping[str, Any]) -> Mapping[str, Any]:
