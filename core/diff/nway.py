@@ -101,9 +101,9 @@ def classify(a: Trajectory, b: Trajectory, step_a: int | None, step_b: int | Non
     model_a, model_b = _model(a, step_a), _model(b, step_b)
     if model_a and model_b and model_a != model_b:
         return "model", {"a": model_a, "b": model_b}
-    if _prompt(a, step_a) == _prompt(b, step_b):
-        return "sampling", {"prompt_messages": len(_prompt(a, step_a)),
-                            "a": _choice(a, step_a), "b": _choice(b, step_b)}
+    prompt = _prompt(a, step_a)
+    if prompt == _prompt(b, step_b):
+        return "sampling", {"prompt_messages": len(prompt), "a": _choice(a, step_a), "b": _choice(b, step_b)}
     history_a, history_b = _history(a, step_a), _history(b, step_b)
     for index, (left, right) in enumerate(zip(history_a, history_b, strict=False)):
         if (left.role, left.text) == (right.role, right.text):

@@ -12,7 +12,7 @@ from swedeck.core.errors import UsageError
 from swedeck.core.text import strip_control
 
 if TYPE_CHECKING:
-    from swedeck.core.cost import CostReport
+    from swedeck.core.cost import CostReport, Prices
     from swedeck.core.trajectory.model import Trajectory
 
 
@@ -21,12 +21,15 @@ def run(args: argparse.Namespace) -> int:
         from .replay_ui import run_replay_ui
 
         return run_replay_ui(args)
+    from swedeck.core.config import load_config
+    from swedeck.core.cost import Prices
     from swedeck.core.trajectory.errors import TrajectoryError
     from swedeck.core.trajectory.loader import load_trajectory, named_path
 
     from .replay_ui import replay_paths
 
     paths = replay_paths(named_path(args.path))
+    prices = Prices(load_config(getattr(args, "config", None) or []).model.prices)  # once for every file
     failed = 0
     try:
         for number, file in enumerate(paths):
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             if number and not args.json:
                 print()
-            for line in _lines(trajectory, args.step, args.json, _cost(trajectory, args)):
+            for line in _lines(trajectory, args.step, args.json, _cost(trajectory, prices)):
                 print(line)
         sys.stdout.flush()
     except BrokenPipeError:  # `swedeck replay x --print | head` is fine
@@ -49,13 +52,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _cost(trajectory: Trajectory, args: argparse.Namespace) -> tuple[CostReport, list[dict[str, Any]]]:
+def _cost(trajectory: Trajectory, prices: Prices) -> tuple[CostReport, list[dict[str, Any]]]:
     """The run's cost report (issue 65), with the prices `model.prices` sets over litellm's map,
     and its subagent runs."""
-    from swedeck.core.config import load_config
-    from swedeck.core.cost import Prices, cost_of, subagent_list, subagent_runs
+    from swedeck.core.cost import cost_of, subagent_list, subagent_runs
 
-    prices = Prices(load_config(getattr(args, "config", None) or []).model.prices)
     runs = subagent_runs(trajectory)
     report = cost_of(trajectory, prices, runs)
     return report, subagent_list(trajectory, runs, report)

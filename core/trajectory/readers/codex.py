@@ -567,7 +567,8 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         _tools(reader, payload, fidelity)
         reader.tally.skip("response_item/additional_tools", _WHY["response_item/additional_tools"])
     elif kind == "response_item":
-        context = chat.text_of(payload.get("content")).lstrip().startswith(_CONTEXT_OPENINGS)
+        context = payload.get("role") == "user" and chat.text_of(payload.get("content")).lstrip().startswith(
+            _CONTEXT_OPENINGS)  # only a user message can be Codex's context
         reader.item(_PayloadHead(payload.get("type"), payload.get("role"), payload.get("name")), span, context)
     elif kind == "event_msg" and payload.get("type") == "token_count":
         reader.token_count(payload.get("info"))
