@@ -346,3 +346,40 @@ def test_a_long_claude_code_session_builds_each_steps_request_when_asked(tmp_pat
             [(m.role, m.text) for m in eager.recorded_prompts[number]]
         assert lazy.rebuilt_requests[number] == eager.rebuilt_requests[number]
     assert len(lazy.recorded_prompts[400]) == 1 + 1 + 2 * 399  # the system prompt, the task, every step before
+
+
+def test_a_claude_code_sessions_request_records_are_held_as_names_and_places(tmp_path):
+    """Issue 63.5: a 400 MB session with its own request records held 707 MB (each request's
+    fields as a dict, each message's hash as text, each entry's usage twice). Now a request is
+    a struct of digests and the plan keeps no usage beside the entries: the same steps, the
+    same totals, and a request record that does not say what it should is never "recorded"."""
+    from bench.generate import write_claude_code_requests
+    from swedeck.core.trajectory.readers import claude_code
+
+    path = write_claude_code_requests(tmp_path / "session.jsonl", 40, 60)
+    trajectory = load_trajectory(path, lazy=True)
+    stats = trajectory.info.model_stats
+    assert stats.api_calls == 40
+    assert stats.prompt_tokens == sum(step.usage.prompt_tokens for step in trajectory.steps) > 0
+    assert stats.completion_tokens == sum(step.usage.completion_tokens for step in trajectory.steps) > 0
+    assert summary(trajectory)["steps_by_provenance"] == {"recorded": 40}
+    digest = "ab" * 32
+    assert claude_code.name(digest) == bytes.fromhex(digest)
+    assert claude_code.name(digest.upper()) == digest.upper()  # not Claude Code's spelling: no one's digest
+    assert claude_code.name("ab") == "ab"
+    lines = path.read_text().splitlines()
+    requests = [index for index, line in enumerate(lines) if json.loads(line)["type"] == "api-request"]
+    assert len(requests) == 40
+    hostile = {requests[3]: {"tail": "not a list"}, requests[9]: {"keep": "3"}, requests[14]: {"id": 7},
+               requests[20]: {"tail": [name.upper() for name in json.loads(lines[requests[20]])["tail"]]}}
+    for index, change in hostile.items():
+        lines[index] = json.dumps({**json.loads(lines[index]), **change})
+    changed = tmp_path / "changed.jsonl"
+    changed.write_text("\n".join(lines) + "\n")
+    forged = load_trajectory(changed, lazy=True)
+    fidelity = summary(forged)
+    assert len(forged.steps) == 40
+    assert fidelity["steps_by_provenance"].get("recorded", 0) < 40
+    assert 1 <= len(forged.recorded_prompts) <= 3  # the steps before the first request that does not say its messages
+    for number in forged.recorded_prompts:  # what is recorded is what the file's messages are
+        assert [m.text for m in forged.recorded_prompts[number]] == [m.text for m in trajectory.recorded_prompts[number]]

@@ -24,13 +24,15 @@ import hashlib
 import json
 import mmap
 import re
+import sys
+from array import array
 from collections.abc import Callable, Mapping
-from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
 
-from ...messages import MessageType
+from ...messages import MessageType, ModelStats
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..lazy import OnDemand
@@ -102,11 +104,12 @@ _FULL_TYPES = ("api-request-shape", "api-request-blob", "api-request")
 
 
 class _Lines:
-    """The file's lines by position: each record's head at once, the whole record when asked."""
+    """The file's lines by position: each record's head at once, the whole record when asked.
+    Where each line is, kept as two arrays of offsets (a million records, not a million tuples)."""
 
     def __init__(self, source: Source) -> None:
         self.content = source.content
-        self.spans: list[tuple[int, int]] = []
+        self.starts, self.ends = array("q"), array("q")
         self._full: dict[int, Mapping[str, Any]] = {}
         self._last_index, self._last_record = -1, {}  # type: tuple[int, Mapping[str, Any]]
 
@@ -115,10 +118,18 @@ class _Lines:
         if record is None:
             if self._last_index == index:  # the entries of one record (its tool results) read it once
                 return self._last_record
-            start, end = self.spans[index]
-            record = loads(span(self.content, start, end))
+            record = loads(self.line(index))
             self._last_index, self._last_record = index, record
         return record
+
+    def add(self, start: int, end: int) -> int:
+        """A line's place in the file; its position among the lines."""
+        self.starts.append(start)
+        self.ends.append(end)
+        return len(self.starts) - 1
+
+    def line(self, index: int) -> Any:
+        return span(self.content, self.starts[index], self.ends[index])
 
     def keep(self, index: int, record: Mapping[str, Any]) -> None:
         self._full[index] = record
@@ -128,18 +139,14 @@ class _Lines:
         return self._full.get(index)
 
 
-def _reread(content: Any, start: int, end: int) -> Any:
-    """The record at [start, end) of the file, parsed again."""
-    return loads(span(content, start, end))
-
-
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
-          titles: list[str], start: int = 0) -> tuple[list[Any], _Lines]:
-    """One pass over the lines (from `start`, where a line starts): the heads of the message
-    records (in file order), the request records and titles; damaged lines said and counted,
-    as `json_lines` does."""
+          titles: list[str], start: int = 0, part: bool = False) -> tuple[_Tree, _Lines]:
+    """One pass over the lines (from `start`, where a line starts): the tree of the message
+    records (in file order; each head dropped once its place in the tree is known), the request
+    records and titles; damaged lines said and counted, as `json_lines` does. `start` past 0:
+    `part`: the records of a file's end, from `start`."""
     lines = _Lines(source)
-    heads: list[Any] = []
+    tree = _Tree(lines.full, part=part)
     for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
@@ -159,21 +166,22 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
             head = record  # not the shape the head expects (a field of another type): read whole
         kind = head.get("type")
         if kind in _CHAIN_TYPES and isinstance(head.get("uuid"), str):
-            lines.spans.append((line_start, end))
+            index = lines.add(line_start, end)
             if isinstance(head, Mapping):
-                lines.keep(len(heads), head)
-            heads.append(head)
+                lines.keep(index, head)
+            tree.add(head)
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
-        elif kind in _FULL_TYPES and requests.add(loads(line), partial(_reread, lines.content, line_start, end)):
+        elif kind in _FULL_TYPES and requests.add(kind, line, lines.content, line_start, end):
             continue
         elif kind == "cost-state":
             _cost_state(info, loads(line))
             tally.skip(kind, _WHY[kind])
         else:
             tally.skip(kind, _WHY.get(str(kind)))
-    return heads, lines
+    tree.done()
+    return tree, lines
 
 
 def read(source: Source) -> Trajectory:
@@ -181,20 +189,19 @@ def read(source: Source) -> Trajectory:
     info = TrajectoryInfo()
     requests = _Requests()
     titles: list[str] = []
-    records, lines = _scan(source, info, tally, requests, titles)
-    tree = _Tree(records, lines.full)
+    tree, lines = _scan(source, info, tally, requests, titles)
     if source.branch is not None and source.branch not in tree.position:
         raise ValueError(f"#{source.branch}: no record with that uuid in this session")
-    main = [i for i in tree.leaves if not records[i].get("isSidechain")] or tree.leaves  # a subagent file: all sidechain
+    main = [i for i in tree.leaves if not tree.sidechain[i]] or tree.leaves  # a subagent file: all sidechain
     leaf = tree.position[source.branch] if source.branch is not None else main[-1] if main else None
     chain = tree.chain(leaf)
     fidelity = chat.reconstructed(branches=max(0, len(tree.leaves) - 1))
     if tree.implied:
         fidelity.notes.append(f"{tree.implied} records name no parent in this file (parentUuid null or not found): "
                               "each continues the record before it")
-    fidelity.openable = [Branch(tree.label(other), f"{source.path}#{records[other]['uuid']}")
+    fidelity.openable = [Branch(tree.label(other), f"{source.path}#{tree.full(other).get('uuid')}")
                          for other in tree.leaves if other != leaf]
-    sidechain = sum(1 for record in records if record.get("isSidechain"))
+    sidechain = tree.sidechain.count(1)
     if sidechain:
         fidelity.notes.append(f"{sidechain} sidechain records (subagent runs inside this file) are kept as branches")
     subagents = _subagent_files(source)
@@ -205,14 +212,15 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    heads = [_main_head(lines, i) for i in chain]  # the main line planned from its heads, each entry built
-    entries = _planned(heads, chain, lines, tally)    # from its records when shown (issue 49)
-    info.session = _session(heads[0] if heads else {})
-    info.model_name = next((optional_str(_get(record.get("message"), "model")) for record in heads
-                            if record.get("type") == "assistant"), None)
+    heads = _MainHeads(lines, chain)  # the main line planned from its heads, each entry built
+    plan = _Plan(requests.requests, info.model_stats)
+    entries = _planned(heads, chain, lines, tally, plan=plan)  # from its records when shown (issue 49)
+    info.session = _session(heads[0] if chain else {})
+    info.model_name = next((optional_str(_get(heads[i].get("message"), "model")) for i in range(len(chain))
+                            if heads[i].get("type") == "assistant"), None)
     tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
-    prompts = requests.prompts(entries, chain if requests.requests else [], lines.full, fidelity)
+    prompts = requests.prompts(plan.refs, chain if requests.requests else [], lines.full, fidelity)
     trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                                  provenance=lambda number: "recorded" if number in prompts else None)
     trajectory.rebuilt_requests = requests.bodies
@@ -239,14 +247,12 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
         return None
     for start, _ in part_bounds(content, at_end=True):
         tally, info, requests = chat.Tally(), TrajectoryInfo(), _Requests()
-        records, lines = _scan(source, info, tally, requests, [], start)
-        tree = _Tree(records, lines.full, part=True)  # its request records join when the whole is read
-        main = [i for i in tree.leaves if not records[i].get("isSidechain")]
+        tree, lines = _scan(source, info, tally, requests, [], start, part=True)  # its request records join when the whole is read
+        main = [i for i in tree.leaves if not tree.sidechain[i]]
         chain = tree.chain(main[-1]) if main else []
         if not chain or chain[0] not in tree.cut:
             continue  # no main line here, or one that begins in the part: read more
-        heads = [_main_head(lines, i) for i in chain]
-        entries = _planned(heads, chain, lines, tally, task=True)
+        entries = _planned(_MainHeads(lines, chain), chain, lines, tally, task=True)
         starts = [index for index, entry in enumerate(entries) if entry.is_step]
         if len(starts) < 2:
             continue
@@ -327,24 +333,51 @@ def _main_head(lines: _Lines, index: int) -> Any:
     kept = lines.kept(index)
     if kept is not None:
         return kept
-    start, end = lines.spans[index]
     try:
-        return _decode_main(span(lines.content, start, end))
+        return _decode_main(lines.line(index))
     except msgspec.MsgspecError:
         return lines.full(index)
 
 
-class _Later(chat.Later):
+class _MainHeads:
+    """The main line's records' heads by their place on it, each decoded when asked for and the
+    latest few kept (a plan looks one record ahead): a session of 200,000 records never holds
+    them all (1 KB each)."""
+
+    def __init__(self, lines: _Lines, chain: list[int]) -> None:
+        self.lines, self.chain = lines, chain
+        self._kept: dict[int, Any] = {}
+
+    def __getitem__(self, place: int) -> Any:
+        head = self._kept.get(place)
+        if head is None:
+            if len(self._kept) >= 8:
+                self._kept.clear()
+            head = self._kept[place] = _main_head(self.lines, self.chain[place])
+        return head
+
+
+_NOTHING: Any = MappingProxyType({})
+"""The `extra` of a planned entry that knows nothing more yet (read, never written: one for all)."""
+
+
+class _Later(chat.Later, gc=False):
     """An entry of the main line, from its records read whole. `how`: a model call (`records`:
     its records), a compaction's summary (`before`: the boundary's figure), or entry `position`
-    of a user record (`first`: it may be the task)."""
+    of a user record (`first`: it may be the task). Not followed by the collector: it holds no
+    cycle, and a session has hundreds of thousands."""
 
     lines: Any = None
-    records: tuple[int, ...] = ()
+    at: int | tuple[int, ...] = ()
+    """Its record's position, or its records' (a session's 200,000 entries are one record each)."""
     how: str = "response"
     position: int = 0
     first: bool = False
     before: int | None = None
+
+    @property
+    def records(self) -> tuple[int, ...]:
+        return (self.at,) if isinstance(self.at, int) else self.at
 
     def make(self) -> chat.Entry:
         full = self.lines.full
@@ -367,6 +400,10 @@ class _Later(chat.Later):
         return _user(record, mapping(record.get("message")), self.first)[self.position]
 
 
+def _at(records: tuple[int, ...]) -> int | tuple[int, ...]:
+    return records[0] if len(records) == 1 else records
+
+
 def _get(value: Any, key: str) -> Any:
     """`value[key]` of a record's part, parsed (a dict) or a head (a Struct with `get`); None for anything else."""
     try:
@@ -375,12 +412,23 @@ def _get(value: Any, key: str) -> Any:
         return None
 
 
-def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tally, task: bool = False) -> list[chat.Entry]:
+class _Plan(msgspec.Struct):
+    """What the whole reading's plan keeps beside the entries: each step's request id, by
+    step (one string with the request's own), and the usage's totals."""
+
+    requests: Mapping[str, _Request]
+    stats: ModelStats
+    refs: list[str | None] = msgspec.field(default_factory=list)
+
+
+def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tally, task: bool = False,
+             plan: _Plan | None = None) -> list[chat.Entry]:
     """The main line's entries from its records' heads: each entry's role, type, usage and
     request now, its text when it is shown. One model call is the run of `assistant` records of
     one `message.id`; a user record is a tool message per `tool_result` block, then its text;
     the user record after a compact boundary (`isCompactSummary`) is a compaction marker, with
-    the boundary's `preTokens`. `task`: the task was before these records (a file's end)."""
+    the boundary's `preTokens`. `task`: the task was before these records (a file's end).
+    `plan`: what the whole reading keeps of each step beside its entry (its request, usage)."""
     entries: list[chat.Entry] = []
     pre_tokens: int | None = None
     snapshot: int | None = None
@@ -388,24 +436,29 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
     turn: _Later | None = None
     """The latest system turn of attachments: the next one joins it unless a message came between."""
     index = 0
-    while index < len(heads):
+    while index < len(chain):
         head = heads[index]
         kind = head.get("type")
         message = head.get("message")
         if kind == "assistant":
             group = [index]
             message_id = _get(message, "id")
-            while index + 1 < len(heads) and heads[index + 1].get("type") == "assistant" and message_id and \
+            while index + 1 < len(chain) and heads[index + 1].get("type") == "assistant" and message_id and \
                     _get(heads[index + 1].get("message"), "id") == message_id:
                 index += 1
                 group.append(index)
             calls = any(_block_type(block) in ("tool_use", "server_tool_use")
                         for position in group for block in _blocks(heads[position].get("message")))
-            planned = {"usage": _usage(_get(heads[group[-1]].get("message"), "usage")),
-                       "request_ref": optional_str(head.get("requestRef"))}  # what `_Requests.prompts` reads
+            if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
+                ref = optional_str(head.get("requestRef"))
+                plan.refs.append(plan.requests[ref].id if ref is not None and ref in plan.requests else ref)
+                usage = _usage(_get(heads[group[-1]].get("message"), "usage"))
+                if usage is not None:
+                    plan.stats.prompt_tokens += usage.prompt_tokens
+                    plan.stats.completion_tokens += usage.completion_tokens
+                plan.stats.api_calls += 1
             entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
-                                  {key: value for key, value in planned.items() if value is not None}, lines=lines,
-                                  records=tuple(chain[position] for position in group)))
+                                  _NOTHING, lines=lines, at=_at(tuple(chain[position] for position in group))))
         elif kind == "system":
             if head.get("subtype") == "compact_boundary":
                 metadata = head.get("compactMetadata")
@@ -417,9 +470,9 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
             attachment = head.get("attachment")
             role = head.get("renderedRole")
             if role == "system" and turn is not None and entries and entries[-1] is turn:
-                turn.records = (*turn.records, chain[index])  # one system turn, as Claude Code sends it
+                turn.at = (*turn.records, chain[index])  # one system turn, as Claude Code sends it
             elif role in ("system", "user"):
-                later = _Later(str(role), "", MessageType.USER_MESSAGE, lines=lines, records=(chain[index],),
+                later = _Later(str(role), "", MessageType.USER_MESSAGE, _NOTHING, lines=lines, at=chain[index],
                                how="attachment")
                 entries.append(later)
                 turn = later if role == "system" else turn
@@ -430,7 +483,7 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
             else:
                 tally.skip(f"attachment/{_get(attachment, 'type') or 'unknown'}", _WHY["attachment"])
         elif head.get("isCompactSummary"):
-            entries.append(_Later("user", "", MessageType.COMPACTION, lines=lines, records=(chain[index],),
+            entries.append(_Later("user", "", MessageType.COMPACTION, _NOTHING, lines=lines, at=chain[index],
                                   how="compaction", before=pre_tokens or None))
             pre_tokens = None
         else:
@@ -444,11 +497,11 @@ def _planned(heads: list[Any], chain: list[int], lines: _Lines, tally: chat.Tall
             else:
                 kinds = [("user", said)]
             task = task or any(kind == MessageType.TASK for _, kind in kinds)
-            entries.extend(_Later(role, "", kind, lines=lines, records=(chain[index],), how="user", position=position,
+            entries.extend(_Later(role, "", kind, _NOTHING, lines=lines, at=chain[index], how="user", position=position,
                                   first=first) for position, (role, kind) in enumerate(kinds))
         index += 1
     if snapshot is not None and not _system_first(entries):
-        entries.insert(0, _Later("system", "", MessageType.SYSTEM, lines=lines, records=(snapshot,), how="snapshot"))
+        entries.insert(0, _Later("system", "", MessageType.SYSTEM, _NOTHING, lines=lines, at=snapshot, how="snapshot"))
     return entries
 
 
@@ -491,41 +544,56 @@ class _Tree:
     file's end (`part`), a record whose parent is not among them, or whose record before is
     not, starts a run that is `cut`: what came before it is not known."""
 
-    def __init__(self, records: list[Any], full: Callable[[int], Mapping[str, Any]], part: bool = False):
-        self.records = records
-        """Each record's head (`_Head`) or, where it did not fit one, the record."""
+    def __init__(self, full: Callable[[int], Mapping[str, Any]], part: bool = False):
         self.full = full
         """A record read whole, by position (a branch's label reads its last one)."""
-        self.parent: list[int | None] = []
-        self.depth: list[int] = []
+        self.part = part
+        self.parent = array("q")
+        """Each record's parent's position, -1 for none."""
+        self.depth = array("q")
         """Records from the root to each (parents come earlier: one pass, no walk per leaf)."""
+        self.sidechain = bytearray()
+        """1 for a record of a sidechain (a subagent's run inside the file)."""
         self.position: dict[str, int] = {}
         """Each uuid's latest position: what `PATH#uuid` opens."""
         self.implied = 0
         self.cut: set[int] = set()
-        for index, record in enumerate(records):
-            named = _parent(record)
-            if named is not None and named in self.position:
-                self.parent.append(self.position[named])
-            elif part and (named is not None or index == 0):
-                self.parent.append(None)
-                self.cut.add(index)
-            elif index == 0 or record.get("isSidechain"):
-                self.parent.append(None)
-            else:
-                self.parent.append(index - 1)
-                self.implied += 1
-            parent = self.parent[-1]
-            self.depth.append(1 if parent is None else self.depth[parent] + 1)
-            self.position[str(record["uuid"])] = index
-        continued = set(self.parent)
-        self.leaves = [index for index in range(len(records)) if index not in continued]
-        """The records nothing continues from, in file order: the main line's end and each branch's."""
+        self._continued = bytearray()
+        self.leaves: list[int] = []
+        """The records nothing continues from, in file order: the main line's end and each
+        branch's (`done`)."""
+
+    def add(self, record: Any) -> None:
+        """The next record's head (or the record): its place in the tree."""
+        index = len(self.parent)
+        named = _parent(record)
+        sidechain = bool(record.get("isSidechain"))
+        if named is not None and named in self.position:
+            parent = self.position[named]
+        elif self.part and (named is not None or index == 0):
+            parent = -1
+            self.cut.add(index)
+        elif index == 0 or sidechain:
+            parent = -1
+        else:
+            parent = index - 1
+            self.implied += 1
+        self.parent.append(parent)
+        self.depth.append(1 if parent < 0 else self.depth[parent] + 1)
+        self.sidechain.append(sidechain)
+        self._continued.append(0)
+        if parent >= 0:
+            self._continued[parent] = 1
+        self.position[str(record["uuid"])] = index
+
+    def done(self) -> None:
+        """Every record added: the leaves."""
+        self.leaves = [index for index, continued in enumerate(self._continued) if not continued]
 
     def chain(self, leaf: int | None) -> list[int]:
         """The positions from the root to `leaf` (parents always come earlier: no cycle)."""
         chain: list[int] = []
-        while leaf is not None:
+        while leaf is not None and leaf >= 0:
             chain.append(leaf)
             leaf = self.parent[leaf]
         chain.reverse()
@@ -697,41 +765,86 @@ def _wire_body(request: Mapping[str, Any], body: dict[str, Any]) -> dict[str, An
     return whole
 
 
-def message_hash(message: Mapping[str, Any]) -> str:
+def message_hash(message: Mapping[str, Any]) -> bytes:
     """Claude Code's name for a message in its `api-request` records: the SHA-256 of its JSON,
-    keys sorted, no spaces, characters as they are."""
+    keys sorted, no spaces, characters as they are (its digest: `name` reads a record's hex)."""
     return hashlib.sha256(json.dumps(message, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-                          .encode()).hexdigest()
+                          .encode("utf-8", "surrogatepass")).digest()
 
 
-class Known(Mapping[str, Mapping[str, Any]]):
-    """Messages by their hash: the blobs, and the transcript's own messages by where their
-    records are (read again when a prompt is built)."""
+def name(written: Any) -> bytes | str:
+    """A message's name as a request record writes it: the digest of a lowercase SHA-256 hex
+    (32 bytes held, not a 64-character string), anything else as it is (never anyone's digest)."""
+    text = str(written)
+    if len(text) == 64:
+        try:
+            digest = bytes.fromhex(text)
+        except ValueError:
+            return text
+        if digest.hex() == text:
+            return digest
+    return text
 
-    def __init__(self, blobs: Mapping[str, Mapping[str, Any]], full: Callable[[int], Mapping[str, Any]]) -> None:
+
+class Known(Mapping[bytes | str, Mapping[str, Any]]):
+    """Messages by their name: the blobs, and the transcript's own messages by where their
+    records are (read again when a prompt is built): a person's by its record's position, an
+    answer by its records' positions."""
+
+    def __init__(self, blobs: Mapping[bytes | str, Mapping[str, Any]], full: Callable[[int], Mapping[str, Any]]) -> None:
         self.blobs, self.full = blobs, full
-        self.places: dict[str, tuple[tuple[int, ...], str]] = {}
+        self.places: dict[bytes | str, int | tuple[int, ...]] = {}
+        """A person's message: its record's position; an answer: `~position` of its one record,
+        or its records' positions (a session's 200,000 messages, each held in a few bytes)."""
 
-    def add(self, name: str, indices: tuple[int, ...], role: str) -> None:
-        self.places[name] = (indices, role)
-
-    def __getitem__(self, name: str) -> Mapping[str, Any]:
-        if name in self.blobs:
-            return self.blobs[name]
-        indices, role = self.places[name]
-        if role == "user":
-            return {"role": "user", "content": mapping(self.full(indices[0]).get("message")).get("content")}
-        return {"role": "assistant", "content": [block for index in indices
+    def __getitem__(self, key: bytes | str) -> Mapping[str, Any]:
+        if key in self.blobs:
+            return self.blobs[key]
+        place = self.places[key]
+        if isinstance(place, int) and place >= 0:
+            return {"role": "user", "content": mapping(self.full(place).get("message")).get("content")}
+        return {"role": "assistant", "content": [block for index in ((~place,) if isinstance(place, int) else place)
                                                  for block in mapping(self.full(index).get("message")).get("content") or []]}
 
-    def __contains__(self, name: object) -> bool:
-        return name in self.blobs or name in self.places
+    def __contains__(self, key: object) -> bool:
+        return key in self.blobs or key in self.places
 
     def __iter__(self) -> Any:
         return iter({**dict.fromkeys(self.blobs), **dict.fromkeys(self.places)})
 
     def __len__(self) -> int:
         return len(set(self.blobs) | set(self.places))
+
+
+_UNSAID = "(not a message's name)"
+"""A request record's name for a message it does not say (its `tail` not a list, its `keep`
+not a number): no message has it, so the request is never rebuilt, never "recorded"."""
+
+
+class _Request(msgspec.Struct, gc=False):
+    """What an `api-request` record says of its messages, and where it is in the file (its
+    parameters and cache marks are read again from there, for `--wire`)."""
+
+    id: str
+    base: str | None = None
+    keep: int = 0
+    tail: tuple[bytes | str, ...] = ()
+    shapeHash: str | None = None
+    start: int = 0
+    end: int = 0
+
+
+class _RequestRecord(_Part):
+    """An `api-request` record's fields the chain needs, read without its parameters."""
+
+    id: str
+    base: Any = None
+    keep: Any = 0
+    tail: Any = None
+    shapeHash: Any = None
+
+
+_decode_request = msgspec.json.Decoder(_RequestRecord).decode
 
 
 EAGER_PROMPTS = 300
@@ -748,38 +861,55 @@ class _Requests:
 
     def __init__(self) -> None:
         self.shapes: dict[str, Mapping[str, Any]] = {}
-        self.blobs: dict[str, Mapping[str, Any]] = {}
-        self.requests: dict[str, Mapping[str, Any]] = {}
+        self.blobs: dict[bytes | str, Mapping[str, Any]] = {}
+        self.requests: dict[str, _Request] = {}
         self.bodies: Mapping[int, dict[str, Any]] = {}
         """Step -> its request's body as rebuilt (`prompt --wire`)."""
         self.mismatched = 0
         """Blobs whose hash is not their message's (never used: a request naming one is rebuilt from the transcript)."""
-        self.whole: dict[str, Callable[[], Any]] = {}
-        """Request id -> its record read whole again (a session's 100,000 parameters are not held)."""
+        self.content: Any = b""
+        """The file the request records are in (each read again whole for `--wire`)."""
 
-    def add(self, record: Mapping[str, Any], again: Callable[[], Any] = lambda: {}) -> bool:
-        """A request record (`again`: reads it whole once more, from the file)."""
-        kind = record.get("type")
+    def add(self, kind: Any, line: Any, content: Any, start: int, end: int) -> bool:
+        """A request record, the line at [start, end) of `content`."""
+        if kind == "api-request":
+            try:
+                head: Any = _decode_request(line)
+            except msgspec.MsgspecError:
+                head = mapping(loads(line))
+                if not isinstance(head.get("id"), str):
+                    return False
+            base, keep, tail = head.get("base"), head.get("keep"), head.get("tail")
+            base = self.requests[base].id if isinstance(base, str) and base in self.requests else \
+                str(base) if base else None  # one string for the id and each base naming it
+            shape = head.get("shapeHash")
+            names = () if tail is None else tuple(map(name, tail)) if isinstance(tail, list) else (_UNSAID,)
+            if base and not isinstance(keep, int):  # how much of the base it keeps is not said: not rebuilt
+                names = (*names, _UNSAID)
+            self.requests[head.get("id")] = _Request(head.get("id"), base, keep if isinstance(keep, int) else 0, names,
+                                                     sys.intern(str(shape)) if shape else None, start, end)
+            self.content = content
+            return True
+        record = loads(line)
+        if not isinstance(record, Mapping):
+            return False
         if kind == "api-request-shape" and isinstance(record.get("shapeHash"), str):
             self.shapes[record["shapeHash"]] = mapping(record.get("shape"))
         elif kind == "api-request-blob" and isinstance(record.get("hash"), str):
             message = mapping(record.get("message"))
-            if message_hash(message) == record["hash"]:
-                self.blobs[record["hash"]] = message
+            key = name(record["hash"])
+            if message_hash(message) == key:
+                self.blobs[key] = message
             else:  # a blob is its message's name: one that is not is not the message the request sent
                 self.mismatched += 1
-        elif kind == "api-request" and isinstance(record.get("id"), str):
-            # what the chain needs, kept; the parameters and cache marks read again for `--wire`
-            self.requests[record["id"]] = {key: record.get(key) for key in ("id", "base", "keep", "tail", "shapeHash")}
-            self.whole[record["id"]] = again
         else:
             return False
         return True
 
-    def prompts(self, entries: list[chat.Entry], chain: list[int], full: Callable[[int], Mapping[str, Any]],
+    def prompts(self, refs: list[str | None], chain: list[int], full: Callable[[int], Mapping[str, Any]],
                 fidelity: Fidelity) -> Mapping[int, list[Any]]:
         """Each step's prompt, rebuilt from the request records where they name every message.
-        `chain`: the main line's records by position, `full` reads one whole. A message the
+        `refs`: each step's request id; `chain`: the main line's records by position, `full` reads one whole. A message the
         transcript holds is known by its hash and found again in its records when a prompt is
         built (a session's every answer and tool result are not all held at once)."""
         if not self.requests:
@@ -794,27 +924,28 @@ class _Requests:
             if record.get("type") == "assistant" and isinstance(message.get("id"), str):
                 answers.setdefault(message["id"], []).append(index)
             elif record.get("type") == "user":
-                known.add(message_hash({"role": "user", "content": message.get("content")}), (index,), "user")
+                known.places[message_hash({"role": "user", "content": message.get("content")})] = index
         for indices in answers.values():
             content = [block for index in indices for block in mapping(full(index).get("message")).get("content") or []]
-            known.add(message_hash({"role": "assistant", "content": content}), tuple(indices), "assistant")
-        steps = [entry for entry in entries if entry.is_step]
+            known.places[message_hash({"role": "assistant", "content": content})] = \
+                ~indices[0] if len(indices) == 1 else tuple(indices)
+        del answers
         missing = 0
         resolvable: dict[str, bool] = {}
-        planned: dict[int, Mapping[str, Any]] = {}
-        for number, entry in enumerate(steps, start=1):
-            request = self.requests.get(str(entry.extra.get("request_ref") or ""))
+        planned: dict[int, _Request] = {}
+        for number, ref in enumerate(refs, start=1):
+            request = self.requests.get(ref) if ref else None
             if request is None:
                 continue
-            if not self._resolvable(request, known, resolvable) or \
-                    self.shapes.get(str(request.get("shapeHash") or "")) is None:
+            if not self._resolvable(request, known, resolvable) or self.shapes.get(str(request.shapeHash or "")) is None:
                 missing += 1
                 continue
             planned[number] = request
+        del resolvable
 
         def body(number: int) -> dict[str, Any]:
             request = planned[number]
-            shape = self.shapes[str(request.get("shapeHash") or "")]
+            shape = self.shapes[str(request.shapeHash or "")]
             return {"system": shape.get("system"), "tools": shape.get("tools"),
                     "messages": self._messages(request, known, set()) or []}
 
@@ -834,9 +965,9 @@ class _Requests:
                                    keep=16)
         if prompts:
             fidelity.parts.update({"system prompt": "recorded", "tools": "recorded"})
-            if len(prompts) == len(steps):
+            if len(prompts) == len(refs):
                 fidelity.prompt = "recorded"
-            fidelity.notes.append(f"{len(prompts)} of {len(steps)} steps' requests rebuilt from Claude Code's own "
+            fidelity.notes.append(f"{len(prompts)} of {len(refs)} steps' requests rebuilt from Claude Code's own "
                                   "api-request records (system prompt without its billing line, tools, messages)")
         if missing:
             fidelity.notes.append(f"{missing} api-request records name a message this file does not hold: "
@@ -846,47 +977,47 @@ class _Requests:
                                   "not used (a request that names one is rebuilt from the transcript, not recorded)")
         return prompts
 
-    def record_of(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    def record_of(self, request: _Request) -> Mapping[str, Any]:
         """The request's record whole (its parameters, its cache marks)."""
-        reader = self.whole.get(str(request.get("id")))
-        record = reader() if reader is not None else None
-        return mapping(record) or request
+        try:
+            return mapping(loads(span(self.content, request.start, request.end)))
+        except ValueError:
+            return {}
 
-    def _resolvable(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
+    def _resolvable(self, request: _Request, known: Mapping[bytes | str, Mapping[str, Any]],
                     done: dict[str, bool]) -> bool:
         """Whether the request's every message is known (its tail's, and its base's, found along
         the chain without recursion); each request's answer kept in `done` (linear in the chain)."""
-        chain: list[Mapping[str, Any]] = []
-        link: Mapping[str, Any] | None = request
+        chain: list[_Request] = []
+        link: _Request | None = request
         on_chain: set[str] = set()
-        while link is not None and str(link.get("id")) not in done:
-            name = str(link.get("id"))
-            if name in on_chain:  # a loop
+        while link is not None and link.id not in done:
+            if link.id in on_chain:  # a loop
                 for item in chain:
-                    done[str(item.get("id"))] = False
+                    done[item.id] = False
                 return False
-            on_chain.add(name)
+            on_chain.add(link.id)
             chain.append(link)
-            base = link.get("base")
-            link = self.requests.get(str(base)) if base else None
+            base = link.base
+            link = self.requests.get(base) if base else None
             if base and link is None:
-                done[str(base)] = False
-                link = {"id": str(base)}
-        ok = True if link is None else done[str(link.get("id"))]
+                done[base] = False
+                link = _Request(base)
+        ok = True if link is None else done[link.id]
         for item in reversed(chain):
-            ok = ok and all(str(name) in known for name in item.get("tail") or [])
-            done[str(item.get("id"))] = ok
-        return done[str(request.get("id"))]
+            ok = ok and all(name in known for name in item.tail)
+            done[item.id] = ok
+        return done[request.id]
 
-    def _messages(self, request: Mapping[str, Any], known: Mapping[str, Mapping[str, Any]],
+    def _messages(self, request: _Request, known: Mapping[bytes | str, Mapping[str, Any]],
                   seen: set[str]) -> list[Mapping[str, Any]] | None:
         """The request's messages: its base's first `keep`, then its `tail`; None where one is
         missing or the chain loops. Read along the chain without recursion (a session of
         thousands of requests, each continuing the last)."""
         chain = [request]
-        seen.add(str(request.get("id")))
-        while chain[-1].get("base"):
-            base = str(chain[-1]["base"])
+        seen.add(request.id)
+        while chain[-1].base:
+            base = str(chain[-1].base)
             earlier = self.requests.get(base)
             if earlier is None or base in seen:
                 return None
@@ -894,10 +1025,9 @@ class _Requests:
             chain.append(earlier)
         messages: list[Mapping[str, Any]] = []
         for link in reversed(chain):
-            keep = link.get("keep") if isinstance(link.get("keep"), int) else 0
-            messages = messages[:keep] if link.get("base") else []
-            for name in link.get("tail") or []:
-                message = known.get(str(name))
+            messages = messages[:link.keep] if link.base else []
+            for key in link.tail:
+                message = known.get(key)
                 if message is None:
                     return None
                 messages.append(message)
