@@ -289,6 +289,44 @@ async def test_enter_on_an_instance_opens_the_pairs_diff_and_q_comes_back(two_ba
         assert app.is_running
 
 
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_three_batches_in_the_view_enter_compares_an_instances_runs(two_batches):
+    """Issue 66.3: `swedeck diff RUN_1/ RUN_2/ RUN_3/` lists each instance with its outcome in
+    every run, those that differ first, each run's totals above; Enter opens the instance's runs
+    in the N-run view and `q` comes back."""
+    import shutil
+
+    from textual.widgets import DataTable, Static
+
+    from support.waiting import wait_for
+    from swedeck.core.diff.batch import compare_many
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.many_batches_screen import ManyBatchesScreen
+    from swedeck.tui.diff.many_screen import ManyRunsScreen
+
+    a, b = two_batches
+    c = a.parent / "batch-c"
+    shutil.copytree(a, c)
+    (c / "verdicts.json").write_text(json.dumps({"p-1": "unresolved", "p-3": "resolved"}))
+    app = DiffApp.of_many_batches(compare_many([a, b, c]))
+    async with app.run_test(size=(160, 40)) as pilot:
+        listing = await wait_for(pilot, lambda: isinstance(app.screen, ManyBatchesScreen) and app.screen)
+        table = listing.query_one(DataTable)
+        assert table.row_count == 3
+        assert [str(table.get_row_at(row)[1]) for row in range(3)] == ["p-1", "p-2", "p-3"]
+        first = [str(cell) for cell in table.get_row_at(0)]
+        assert first[0] == "≠" and "resolved" in first[2] and "unresolved" in first[4], first
+        header = str(listing.query_one("#many-batches-header", Static).render())
+        assert "3 batches · 3 instances · 3 with outcomes that differ" in header and "run 2: batch-c" in header
+        await pilot.press("enter")
+        many = await wait_for(pilot, lambda: isinstance(app.screen, ManyRunsScreen) and app.screen)
+        assert all("p-1.traj.json" in path for path in many.paths) and len(many.paths) == 3
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is listing)
+        assert app.is_running
+
+
 def prepared_run(server, folder: Path, data: str, *turns: Turn, system: str | None = None,
                  model: str | None = None) -> Path:
     """`run` in the one working folder `folder.parent / "work"` (the task names the folder: the
@@ -387,17 +425,37 @@ def test_three_batches_each_instance_with_its_outcome_in_each_and_the_flips(two_
 @pytest.mark.anyio
 @pytest.mark.timeout(120)
 async def test_three_runs_in_the_view_the_reference_against_each_switched_with_a_key(tmp_path):
-    """Issue 66: `swedeck diff A B C` opens the reference against run 1, says why they parted,
-    and `]` shows it against run 2 (`[` back)."""
-    from textual.widgets import Static
+    """Issue 66.1: `swedeck diff A B C` shows every run's steps in columns beside the reference's
+    where the terminal is wide enough (at 80x24 the reference and the chosen run, `]` switching),
+    each run's first divergence marked and classed, every context curve in one chart; Enter opens
+    the reference and the chosen run in the two-run view, where `]` goes on to the next run and
+    `q` comes back."""
+    from textual.widgets import DataTable, Static
 
     from support.waiting import wait_for
     from swedeck.tui.diff.app import DiffApp
     from swedeck.tui.diff.diff_screen import DiffScreen
+    from swedeck.tui.diff.many_curve import ManyCurve
+    from swedeck.tui.diff.many_screen import ManyRunsScreen
 
     paths = [str(write_jsonl(tmp_path / f"run{k}.traj.jsonl", 6 + k, 200)) for k in range(3)]
     app = DiffApp.of_many(paths)
     async with app.run_test(size=(160, 48)) as pilot:
+        many = await wait_for(pilot, lambda: isinstance(app.screen, ManyRunsScreen) and app.screen)
+        table = many.query_one(DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert labels[0] == "R" and "run1.traj.jsonl" in labels[1] and "run2.traj.jsonl" in labels[2], labels
+        header = str(many.query_one("#many-diff-header", Static).render())
+        assert "run1.traj.jsonl: 7 steps, parts at step 7 of R: sampling" in header
+        assert "run2.traj.jsonl: 8 steps, parts at step 7 of R: sampling" in header
+        cells = [[str(cell) for cell in table.get_row_at(row)] for row in range(table.row_count)]
+        assert [row[0].split()[0] for row in cells[:6]] == ["1", "2", "3", "4", "5", "6"]
+        assert sum(1 for row in cells for cell in row[1:] if cell.startswith("◆")) == 2  # one first divergence a run
+        assert all(row[1].startswith(" =") and row[2].startswith(" =") for row in cells[:6])
+        curve = many.query_one(ManyCurve)
+        await wait_for(pilot, lambda: len(curve.series) == 3 and all(any(v for v in values) for values in curve.series))
+        await pilot.press("enter")
+
         def shown() -> str:
             screen = app.screen
             return str(screen.query_one("#diff-totals", Static).render()) if isinstance(screen, DiffScreen) else ""
@@ -409,10 +467,25 @@ async def test_three_runs_in_the_view_the_reference_against_each_switched_with_a
         assert "run2.traj.jsonl" in second
         await pilot.press("left_square_bracket")
         await wait_for(pilot, lambda: "run 1 of 2" in shown())
-        await pilot.press("right_square_bracket")
-        await wait_for(pilot, lambda: "run 2 of 2" in shown())
-        await pilot.press("q")  # quits from any pair
+        await pilot.press("q")  # back to every run
+        await wait_for(pilot, lambda: app.screen is many)
+        await pilot.press("q")
         await wait_for(pilot, lambda: app._exit)
+    narrow = DiffApp.of_many(paths)
+    async with narrow.run_test(size=(80, 24)) as pilot:
+        many = await wait_for(pilot, lambda: isinstance(narrow.screen, ManyRunsScreen) and narrow.screen)
+        table = many.query_one(DataTable)
+
+        def columns() -> list[str]:
+            return [str(column.label) for column in table.columns.values()]
+        assert len(columns()) == 2 and "run1.traj.jsonl" in columns()[1]
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: len(columns()) == 2 and "run2.traj.jsonl" in columns()[1])
+        rows = [[str(cell) for cell in table.get_row_at(row)] for row in range(table.row_count)]
+        assert len(rows) == 6 + 2  # the reference's steps and run 2's own; run 1's step alone is not drawn
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(narrow.screen, DiffScreen)
+                       and "run 2 of 2" in str(narrow.screen.query_one("#diff-totals", Static).render()))
     two = DiffApp.of(paths[0], paths[1])
     async with two.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: "they part at step 7 of A" in str(two.screen.query_one("#diff-totals", Static).render()))

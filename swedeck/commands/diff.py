@@ -38,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
             from swedeck.core.diff.batch import compare_many
 
             many = compare_many([Path(path) for path in args.runs])
-            print(_many_json(many) if args.json else _many_text(many))
-            return 0
+            if args.print or args.json:
+                print(_many_json(many) if args.json else _many_text(many))
+                return 0
+            return _view(args, many=many)
         comparison = compare_batches(Path(args.a), Path(args.b))
         if args.print or args.json:
             print(_batch_json(comparison) if args.json else _batch_text(comparison))
@@ -151,7 +153,7 @@ def _batch_text(comparison: BatchComparison) -> str:
     return strip_control("\n".join(out))
 
 
-def _view(args: argparse.Namespace, comparison: BatchComparison | None = None) -> int:
+def _view(args: argparse.Namespace, comparison: BatchComparison | None = None, many: ManyBatches | None = None) -> int:
     from swedeck.commands import config_flags
     from swedeck.commands.replay_ui import fork
     from swedeck.core.config import load_config
@@ -162,6 +164,7 @@ def _view(args: argparse.Namespace, comparison: BatchComparison | None = None) -
     processors = [p.model_dump(mode="json") for p in config.agent.history_processors]
     options = {"processors": processors, "fork_model": config.model.model_name, "ui": config.ui, "theme": args.theme}
     app = DiffApp.of_batches(comparison, **options) if comparison is not None else \
+        DiffApp.of_many_batches(many, **options) if many is not None else \
         DiffApp.of_many(args.runs, **options) if len(args.runs) > 2 else DiffApp.of(args.a, args.b, **options)
     request = app.run()
     if app.return_code:
