@@ -169,6 +169,8 @@ def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
     diff.add_argument("--print", action="store_true", help="print the alignment instead of opening the view")
     diff.add_argument("--json", action="store_true", help="print JSON lines: the runs' totals and every pair's first "
                                                           "divergence with its class, then the rows")
+    diff.add_argument("--html", metavar="OUT", help="write the runs compared as one offline HTML page: their totals, "
+                                                    "where each pair parted and why, the aligned steps")
     diff.add_argument("-m", "--model", metavar="NAME", help="the model a fork (f, F) continues with")
     _config_options(diff)
     diff.add_argument("--theme", metavar="NAME")

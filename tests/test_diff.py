@@ -490,3 +490,42 @@ async def test_three_runs_in_the_view_the_reference_against_each_switched_with_a
     async with two.run_test(size=(160, 48)) as pilot:
         await wait_for(pilot, lambda: "they part at step 7 of A" in str(two.screen.query_one("#diff-totals", Static).render()))
         assert not two.check_action("other_run", (1,))
+
+
+@pytest.mark.timeout(120)
+def test_the_runs_compared_as_an_offline_page_with_each_divergence_classed(tmp_path):
+    """Issue 66.2: `swedeck diff A B C --html OUT` writes each run's totals, every pair's first
+    divergence with its class and evidence, and the aligned steps; a real Chromium shows a run's
+    hostile text as the characters it is, masks a secret, and the page asks for nothing."""
+    from test_export import write_hostile_run
+
+    from support.browser import Browser
+
+    secret = "sk-proj-" + "A1b2C3d4" * 6
+    hostile = write_hostile_run(tmp_path / "hostile.traj.json", secret)
+    runs = [str(write_jsonl(tmp_path / f"run{k}.traj.jsonl", 6 + k, 200)) for k in range(2)]
+    out = tmp_path / "compared.html"
+    done = subprocess.run([*swedeck_command(), "diff", *runs, str(hostile), "--html", str(out)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert secret not in out.read_text()
+    browser = Browser()
+    try:
+        browser.open(out)
+        divergences = browser.evaluate("[...document.querySelectorAll('#divergences tr')].slice(1)"
+                                       ".map(row => [...row.cells].map(cell => cell.textContent))")
+        assert divergences[0][:3] == ["R and 1", "step 7 of R", "sampling"], divergences
+        assert [row[0] for row in divergences] == ["R and 1", "R and 2", "1 and 2"]
+        assert all(row[2] for row in divergences), divergences  # every pair parts, each classed
+        assert "run0.traj.jsonl" in browser.text("runs") and "hostile.traj.json" in browser.text("runs")
+        steps = browser.evaluate("[...document.querySelectorAll('#rows tr')].length")
+        assert steps >= 7 + 1
+        assert browser.evaluate("document.querySelectorAll('#rows td.first').length") == 2  # each run's first divergence
+        shown = browser.evaluate("document.getElementById('rows').textContent")
+        assert "echo '<script>window.__pwned = 5</script>'" in shown  # its command, as the characters it is
+        assert browser.evaluate("document.querySelectorAll('script, img, a').length") == 0
+        assert browser.evaluate("window.__pwned === undefined")
+        assert not [url for url in browser.requests if not url.startswith("file:")], browser.requests
+        assert not browser.errors, browser.errors
+    finally:
+        browser.close()

@@ -197,6 +197,35 @@ def rows(comparison: Comparison) -> list[dict[str, Any]]:
     return out_rows
 
 
+def place(row: dict[str, Any], run: int) -> dict[str, Any] | None:
+    """Run `run`'s place in an aligned row (`rows`): the step it took there; None in a row of
+    another run's step alone."""
+    return next((other for other in row["others"] if other["run"] == run), None)
+
+
+def first_rows(aligned: list[dict[str, Any]], runs: int) -> dict[int, int | None]:
+    """Each other run's first aligned row that is not the reference's step (its first
+    divergence), of `runs` runs; None for a run that never parts from it."""
+    return {run: next((index for index, row in enumerate(aligned)
+                       if (place(row, run) or {"kind": "same"})["kind"] != "same"), None) for run in range(1, runs)}
+
+
+def evidence_text(evidence: dict[str, Any] | None) -> str:
+    """A divergence's evidence in words (`--print`, the HTML page)."""
+    if not evidence:
+        return ""
+    if "lines" in evidence:
+        return f"the output of step {evidence.get('step')} differed: " + " / ".join(evidence["lines"][:3])
+    if "part" in evidence:
+        said = f"{evidence['part']}"
+        if evidence.get("a") or evidence.get("b"):
+            said += f": {evidence.get('a')!r} against {evidence.get('b')!r}"
+        return said
+    if "prompt_messages" in evidence:
+        return f"the same {evidence['prompt_messages']} messages; {evidence.get('a')!r} against {evidence.get('b')!r}"
+    return ", ".join(f"{key}: {value}" for key, value in evidence.items())
+
+
 def first_line_record(comparison: Comparison) -> dict[str, Any]:
     """`--json`'s first line: each run's totals and every pair's first divergence (two runs: also
     `a`, `b` and `first_divergence`, as before)."""

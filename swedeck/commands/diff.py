@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from swedeck.core.diff.align import Alignment, step_key, totals_line
+from swedeck.core.diff.nway import evidence_text
 from swedeck.core.errors import UsageError
 from swedeck.core.text import inert_json, one_line, strip_control
 from swedeck.core.trajectory.loader import load_trajectory, named_path
@@ -47,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
             print(_batch_json(comparison) if args.json else _batch_text(comparison))
             return 0
         return _view(args, comparison)
+    if args.html:
+        return _html(args)
     if args.print or args.json:
         from swedeck.core.diff.nway import compare
 
@@ -55,6 +58,21 @@ def run(args: argparse.Namespace) -> int:
         print(_nway_json(compared) if args.json else _nway_text(compared))
         return 0
     return _view(args)
+
+
+def _html(args: argparse.Namespace) -> int:
+    """`--html OUT`: the runs compared as one offline page (`core.diff.page`), written whole or not at all."""
+    from pathlib import Path
+
+    from swedeck.core.diff.nway import compare
+    from swedeck.core.diff.page import diff_page
+    from swedeck.core.whole_file import write_whole
+
+    compared = compare([load_trajectory(path, lazy=True) for path in args.runs])
+    out = Path(args.html)
+    write_whole(out, diff_page(compared, list(args.runs)))
+    print(f"wrote {out} ({len(args.runs)} runs)")
+    return 0
 
 
 def _name(index: int) -> str:
@@ -75,7 +93,7 @@ def _nway_text(compared: Comparison) -> str:
         text = _text(compared.alignments[0], a, b).splitlines()
         found = compared.divergences[0]
         if found.step is not None:
-            text.insert(3, f"why: {found.cls}: {_evidence(found.evidence)}")
+            text.insert(3, f"why: {found.cls}: {evidence_text(found.evidence)}")
         return "\n".join(text)
     out = [totals_line(f"run {index}" + (" (reference)" if index == 0 else ""), total)
            for index, total in enumerate(compared.totals)]
@@ -83,7 +101,7 @@ def _nway_text(compared: Comparison) -> str:
     for found in compared.divergences:
         i, j = found.pair
         out.append(f"runs {i} and {j}: " + ("never part" if found.step is None else
-                   f"part at step {found.step} of run {i}: {found.cls}: {_evidence(found.evidence)}"))
+                   f"part at step {found.step} of run {i}: {found.cls}: {evidence_text(found.evidence)}"))
     out.append("")
     width = 40
     for row in rows(compared):
@@ -94,21 +112,6 @@ def _nway_text(compared: Comparison) -> str:
     out.append("")
     out.append("marks: run:= the same step, ≠ changed, < none in that run, > only that run (* output differs)")
     return strip_control("\n".join(out))
-
-
-def _evidence(evidence: dict[str, Any] | None) -> str:
-    if not evidence:
-        return ""
-    if "lines" in evidence:
-        return f"the output of step {evidence.get('step')} differed: " + " / ".join(evidence["lines"][:3])
-    if "part" in evidence:
-        said = f"{evidence['part']}"
-        if evidence.get("a") or evidence.get("b"):
-            said += f": {evidence.get('a')!r} against {evidence.get('b')!r}"
-        return said
-    if "prompt_messages" in evidence:
-        return f"the same {evidence['prompt_messages']} messages; {evidence.get('a')!r} against {evidence.get('b')!r}"
-    return ", ".join(f"{key}: {value}" for key, value in evidence.items())
 
 
 def _batch_json(comparison: BatchComparison) -> str:

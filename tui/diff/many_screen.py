@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from swedeck.core.diff.nway import Comparison, rows
+from swedeck.core.diff.nway import Comparison, first_rows, place, rows
 from swedeck.core.replay.document import LoadedDocument
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import one_line, visible
@@ -32,12 +32,6 @@ from .many_curve import ManyCurve, mark
 MARKS = {"same": "=", "changed": "≠", "a_only": "<", "b_only": ">"}
 COLUMN = 34
 """The narrowest a run's column is drawn (its mark, step and the start of its command)."""
-
-
-def _of(row: dict[str, Any], run: int) -> dict[str, Any] | None:
-    """Run `run`'s place in an aligned row (`nway.rows`): its step there; None in a row of
-    another run's step alone."""
-    return next((other for other in row["others"] if other["run"] == run), None)
 
 
 class ManyRunsScreen(ViewScreen):
@@ -65,9 +59,7 @@ class ManyRunsScreen(ViewScreen):
         self.chosen = 1
         self.shown: list[int] = []
         """The other runs drawn as columns, in order."""
-        self.first: dict[int, int | None] = {
-            run: next((index for index, row in enumerate(self.rows)
-                       if (_of(row, run) or {}).get("kind", "same") != "same"), None) for run in range(1, len(paths))}
+        self.first = first_rows(self.rows, len(paths))
         """Each run's first row that is not the reference's step (its first divergence)."""
 
     def compose(self) -> ComposeResult:
@@ -124,13 +116,13 @@ class ManyRunsScreen(ViewScreen):
             table.add_column(("▸ " if run == self.chosen else "") + f"{run}: {Path(self.paths[run]).name}", key=str(run))
         width = max(COLUMN, (self.size.width - 4) // (len(shown) + 1) - 2)
         for index, entry in enumerate(self.rows):
-            if entry["ref_step"] is None and not any(_of(entry, run) for run in shown):
+            if entry["ref_step"] is None and not any(place(entry, run) for run in shown):
                 continue  # a step of a run not shown, alone
             reference = "" if entry["ref_step"] is None else \
                 f"{entry['ref_step']:>3} {one_line(entry['ref_command'] or '', width - 4)}"
             cells = [Text(visible(reference))]  # a run's commands are its words, never markup
             for run in shown:
-                other = _of(entry, run)
+                other = place(entry, run)
                 cells.append(Text(visible(self._cell(run, index, other, width))))
             table.add_row(*cells, key=str(index))
         self.go(row if row else self.first.get(self.chosen) or 0)
@@ -182,7 +174,7 @@ class ManyRunsScreen(ViewScreen):
         for run in range(1, len(self.comparison.runs)):
             values = []
             for row in self.rows:
-                other = _of(row, run)
+                other = place(row, run)
                 values.append(tokens[run].get(other["step"]) if other is not None and other["step"] else None)
             series.append(values)
         self.post_message(self.Curves(series))
@@ -204,7 +196,7 @@ class ManyRunsScreen(ViewScreen):
 
     def action_next_divergence(self) -> None:
         later = [index for index, row in enumerate(self.rows) if index > self.here
-                 and (_of(row, self.chosen) or {}).get("kind", "same") != "same"]
+                 and (place(row, self.chosen) or {}).get("kind", "same") != "same"]
         if later:
             self.go(later[0])
         else:
