@@ -65,7 +65,8 @@ class Prices:
             self._found[model] = self._look_up(model)
         return self._found[model]
 
-    def _look_up(self, model: str) -> Price | None:
+    def of_config(self, model: str) -> Price | None:
+        """The model's price as `model.prices` sets it; None where it does not."""
         for name in _names(model):
             given = self.overrides.get(name)
             if given is not None:
@@ -74,6 +75,12 @@ class Prices:
                 return Price(float(given.get("input", 0)) * per, float(given.get("output", 0)) * per,
                              None if cache_read is None else float(cache_read) * per,
                              None if cache_write is None else float(cache_write) * per, "config")
+        return None
+
+    def _look_up(self, model: str) -> Price | None:
+        given = self.of_config(model)
+        if given is not None:
+            return given
         from .models.litellm_loader import model_map
 
         known = model_map() or {}
@@ -134,6 +141,51 @@ class CostReport:
 
 def _rounded(values: Mapping[str, float]) -> dict[str, float]:
     return {key: round(value, 8) for key, value in values.items()}
+
+
+def call_dollars(call: Call, prices: Prices) -> float | None:
+    """A call's dollars; None when it has no usage or its model no price (unpriced, never 0)."""
+    if call.usage is None or not (call.usage.prompt_tokens or call.usage.completion_tokens):
+        return None
+    price = prices.of(call.model)
+    return None if price is None else sum(price.dollars(call.usage).values())
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """A step's dollars (None: no usage, or `unpriced`: its model has no price) and the run's
+    dollars up to it (its priced steps')."""
+
+    dollars: float | None
+    so_far: float
+    unpriced: str | None = None
+
+    def note(self) -> str:
+        """The meter's words for it."""
+        if self.unpriced:
+            return f"unpriced: {self.unpriced}" + (f" · {money(self.so_far)} so far" if self.so_far else "")
+        if self.dollars is None:
+            return f"{money(self.so_far)} so far" if self.so_far else ""
+        return f"{money(self.dollars)} this step · {money(self.so_far)} so far"
+
+
+class RunningCost:
+    """Each step's `StepCost` as a run's steps are read in order (the replay's curve worker)."""
+
+    def __init__(self, prices: Prices, model: str | None) -> None:
+        self.prices, self.model, self.so_far = prices, model, 0.0
+
+    def add(self, usage: Usage | None, model: str | None) -> StepCost:
+        name = model or self.model
+        dollars = call_dollars(Call("main", name, usage), self.prices)
+        self.so_far += dollars or 0.0
+        priced = dollars is not None or usage is None or not (usage.prompt_tokens or usage.completion_tokens)
+        return StepCost(dollars, self.so_far, None if priced else name or "(no model named)")
+
+
+def money(dollars: float) -> str:
+    """Dollars as the views show them: four places under a dollar, two from ten."""
+    return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.3f}" if dollars < 10 else f"${dollars:,.2f}"
 
 
 def account(calls: Iterable[Call], prices: Prices) -> CostReport:

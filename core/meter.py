@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from .context_status import ContextStatus
 from .context_window import resolve_context_window
+from .cost import StepCost
 from .replay.document import StepView
 
 WARN_BELOW = 50.0
@@ -75,9 +76,11 @@ def model_window(model_name: str | None) -> int | None:
         return None
 
 
-def step_meter(view: StepView, estimate: int | None, window: int | None) -> tuple[ContextStatus, list[str]]:
+def step_meter(view: StepView, estimate: int | None, window: int | None,
+               priced: StepCost | None = None) -> tuple[ContextStatus, list[str]]:
     """The step's figures for the meter: recorded when the file has the provider's count,
-    else estimated (from the history before the query); the cost as a note."""
+    else estimated (from the history before the query); the cost as a note: the file's own
+    figure, else `priced` from its usage (`cost.RunningCost`)."""
     tokens: int | None = view.prompt_tokens
     estimated = view.estimated
     if tokens is None:
@@ -93,4 +96,6 @@ def step_meter(view: StepView, estimate: int | None, window: int | None) -> tupl
             notes.append(view.compaction_detail)
     if view.cost is not None:
         notes.append(f"cost ${view.cost:.4f}")
+    elif priced is not None and priced.note():
+        notes.append(priced.note())
     return status, notes

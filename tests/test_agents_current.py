@@ -287,6 +287,31 @@ def test_claude_code_s_cost_reconciles_with_its_own_total_subagents_included(cla
     assert "claude-opus-5-5: priced " in done.stdout and f"{cost_state['totalCostUSD']:.6f} by the agent" in done.stdout
 
 
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_the_replay_shows_each_steps_dollars_in_the_step_list_and_the_meter(claude_run):
+    """Issue 65.3: the replay prices each step as its curve is read: a column of the step list
+    and the meter's `this step · so far`, the same figures `--print --json` gives."""
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.widgets.context_meter import ContextMeter
+
+    done = subprocess.run([*swedeck_command(), "replay", str(claude_run.own), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    steps = [json.loads(line) for line in done.stdout.splitlines()[1:]]
+    app = ReplayApp([claude_run.own])
+    async with app.run_test(size=(160, 48)) as pilot:
+        screen = await wait_for(pilot, lambda: getattr(app.screen, "step_list", None) and app.screen)
+        await wait_for(pilot, lambda: len(screen.costs) == len(steps))
+        assert screen.step_list.costs == {step["step"]: pytest.approx(step["cost_usd"]) for step in steps}
+        assert screen.step_list.label(1, 28).endswith(f"${steps[0]['cost_usd']:.4f}")
+        meter = str(screen.query_one(ContextMeter).render())
+        assert f"${steps[0]['cost_usd']:.4f} this step · ${steps[0]['cost_usd']:.4f} so far" in meter
+        await pilot.press("l")
+        so_far = steps[0]["cost_usd"] + steps[1]["cost_usd"]
+        await wait_for(pilot, lambda: f"${so_far:.4f} so far" in str(screen.query_one(ContextMeter).render()))
+
+
 def test_a_model_without_a_price_is_named_never_summed_as_zero():
     from swedeck.core.cost import Call, Prices, account, reconcile
     from swedeck.core.messages import Usage

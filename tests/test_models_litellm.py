@@ -387,6 +387,16 @@ def test_requery_counts_both_calls_in_the_cost(openai_server):
     assert requeried.cost == pytest.approx(2 * single.cost)
 
 
+def test_a_model_priced_in_the_config_costs_what_the_config_says_live(openai_server):
+    """Issue 65: `model.prices` prices a live call as the cost reports price it, over litellm's
+    map: a self-hosted model given a price is no longer free, and the cost limit holds for it."""
+    openai_server.script(Turn.bash_tool("ls", usage=Usage(1000, 100)), Turn.bash_tool("ls", usage=Usage(1000, 100)))
+    priced = _model(openai_server, provider="hosted_vllm", cost_tracking="default",
+                    name="local-model", prices={"local-model": {"input": 3.0, "output": 15.0}}).query(TASK)
+    assert priced.cost == pytest.approx((1000 * 3.0 + 100 * 15.0) / 1e6)
+    assert _model(openai_server, provider="hosted_vllm", cost_tracking="default").query(TASK).cost == 0.0
+
+
 @pytest.mark.parametrize("stream_process", [True, False], ids=["stream-process", "in-thread"])
 def test_the_default_max_tokens_is_lowered_to_the_models_own_limit(openai_server, stream_process):
     from swedeck.core.models.litellm_loader import litellm

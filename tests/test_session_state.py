@@ -45,6 +45,18 @@ def test_the_header_follows_the_agent():
     assert state.info.title == "the new task"
 
 
+def test_the_meter_says_what_the_last_priced_call_cost():
+    """Issue 65.3: the live meter line names the last priced call's dollars (the header keeps the total)."""
+    state = SessionState()
+    answer = make_message("assistant", "ls", MessageType.ACTION)
+    state.apply(ev.QueryFinished(step=1, message=answer, usage=None, cost=0.01234))
+    assert state.meter_notes == ["$0.0123 last call"]
+    state.apply(ev.QueryFinished(step=2, message=answer, usage=None, cost=0.0))  # a free call: the last priced one stays
+    assert state.meter_notes == ["$0.0123 last call"]
+    state.apply(ev.QueryFinished(step=3, message=answer, usage=None, cost=12.5))
+    assert state.meter_notes == ["$12.50 last call"]
+
+
 def test_a_fresh_session_does_not_take_the_task_from_its_start_event():
     """Only a resumed or forked trajectory names its task in SessionStarted; a new one's task
     message follows."""

@@ -197,11 +197,22 @@ async def search_phase(app: App, screen) -> tuple[int, list[float]]:
 KEYS: dict = {}
 
 
+def _timed_out() -> None:
+    """The watchdog: every thread's stack into a file the error names, then exit 3."""
+    import faulthandler
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", prefix="swedeck-probe-hang-", suffix=".txt", delete=False) as dump:
+        faulthandler.dump_traceback(dump, all_threads=True)
+    os.write(2, f"the probe timed out after {WATCHDOG_S} s: the threads' stacks are in {dump.name}\n".encode())
+    os._exit(3)
+
+
 if __name__ == "__main__":
     T0, SIZE, JUMPS = float(sys.argv[1]), (int(sys.argv[2]), int(sys.argv[3])), int(sys.argv[4])
     App._on_ready = on_ready  # dispatched along the MRO, so every app subclass gets it too
     run_headless(SIZE)
-    threading.Timer(WATCHDOG_S, lambda: os._exit(3)).start()
+    threading.Timer(WATCHDOG_S, _timed_out).start()
     from swedeck.cli import main
 
     code = main(["replay", *sys.argv[5:]])

@@ -104,7 +104,7 @@ class LitellmModel:
                 if self._cancelled.wait(wait):
                     raise QueryCancelled() from None
         # A usage requery is a second, billed completion of the same prompt.
-        parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking) * calls
+        parts.cost = compute_cost(self.model_name, parts.usage, self.config.cost_tracking, self.config.prices) * calls
         self.stats.add(parts.cost, parts.usage, calls)
         return parts
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import SwedeckError
@@ -36,11 +37,19 @@ def estimate_usage(messages: list[Message], response_text: str) -> Usage:
     return Usage(prompt_tokens=count_messages(messages), completion_tokens=count_text(response_text), estimated=True)
 
 
-def compute_cost(model_name: str, usage: Usage | None, cost_tracking: str) -> float:
-    """Dollars for `usage`. Unknown prices: 0 for self-hosted providers and with
-    `ignore_errors`; otherwise a `CostUnknown` saying how to go on."""
+def compute_cost(model_name: str, usage: Usage | None, cost_tracking: str,
+                 prices: Mapping[str, Mapping[str, float]] | None = None) -> float:
+    """Dollars for `usage`: at the config's `model.prices` for the model where it sets them (as
+    the cost reports price it, `core/cost.py`), else litellm's. Unknown prices: 0 for
+    self-hosted providers and with `ignore_errors`; otherwise a `CostUnknown` saying how to go on."""
     if usage is None:
         return 0.0
+    if prices:
+        from ..cost import Prices
+
+        price = Prices(prices).of_config(model_name)
+        if price is not None:
+            return sum(price.dollars(usage).values())
     provider = model_name.split("/", 1)[0] if "/" in model_name else ""
     try:
         prompt_cost, completion_cost = litellm().cost_per_token(

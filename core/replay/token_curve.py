@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from ..messages import Usage
 from ..tokens import count_message
 from .document import ReplayDocument
 
@@ -26,6 +27,10 @@ class CurvePoint(msgspec.Struct, frozen=True):
     """`⟲` the history was compacted before this query, `p` its processors changed, else empty."""
     compaction: str = ""
     """`compacted: 180,000 -> 12,000` when the history was compacted before this query."""
+    usage: Usage | None = None
+    """The provider's usage of this query, where recorded (what its dollars are priced from)."""
+    model: str | None = None
+    """The model its answer names, where it does."""
 
     @property
     def label(self) -> str:
@@ -45,11 +50,14 @@ def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint
         command = view.actions[0].command if view.actions else ""
         mark = "⟲" if view.compaction else "p" if number > 1 and view.processors != previous else ""
         previous = view.processors
+        extra = view.assistant.extra
+        model = extra.model or extra.unknown.get("model")
+        usage, model = extra.usage, str(model) if model else None
         if view.prompt_tokens is not None:
-            yield CurvePoint(number, view.prompt_tokens, False, command, mark, view.compaction or "")
+            yield CurvePoint(number, view.prompt_tokens, False, command, mark, view.compaction or "", usage, model)
             continue
         for message in document.messages_before(view.prompt_end)[counted:]:
             if message.role != "exit":
                 running += count_message(message)
         counted = view.prompt_end
-        yield CurvePoint(number, running, True, command, mark, view.compaction or "")
+        yield CurvePoint(number, running, True, command, mark, view.compaction or "", usage, model)

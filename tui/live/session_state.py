@@ -21,6 +21,7 @@ from textual.reactive import var
 
 from swedeck.core import events as ev
 from swedeck.core.compaction_notes import compaction_note
+from swedeck.core.cost import money
 from swedeck.core.events import ContextStatus
 from swedeck.core.messages import MessageType, task_text
 
@@ -61,6 +62,9 @@ class SessionState(DOMNode):
 
     _note_answers = 0
     """Answers left before the meter's compaction note goes."""
+    _compaction_note = ""
+    _cost_note = ""
+    """The meter's notes: the last compaction's (until two answers later), the last call's dollars."""
 
     def apply(self, event: object) -> None:
         """The effect of a drained item (an event, or one command's merged output) on the state;
@@ -101,13 +105,22 @@ class SessionState(DOMNode):
         self.context = event.status
 
     def _rule_compacted(self, event: ev.Compacted) -> None:
-        self.meter_notes = [compaction_note(event)]
+        self._compaction_note = compaction_note(event)
         self._note_answers = 2  # the answer it shaped, and the one after: its figures are the meter's
+        self._notes()
 
     def _rule_answered(self, event: ev.QueryFinished) -> None:
         self._note_answers -= 1
-        if self._note_answers <= 0 and self.meter_notes:
-            self.meter_notes = []
+        if self._note_answers <= 0:
+            self._compaction_note = ""
+        if event.cost:  # what this answer cost (issue 65), beside the header's total
+            self._cost_note = f"{money(event.cost)} last call"
+        self._notes()
+
+    def _notes(self) -> None:
+        notes = [note for note in (self._compaction_note, self._cost_note) if note]
+        if notes != self.meter_notes:
+            self.meter_notes = notes
 
     def _rule_retrying(self, event: ev.QueryRetrying) -> None:
         self.header(state=f"retry {event.attempt}/{event.attempts} in {event.wait_s:.0f} s")

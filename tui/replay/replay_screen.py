@@ -17,6 +17,7 @@ import gc
 import threading
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
+from swedeck.core.cost import Prices, RunningCost, StepCost
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
 from swedeck.core.replay.document import (
@@ -101,6 +103,8 @@ class ReplaySettings(msgspec.Struct, frozen=True):
     fork_model: str | None
     rules: list[str] = msgspec.field(default_factory=list)
     """`agent.rules`: the approval rules `R` tries over the open file."""
+    prices: dict[str, dict[str, float]] = msgspec.field(default_factory=dict)
+    """`model.prices`: each step's dollars are priced with them over litellm's map."""
 
 
 def worker_document(shown: ReplayDocument | None, path: Path) -> ReplayDocument:
@@ -128,6 +132,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         self._leaving = threading.Event()
         """Set when the screen goes: the token curve's worker stops (issue 62.3: `q` leaves at once)."""
         self._settings = settings
+        self._settings_lock = threading.Lock()
         """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
         `f`): the person's config, read after the first frame, not before it (bench B2)."""
         self.verifier = verifier
@@ -143,6 +148,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.set_reactive(ReplayState.playing, play)
         self.start_step = start_step
         self._processors = list(processors or [])
+        self._prices: dict[str, dict[str, float]] = {}
+        self.costs: dict[int, StepCost] = {}
+        """Each step's dollars and the run's up to it, as the curve's worker prices them (issue 65)."""
         self.document: ReplayDocument | None = None
         self._play_shown = 0
         self.view: StepView | None = None
@@ -172,18 +180,26 @@ class ReplayScreen(ReplayState, StepBrowser):
         yield FittedFooter()
 
     def _settled(self) -> None:
-        """Read the config's processors and model now, once (a config that cannot be read is said,
-        and the replay goes on without them)."""
-        settings, self._settings = self._settings, None
-        if settings is None:
-            return
-        try:
-            loaded = settings()
-        except UsageError as error:
-            self.notify(visible(str(error)), title="The config cannot be read", severity="error", markup=False)
-            return
-        self._processors, self._fork_model = list(loaded.processors), loaded.fork_model
-        self._rules = list(loaded.rules)
+        """Read the config's processors, model and prices now, once (a config that cannot be read
+        is said, and the replay goes on without them). From the UI's thread or the curve's worker
+        (which reads it first, off the UI's thread: the config's import is 125 ms)."""
+        with self._settings_lock:
+            settings, self._settings = self._settings, None
+            if settings is None:
+                return
+            try:
+                loaded = settings()
+            except UsageError as error:
+                said = partial(self.notify, visible(str(error)), title="The config cannot be read", severity="error",
+                               markup=False)
+                if threading.current_thread() is threading.main_thread():
+                    said()
+                else:
+                    self.app.call_from_thread(said)
+                return
+            self._processors, self._fork_model = list(loaded.processors), loaded.fork_model
+            self._prices = dict(loaded.prices)
+            self._rules = list(loaded.rules)
 
     @property
     def processors(self) -> list[dict[str, Any]]:
@@ -231,6 +247,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.file_index = index
         self.document, self.view = None, None
         self.curve, self.curve_points, self.matches, self.searching = {}, [], [], False
+        self.costs = {}
         self.opened = OpenedFile(self.path.name)
         self.query_one(TokenChart).marks = {}
         self.error = None
@@ -462,7 +479,8 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def _meter(self) -> None:
         if self.view is not None:
-            self.meter_status, self.meter_notes = step_meter(self.view, self.curve.get(self.step), self.window)
+            self.meter_status, self.meter_notes = step_meter(self.view, self.curve.get(self.step), self.window,
+                                                             self.costs.get(self.step))
 
     def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
         if event.index + 1 != self.step:
@@ -473,7 +491,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     class CurvePoints(Message):
         """Points of a file's token curve, from the worker that reads them."""
 
-        def __init__(self, path: Path, points: list[tuple[int, int, str, str]]) -> None:
+        def __init__(self, path: Path, points: list[tuple[int, int, str, str, StepCost]]) -> None:
             super().__init__()
             self.path = path
             self.points = points
@@ -492,13 +510,15 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def _read_curve(self, path: Path, shared: ReplayDocument | None) -> None:
         document = worker_document(shared, path)
-        batch: list[tuple[int, int, str, str]] = []
+        self._settled()  # the config's prices (issue 65)
+        priced = RunningCost(Prices(self._prices), document.info.model_name)
+        batch: list[tuple[int, int, str, str, StepCost]] = []
         sent = time.monotonic()
         quiet = getattr(self.app, "key_quiet", None)
         for point in token_curve(document):
             if self._leaving.is_set():  # the person left: the app ends without waiting for the curve
                 return
-            batch.append((point.step, point.tokens, point.label, point.mark))
+            batch.append((point.step, point.tokens, point.label, point.mark, priced.add(point.usage, point.model)))
             if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None:
                 quiet.wait()  # while a key is handled, the GIL is the UI's until its frame is drawn
             if point.step % CURVE_YIELD_EVERY == 0:
@@ -516,19 +536,23 @@ class ReplayScreen(ReplayState, StepBrowser):
         chart = self.query_one(TokenChart)
         marks = dict(chart.marks)
         tokens_of = {}
-        for step, tokens, command, mark in points:
+        costs = {}
+        for step, tokens, command, mark, cost in points:
             tokens_of[step] = tokens
+            self.costs[step] = cost
+            if cost.dollars is not None:
+                costs[step] = cost.dollars
             if command:
                 commands[step] = command
             if mark:
                 marks[step] = mark
-        self.step_list.set_commands(commands)
+        self.step_list.set_commands(commands, costs)
         chart.window, chart.marks = self._window(), marks
         self.add_curve(tokens_of)
         if collections_held():  # the young generations' garbage (a dialog's widgets) is still collected
             gc.collect(1)
-        if self.view is not None and self.view.prompt_tokens is None and any(point[0] == self.step for point in points):
-            self._meter()  # the estimate of the shown step just arrived
+        if self.view is not None and any(point[0] == self.step for point in points):
+            self._meter()  # the estimate and the dollars of the shown step just arrived
 
     # --- follow and play ------------------------------------------------------------------
 

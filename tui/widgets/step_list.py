@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from swedeck.core.cost import money
 from swedeck.core.text import one_line
 
 from .text import clean_output
@@ -56,6 +57,8 @@ class StepList(ScrollView, can_focus=True):
         self.count = 0
         self.commands: dict[int, str] = {}
         """Step number (1-based) -> its first command, as they become known."""
+        self.costs: dict[int, float] = {}
+        """Step number -> its dollars, where priced (issue 65): a column at the line's end."""
         self.highlighted: int | None = None
         self.from_end = False
         """Number the steps from the end (-1 the last): a large file's last steps, while the whole is read."""
@@ -70,17 +73,18 @@ class StepList(ScrollView, can_focus=True):
         self.refresh()
 
     def clear(self) -> None:
-        self.commands = {}
+        self.commands, self.costs = {}, {}
         self.from_end = False
         self.highlighted = None
         self.set_count(0)
 
-    def set_commands(self, commands: dict[int, str]) -> None:
+    def set_commands(self, commands: dict[int, str], costs: dict[int, float] | None = None) -> None:
         self.commands.update(commands)
+        self.costs.update(costs or {})
         top = self.scroll_offset.y
         # the lines in view, not the batch, looked through (a batch of the token curve's worker is
         # thousands of steps: `size` per step was 40 ms of the UI's thread, keys waiting behind it)
-        if any(step in commands for step in range(top + 1, top + self.size.height + 1)):
+        if any(step in commands or step in (costs or {}) for step in range(top + 1, top + self.size.height + 1)):
             self.refresh()
 
     def highlight(self, index: int) -> None:
@@ -94,9 +98,16 @@ class StepList(ScrollView, can_focus=True):
             if line is not None:
                 self.refresh_line(line)
 
-    def label(self, number: int) -> str:
+    def label(self, number: int, width: int = 23) -> str:
+        """`number command`, and the step's dollars at the end where they are known and fit."""
         shown = number - self.count - 1 if self.from_end else number
-        return f"{shown:>4} {one_line(clean_output(self.commands.get(number, '')), 18) or 'step'}"
+        command = clean_output(self.commands.get(number, ""))
+        cost = self.costs.get(number)
+        if cost is None or width < 20:
+            return f"{shown:>4} {one_line(command, 18) or 'step'}"
+        dollars = money(cost)
+        text = f"{shown:>4} {one_line(command, min(18, width - 6 - len(dollars))) or 'step'}"
+        return f"{text:<{width - len(dollars)}}{dollars}"
 
     # --- drawing ----------------------------------------------------------------------------
 
@@ -108,7 +119,7 @@ class StepList(ScrollView, can_focus=True):
         style: Style = self.rich_style
         if index == self.highlighted:
             style = style + self.get_component_rich_style("step-list--highlight")
-        text = self.label(index + 1)[:width].ljust(width)
+        text = self.label(index + 1, width)[:width].ljust(width)
         return Strip([Segment(text, style)], width)
 
     def refresh_line(self, index: int) -> None:
