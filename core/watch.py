@@ -24,6 +24,7 @@ from typing import Literal
 
 from .batch.output import STATE, BatchState, instance_trajectory, read_state
 from .context_status import ContextStatus
+from .cost import Prices, cost_of, subagent_runs
 from .messages import Message, MessageType
 from .trajectory.errors import TrajectoryError
 from .trajectory.files import LIVE_SUFFIX, base_name
@@ -119,8 +120,10 @@ class DirectoryWatcher:
     """Scan a folder again and again; each `scan()` says which rows changed."""
 
     def __init__(self, root: str | Path, *, stale_after_s: float = DEFAULT_STALE_AFTER_S,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, prices: Prices | None = None):
         self.root = Path(root).absolute()  # as a file watcher reports paths
+        self.prices = prices or Prices()
+        """What a finished run with usage and no cost of its own is priced at (`model.prices` over litellm's map)."""
         self.stale_after_s = stale_after_s
         self._clock = clock
         self._live: dict[Path, _LiveFile] = {}
@@ -291,9 +294,11 @@ class DirectoryWatcher:
             tally = _Tally()
             for message in trajectory.messages:
                 tally.add(message)
-            stats_cost = trajectory.info.model_stats.instance_cost
+            cost = trajectory.info.model_stats.instance_cost or tally.cost
+            if not cost:  # no figure of its own (another agent's file): priced from its usage, its subagents' too
+                cost = cost_of(trajectory, self.prices, subagent_runs(trajectory)).total_usd
             row = WatchRow(key, self._name(path), path, "finished", steps=len(trajectory.steps),
-                           cost=stats_cost or tally.cost, context_left=tally.context_left,
+                           cost=cost, context_left=tally.context_left,
                            last_action=tally.last_action, exit_status=trajectory.info.exit_status or "unknown")
         self._final[path] = _FinalFile(signature, row)
         return row

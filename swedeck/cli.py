@@ -160,6 +160,7 @@ def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
     export.add_argument("--format", choices=["atif", "html"], help="atif (ATIF v1.7 JSON) or html; default: by OUT's suffix")
     export.add_argument("--step", metavar="A:B", help="only steps A to B (1-based; :B, A:, negative from the end)")
     export.add_argument("--json", action="store_true", help="print the report (output, steps, losses) as JSON")
+    _config_options(export)
 
 
 def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:

@@ -65,7 +65,9 @@ def test_every_instance_ends_in_one_class_and_the_report_says_so(openai_server, 
     openai_server.respond(answer)
     instances = load_instances(str(write_instances(tmp_path)))
     out = tmp_path / "out"
-    code, sink = run_batch(config_for(openai_server, tmp_path), instances, out, verify_on_host=True)
+    config = config_for(openai_server, tmp_path)
+    config.model.prices = {"test-model": {"input": 1000.0, "output": 2000.0}}  # each call's dollars: not 0 (issue 65)
+    code, sink = run_batch(config, instances, out, verify_on_host=True)
     assert code == 1  # an infra failure: not a clean batch
     state = json.loads((out / "batch.json").read_text())["instances"]
     assert {i: record["verdict"] for i, record in state.items()} == {
@@ -82,6 +84,12 @@ def test_every_instance_ends_in_one_class_and_the_report_says_so(openai_server, 
     assert ours["resolved_ids"] == ["ok"] and ours["unresolved_ids"] == ["no"]
     assert ours["empty_patch_ids"] == ["empty"] and ours["infra_failure_ids"] == ["gone", "hang"]
     assert ours["agent_error_ids"] == ["limit"] and set(ours["reasons"]) == {"gone", "limit"}
+    # issue 65: what each instance cost, and each class, as the batch's records count it
+    cost = ours["cost_usd"]
+    assert cost["by_instance"] == {i: pytest.approx(record["cost"]) for i, record in state.items()}
+    assert all(dollars > 0 for i, dollars in cost["by_instance"].items() if i != "gone"), cost
+    assert cost["by_class"]["infra_failure"] == pytest.approx(state["gone"]["cost"] + state["hang"]["cost"])
+    assert cost["total"] == pytest.approx(sum(cost["by_class"].values()))
     # SWE-bench's keys, in SWE-bench's meaning: the step limit's empty submission is an empty
     # patch, the instance with no prediction incomplete, the verifier that timed out an error
     assert report["completed_ids"] == ["no", "ok"] and report["resolved_instances"] == 1
@@ -91,6 +99,7 @@ def test_every_instance_ends_in_one_class_and_the_report_says_so(openai_server, 
     assert finished["ok"] == "resolved" and finished["gone"] == "infra_failure"
     ended = sink.of("BatchEnded")[0]
     assert ended["verdicts"]["infra_failure"] == 2 and ended["verdicts"]["resolved"] == 1
+    assert ended["class_cost"] == pytest.approx(cost["by_class"])
     assert sink.of("BatchProgress")[-1]["verdicts"]["resolved"] == 1
 
     # --rerun infra: only the two infra failures run again; the rest keep their verdicts, and the

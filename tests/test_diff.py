@@ -529,3 +529,21 @@ def test_the_runs_compared_as_an_offline_page_with_each_divergence_classed(tmp_p
         assert not browser.errors, browser.errors
     finally:
         browser.close()
+
+
+@pytest.mark.timeout(120)
+def test_runs_without_a_cost_of_their_own_are_priced_from_their_usage(tmp_path):
+    """Issue 65.3: `diff` totals give each run's dollars: its own figure where it has one, else
+    priced from its usage and litellm's prices (`cost_source: priced`), as `replay` prices it."""
+    session = Path(__file__).parent / "fixtures" / "agents" / "claude-code" / "cc-session-1.jsonl"
+    done = subprocess.run([*swedeck_command(), "diff", str(session), str(session), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    first = json.loads(done.stdout.splitlines()[0])
+    printed = subprocess.run([*swedeck_command(), "replay", str(session), "--print", "--json"], capture_output=True,
+                             text=True, timeout=60)
+    total = json.loads(printed.stdout.splitlines()[0])["cost"]["total_usd"]
+    assert [(run["cost"], run["cost_source"], run["unpriced"]) for run in first["runs"]] == \
+        [(pytest.approx(total, abs=1e-6), "priced", [])] * 2  # its subagent's calls too
+    text = subprocess.run([*swedeck_command(), "diff", str(session), str(session), "--print"], capture_output=True,
+                          text=True, timeout=60).stdout
+    assert f"${total:.4f} priced" in text.splitlines()[0]

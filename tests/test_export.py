@@ -155,6 +155,12 @@ def test_the_page_shows_steps_moves_with_keys_and_searches_offline(tmp_path, bro
     assert browser.evaluate("document.querySelectorAll('#steps li').length") == 5
     assert "format: claude-code" in browser.text("fidelity")
     assert "context" in browser.text("meter") and "prompt reconstructed" in browser.text("meter")
+    # issue 65: each step priced from its usage, as `replay --print --json` prices it
+    printed = subprocess.run([*swedeck_command(), "replay", str(CLAUDE), "--print", "--json"], capture_output=True,
+                             text=True, timeout=60).stdout.splitlines()
+    dollars = [json.loads(line)["cost_usd"] for line in printed[1:]]
+    assert f"${dollars[0]:.4f} this step · ${dollars[0]:.4f} so far" in browser.text("meter")
+    assert f"cost: ${sum(dollars):.4f}" in browser.text("fidelity")
     assert browser.evaluate("document.querySelectorAll('#curve polyline').length") == 1
     assert "tokens" in browser.evaluate("document.getElementById('curve').textContent")  # the axis says what it counts
     press(browser, "ArrowRight")

@@ -150,3 +150,23 @@ def test_told_what_changed_it_looks_at_those_files_and_the_live_ones_only(tmp_pa
     (tmp_path / "fresh-folder").mkdir()
     watcher.scan({str(tmp_path / "fresh-folder")})  # a folder came: the whole tree is walked again
     assert walked
+
+
+def test_a_finished_run_with_no_cost_of_its_own_is_priced_from_its_usage(tmp_path):
+    """Issue 65.3: another agent's run records tokens, not dollars: its row's cost is priced
+    from its usage (litellm's prices, `model.prices` over them), as `replay` prices it."""
+    from pathlib import Path
+
+    from swedeck.core.cost import Prices, cost_of
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    session = Path(__file__).parent / "fixtures" / "agents" / "claude-code" / "cc-session-1.jsonl"
+    shutil.copy(session, tmp_path / "claude.traj.json")
+    watcher = DirectoryWatcher(tmp_path)
+    watcher.scan()
+    row = by_name(watcher)["claude.traj.json"]
+    expected = cost_of(load_trajectory(tmp_path / "claude.traj.json"), Prices()).total_usd
+    assert row.status == "finished" and row.cost == expected > 0
+    repriced = DirectoryWatcher(tmp_path, prices=Prices({"claude-sonnet-4-5": {"input": 0, "output": 0}}))
+    repriced.scan()
+    assert by_name(repriced)["claude.traj.json"].cost == 0

@@ -278,4 +278,14 @@ def verdicts_of(state: BatchState) -> dict[str, Any]:
     for instance_id, record in sorted(state.instances.items()):
         by_class.setdefault(record.verdict or _older(record), []).append(instance_id)
     reasons = {i: record.reason for i, record in sorted(state.instances.items()) if record.reason}
-    return {**{f"{name}_ids": ids for name, ids in by_class.items()}, "reasons": reasons}
+    return {**{f"{name}_ids": ids for name, ids in by_class.items()}, "reasons": reasons,
+            "cost_usd": cost_of_batch(state, by_class)}
+
+
+def cost_of_batch(state: BatchState, by_class: dict[str, list[str]]) -> dict[str, Any]:
+    """What the batch cost (issue 65), as its instances' runs counted it: the total, each
+    instance's, and each class's (what a resolved instance cost, against an unresolved one)."""
+    each = {instance_id: round(record.cost, 8) for instance_id, record in sorted(state.instances.items())}
+    classes = {name: round(sum(state.instances[i].cost for i in ids), 8) for name, ids in by_class.items() if ids}
+    return {"total": round(sum(record.cost for record in state.instances.values()), 8), "by_class": classes,
+            "by_instance": each}

@@ -55,6 +55,8 @@ class BatchEnded:
     """The instances whose result carries a warning (a patch with a secret of the person's masked)."""
     verdicts: dict[str, int] = field(default_factory=dict)
     """Every selected instance by class, earlier runs' included (what `report.json` counts)."""
+    class_cost: dict[str, float] = field(default_factory=dict)
+    """Each class's dollars (`report.json`'s `swedeck.cost_usd.by_class`)."""
 
 
 VERDICT_WORDS = {"resolved": "resolved", "unresolved": "unresolved", "empty_patch": "empty patch",
@@ -151,7 +153,9 @@ class ProgressLine:
                 left = f", {event.not_run} not run" if event.not_run else ""
                 warned = (f"\n  warning: {len(event.warned)} patch(es) hold a secret value of yours, masked as *** "
                           f"(they may not apply): {', '.join(event.warned)}") if event.warned else ""
-                classes = ", ".join(f"{VERDICT_WORDS.get(key, key)} {count}" for key, count in event.verdicts.items() if count)
+                classes = ", ".join(f"{VERDICT_WORDS.get(key, key)} {count}"
+                                    + (f" (${event.class_cost[key]:.2f})" if event.class_cost.get(key) else "")
+                                    for key, count in event.verdicts.items() if count)
                 graded = any(count for key, count in event.verdicts.items() if key != "not_verified")
                 return (f"swedeck batch: {event.done} done, {event.failed} failed{left} · ${event.cost:.2f} · "
                         f"{_duration(event.duration_s)}" + (f"\n  exit statuses: {counts}" if counts else "")

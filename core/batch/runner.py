@@ -131,7 +131,8 @@ class Batch:
         verdicts: dict[str, int] = {name: len(report["swedeck"][f"{name}_ids"]) for name in CLASSES}
         self.sink(BatchEnded(exit_statuses=dict(tally.exit_statuses), done=tally.done, failed=tally.failed,
                              not_run=not_run, warned=list(tally.warned), cost=tally.cost,
-                             duration_s=time.monotonic() - started, exit_code=code, verdicts=verdicts))
+                             duration_s=time.monotonic() - started, exit_code=code, verdicts=verdicts,
+                             class_cost=dict(report["swedeck"]["cost_usd"]["by_class"])))
         return code
 
     def _executor(self) -> Executor:

@@ -54,6 +54,10 @@ class RunTotals:
     exit_status: str | None
     submission_chars: int | None
     seconds: float | None
+    cost_source: str = "recorded"
+    """`recorded` (the run's own figure), or `priced` from its usage and litellm's prices (issue 65)."""
+    unpriced: list[str] = field(default_factory=list)
+    """Models of its calls with no price (not in a priced `cost`)."""
 
 
 @dataclass
@@ -156,19 +160,28 @@ def totals(trajectory: Trajectory) -> RunTotals:
     completion = sum(step.usage.completion_tokens for step in steps if step.usage)
     stats = trajectory.info.model_stats
     cost = stats.instance_cost or sum(step.cost or 0.0 for step in steps)
+    source, unpriced = "recorded", []
+    if not cost and (prompt or completion):  # no figure of its own: priced from its usage (issue 65)
+        from ..cost import Prices, cost_of, subagent_runs
+
+        report = cost_of(trajectory, Prices(), subagent_runs(trajectory))  # its subagents' and side calls' too
+        cost, source, unpriced = report.total_usd, "priced", sorted(report.unpriced)
     stamps = [message.extra.timestamp for message in trajectory.messages if message.extra.timestamp is not None]
     submission = trajectory.info.submission
     return RunTotals(path=str(trajectory.path), format=trajectory.format, steps=len(steps), prompt_tokens=prompt,
                      completion_tokens=completion, cost=round(cost, 6), exit_status=trajectory.info.exit_status,
                      submission_chars=len(submission) if submission is not None else None,
-                     seconds=round(max(stamps) - min(stamps), 1) if len(stamps) > 1 else None)
+                     seconds=round(max(stamps) - min(stamps), 1) if len(stamps) > 1 else None, cost_source=source,
+                     unpriced=unpriced)
 
 
 def totals_line(name: str, totals: RunTotals) -> str:
     """One run's totals as one line: `swedeck diff --print` and the diff view's foot."""
     parts = [f"{totals.format}", f"{totals.steps} steps", f"{totals.prompt_tokens:,} prompt tokens"]
     if totals.cost:
-        parts.append(f"${totals.cost:.4f}")
+        parts.append(f"${totals.cost:.4f}" + (" priced" if totals.cost_source == "priced" else ""))
+    if totals.unpriced:
+        parts.append("unpriced: " + ", ".join(totals.unpriced))
     if totals.seconds is not None:
         parts.append(f"{totals.seconds:.0f} s")
     parts.append(f"exit: {totals.exit_status or 'unknown'}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from ..cost import Prices, RunningCost, StepCost, money
 from ..meter import describe, meter_level, model_window, step_meter
 from ..redact import Redactor
 from ..replay.document import LoadedDocument, ReplayDocument
@@ -43,23 +44,31 @@ class Page:
     losses: list[str] = field(default_factory=list)
 
 
-def to_html(trajectory: Trajectory, steps: tuple[int, int] | None = None) -> Page:
+def to_html(trajectory: Trajectory, steps: tuple[int, int] | None = None, prices: Prices | None = None) -> Page:
     """The page for the trajectory's steps `A..B` (all of them by default)."""
     losses: list[str] = []
-    return Page(b"".join(html_chunks(trajectory, steps or (1, len(trajectory.steps)), losses)), losses)
+    return Page(b"".join(html_chunks(trajectory, steps or (1, len(trajectory.steps)), losses, prices)), losses)
 
 
-def html_chunks(trajectory: Trajectory, steps: tuple[int, int], losses: list[str]) -> Iterator[bytes]:
+def html_chunks(trajectory: Trajectory, steps: tuple[int, int], losses: list[str],
+                prices: Prices | None = None) -> Iterator[bytes]:
     """The page's bytes, a step at a time (issue 49: a long run's page is never whole in
     memory): the page up to its data, the run's record with its steps as they are made, then
-    the rest. `losses` is filled at the end (what was masked is known then)."""
+    the rest. `losses` is filled at the end (what was masked is known then). Each step's
+    dollars priced with `prices` (litellm's map where None, issue 65)."""
     document = LoadedDocument(trajectory)
     first, last = steps
     masker = _Masker()
+    priced = RunningCost(prices or Prices(), trajectory.info.model_name)
+    curve, costs = {}, {}
+    for point in token_curve(document):
+        curve[point.step] = point.tokens
+        costs[point.step] = priced.add(point.usage, point.model)
     record = _record(trajectory, document, masker)
+    record["fidelity"].append(masker.text(_cost_line(costs, first, last)))
     before, after = _page(record).split(_DATA)
     yield _encoded(before + _data_block(json.dumps(record, ensure_ascii=False)[:-1] + ', "steps": ['))
-    for number, step in enumerate(_steps(trajectory, document, first, last, masker)):
+    for number, step in enumerate(_steps(trajectory, document, first, last, masker, curve, costs)):
         yield _encoded(_data_block((", " if number else "") + json.dumps(step, ensure_ascii=False)))
     losses.extend(masker.losses())
     yield _encoded(_data_block('], "losses": ' + json.dumps(losses, ensure_ascii=False) + "}") + after)
@@ -102,13 +111,23 @@ class _Masker:
         return out
 
 
-def _steps(trajectory: Trajectory, document: ReplayDocument, first: int, last: int,
-           masker: _Masker) -> Iterator[dict[str, Any]]:
+def _cost_line(costs: dict[int, StepCost], first: int, last: int) -> str:
+    """The page's cost: its steps' dollars, the whole run's where the page holds part of it."""
+    shown = [costs[number] for number in range(first, last + 1) if number in costs]
+    dollars = sum(cost.dollars or 0.0 for cost in shown)
+    unpriced = sorted({cost.unpriced for cost in shown if cost.unpriced})
+    line = f"cost: {money(dollars)}" + (f" (the run's: {money(costs[max(costs)].so_far)})"
+                                        if costs and (first, last) != (1, max(costs)) else "")
+    return line + (f" · unpriced (not in it): {', '.join(unpriced)}" if unpriced else "")
+
+
+def _steps(trajectory: Trajectory, document: ReplayDocument, first: int, last: int, masker: _Masker,
+           curve: dict[int, int], costs: dict[int, StepCost]) -> Iterator[dict[str, Any]]:
     window = model_window(trajectory.info.model_name)
-    curve = {point.step: point.tokens for point in token_curve(document)}
     for number in range(first, last + 1):
         view = document.step(number)
-        status, notes = step_meter(view, curve.get(number), window)
+        cost = costs.get(number)
+        status, notes = step_meter(view, curve.get(number), window, cost)
         yield {
             "n": number,
             "thought": masker.text(model_text(view)),
@@ -119,6 +138,7 @@ def _steps(trajectory: Trajectory, document: ReplayDocument, first: int, last: i
             "tokens": status.prompt_tokens,
             "window": status.window,
             "estimated": bool(status.estimated),
+            "cost_usd": None if cost is None or cost.dollars is None else round(cost.dollars, 8),
         }
 
 

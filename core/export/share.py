@@ -3,7 +3,7 @@ file in, the bytes of its ATIF or HTML form out, with what that form cannot hold
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -42,7 +42,10 @@ def default_kind(out: Path) -> ExportFormat:
     return "html" if out.suffix.lower() in (".html", ".htm") else "atif"
 
 
-def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
+def export(path: str | Path, kind: str, steps: str | None = None,
+           prices: Mapping[str, Mapping[str, float]] | None = None) -> Exported:
+    """`path` as ATIF or an HTML page (its steps `A:B`); the page's dollars priced with
+    `prices` (`model.prices`) over litellm's map."""
     trajectory = load_trajectory(path, lazy=True)  # each message built as it is written (and a damaged one said then)
     if not trajectory.steps and not len(trajectory.messages):
         raise UsageError(f"{path}: nothing to export (no messages)")
@@ -63,7 +66,9 @@ def export(path: str | Path, kind: str, steps: str | None = None) -> Exported:
         from .html import PAGE_VERSION, html_chunks
 
         losses = []
-        return Exported(trajectory.path, html_chunks(trajectory, (first, last), losses), PAGE_VERSION,
+        from ..cost import Prices
+
+        return Exported(trajectory.path, html_chunks(trajectory, (first, last), losses, Prices(prices)), PAGE_VERSION,
                         max(0, last - first + 1), losses)
     raise UsageError(f"--format {kind}: give atif or html")
 

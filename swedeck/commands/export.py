@@ -16,7 +16,12 @@ def run(args: argparse.Namespace) -> int:
     path = named_path(args.path)
     if path.is_dir():
         _one_run(path)
-    result = export(path, kind, args.step)
+    prices = None
+    if kind == "html":  # the page prices each step: with the config's model.prices over litellm's map
+        from swedeck.core.config import load_config
+
+        prices = load_config(args.config or []).model.prices
+    result = export(path, kind, args.step, prices)
     write_export(out, result)
     if args.json:
         print(inert_json({"path": str(result.source), "out": str(out), "format": kind, "version": result.version,

@@ -16,8 +16,10 @@ def run(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder")
-    watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after)
-    config = load_config(args.config)  # ui.keymap and ui.theme here; the model for `f` (fork)
+    from swedeck.core.cost import Prices
+
+    config = load_config(args.config)  # ui.keymap and ui.theme here; the model for `f` (fork); model.prices
+    watcher = DirectoryWatcher(folder, stale_after_s=args.stale_after, prices=Prices(config.model.prices))
     app = WatchApp(watcher, ui=config.ui, theme=args.theme, rules=list(config.agent.rules))
     request = app.run()
     if app.return_code:

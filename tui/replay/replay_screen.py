@@ -752,7 +752,8 @@ class ReplayScreen(ReplayState, StepBrowser):
 
         out = Path(target).expanduser()
         try:
-            result = export(source, default_kind(out))
+            self._settled()
+            result = export(source, default_kind(out), prices=self._prices)
             write_export(out, result)
         except (SwedeckError, TrajectoryError, OSError) as error:
             self.post_message(self.Exported(f"export failed: {error}", failed=True))
