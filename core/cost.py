@@ -131,12 +131,19 @@ class CostReport:
     agent_total_usd: float | None = None
     agent_by_model: dict[str, float] = field(default_factory=dict)
     reconciliation: str | None = None
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
+    """The calls' tokens, summed (what an agent that counts tokens, not dollars, is reconciled with)."""
+    agent_tokens: dict[str, Any] | None = None
+    """The agent's own count of them (Codex's token_count total, Inspect's model_usage, a record's usage)."""
+    token_reconciliation: str | None = None
 
     def as_record(self) -> dict[str, Any]:
         return {"total_usd": round(self.total_usd, 8), "by_kind": _rounded(self.by_kind),
                 "by_role": _rounded(self.by_role), "by_model": _rounded(self.by_model),
                 "unpriced": dict(self.unpriced), "calls_without_usage": self.without_usage,
-                "agent_total_usd": self.agent_total_usd, "reconciliation": self.reconciliation}
+                "agent_total_usd": self.agent_total_usd, "reconciliation": self.reconciliation,
+                "tokens": dict(self.tokens), "agent_tokens": self.agent_tokens,
+                "token_reconciliation": self.token_reconciliation}
 
 
 def _rounded(values: Mapping[str, float]) -> dict[str, float]:
@@ -192,6 +199,9 @@ def account(calls: Iterable[Call], prices: Prices) -> CostReport:
     """The calls' dollars, by kind, role and model; unpriced models named, not summed."""
     report = CostReport()
     for call in calls:
+        if call.usage is not None:
+            report.tokens["prompt_tokens"] += call.usage.prompt_tokens
+            report.tokens["completion_tokens"] += call.usage.completion_tokens
         if call.usage is None or not (call.usage.prompt_tokens or call.usage.completion_tokens):
             report.without_usage += 1
             if call.step is not None:
@@ -258,7 +268,39 @@ def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[st
                                  (agent.get("by_model") or {}).items()
                                  if isinstance(usage, Mapping) and isinstance(usage.get("costUSD"), int | float)}
         report.reconciliation = reconcile(report)
+    counted = trajectory.info.raw.get("agent_usage") or _record_usage(trajectory)
+    if isinstance(counted, Mapping) and isinstance(counted.get("prompt_tokens"), int):
+        report.agent_tokens = dict(counted)
+        report.token_reconciliation = reconcile_tokens(report)
     return report
+
+
+def _record_usage(trajectory: Trajectory) -> dict[str, Any] | None:
+    """A record's own count: the usage of every call it recorded with an answer (main and side)."""
+    from .trajectory.readers.api_requests import EXCHANGE
+
+    used = [event.data.get("usage") for event in trajectory.meta_events
+            if event.event == EXCHANGE and event.data.get("status") == 200 and isinstance(event.data.get("usage"), Mapping)]
+    if not used:
+        return None
+    return {"source": "the record's provider usage", "prompt_tokens": sum(int(usage.get("prompt") or 0) for usage in used),
+            "completion_tokens": sum(int(usage.get("output") or 0) for usage in used)}
+
+
+def reconcile_tokens(report: CostReport) -> str:
+    """`agrees`, or the difference in tokens and what it means (calls the agent counted that
+    swedeck did not see, or the other way)."""
+    theirs = report.agent_tokens or {}
+    prompt = report.tokens["prompt_tokens"] - int(theirs.get("prompt_tokens") or 0)
+    completion = report.tokens["completion_tokens"] - int(theirs.get("completion_tokens") or 0)
+    if not prompt and not completion:
+        return "agrees"
+    said = f"differs by {prompt:+,} prompt and {completion:+,} completion tokens"
+    if prompt <= 0 and completion <= 0:
+        return said + ": calls the agent counted that swedeck did not see (a scorer's, a title's, a retry's)"
+    if prompt >= 0 and completion >= 0:
+        return said + ": calls swedeck counted that the agent did not (its count was cut short)"
+    return said
 
 
 def reconcile(report: CostReport) -> str:

@@ -52,6 +52,20 @@ def test_rules_see_the_commands_inside_an_exec_cell(code_mode, tmp_path):
         ("echo one; exit 3", "ask"), ("printf two", "deny")]
 
 
+def test_codex_s_tokens_reconcile_with_its_own_token_count(code_mode):
+    """Issue 65.2: Codex counts its session's tokens (each `token_count`'s `total_token_usage`);
+    the steps' usage, summed, is reconciled with its last count, in `--print --json`'s `cost`."""
+    totals = [json.loads(line)["payload"]["info"]["total_token_usage"] for line in code_mode.own.read_text().splitlines()
+              if '"token_count"' in line and '"total_token_usage"' in line]
+    done = subprocess.run([*swedeck_command(), "replay", str(code_mode.own), "--print", "--json"], capture_output=True,
+                          text=True, timeout=60)
+    cost = json.loads(done.stdout.splitlines()[0])["cost"]
+    assert cost["agent_tokens"] == {"source": "Codex's token_count total", "prompt_tokens": totals[-1]["input_tokens"],
+                                    "completion_tokens": totals[-1]["output_tokens"]}
+    assert cost["tokens"] == {key: cost["agent_tokens"][key] for key in ("prompt_tokens", "completion_tokens")}
+    assert cost["token_reconciliation"] == "agrees"
+
+
 def test_codex_s_own_context_is_not_the_person_s_words_and_the_task_is_theirs(code_mode):
     trajectory = load_trajectory(code_mode.own)
     messages = list(trajectory.messages)

@@ -344,3 +344,20 @@ def test_a_swe_agent_thought_goes_to_atif_where_harbors_converter_puts_it(path, 
         assert reasoning == harbors[-len(reasoning):], (reasoning, harbors)  # Harbor's has no demonstrations to skip
     original, again = load_trajectory(path), load_trajectory(out)
     assert [thought(original, step) for step in original.steps] == [thought(again, step) for step in again.steps]
+
+
+def test_an_inspect_samples_tokens_reconcile_with_its_model_usage(tmp_path):
+    """Issue 65.2: Inspect counts each sample's tokens (`model_usage`, every model call in it);
+    the sum of the steps' usage, as swedeck reads them, is reconciled with that count."""
+    from swedeck.core.cost import Prices, cost_of
+
+    log_module = oracle("inspect_ai.log")
+    path, log = _inspect_writes(log_module, tmp_path, _RUN_INSPECT, "eval")
+    usage = log.samples[0].model_usage
+    theirs = sum(u.input_tokens + (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0)
+                 for u in usage.values())
+    report = cost_of(load_trajectory(path), Prices())
+    assert report.agent_tokens["source"] == "Inspect's model_usage"
+    assert report.agent_tokens["prompt_tokens"] == theirs > 0
+    assert report.agent_tokens["completion_tokens"] == sum(u.output_tokens for u in usage.values())
+    assert report.token_reconciliation == "agrees", (report.tokens, report.agent_tokens)

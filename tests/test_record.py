@@ -77,6 +77,14 @@ def test_claude_code_is_recorded_request_for_request(tmp_path, monkeypatch):
     assert "sk-ant-test-0000" not in text and "x-api-key" not in text.lower()  # never a credential
     trajectory = load_trajectory(final)
     assert len(trajectory.steps) == 2 and trajectory.steps[0].actions[0].command == "echo hello > out.txt"
+    # issue 65.2: the record's own count (every answered call's provider usage), its side calls'
+    # too, reconciled with the calls' usage as the cost report sums them
+    from swedeck.core.cost import Prices, cost_of
+
+    report = cost_of(trajectory, Prices())
+    assert report.agent_tokens == {"source": "the record's provider usage", "prompt_tokens": stats["prompt_tokens"],
+                                   "completion_tokens": stats["completion_tokens"]}
+    assert report.token_reconciliation == "agrees", (report.tokens, report.agent_tokens)
     prompt = subprocess.run([*swedeck_command(), "prompt", str(final), "--step", "2", "--json"], capture_output=True,
                             text=True, timeout=60)
     shown = json.loads(prompt.stdout)

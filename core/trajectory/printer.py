@@ -164,6 +164,10 @@ def cost_lines(cost: CostReport) -> list[str]:
                      + ", ".join(f"{model} ({calls} calls)" for model, calls in cost.unpriced.items()))
     if cost.agent_total_usd is not None:
         lines.append(f"  the agent's own total: {cost.agent_total_usd:.6f} USD: {cost.reconciliation}")
+    if cost.agent_tokens is not None:
+        lines.append(f"  tokens: {cost.tokens['prompt_tokens']:,} prompt + {cost.tokens['completion_tokens']:,} completion; "
+                     f"{cost.agent_tokens.get('source')}: {cost.agent_tokens.get('prompt_tokens'):,} + "
+                     f"{cost.agent_tokens.get('completion_tokens'):,}: {cost.token_reconciliation}")
     return lines
 
 

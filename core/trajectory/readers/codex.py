@@ -321,6 +321,11 @@ class _Reader:
         called since). Once per model call of a rollout: written out, not looped."""
         details = mapping(info)
         last = mapping(details.get("last_token_usage"))
+        total = mapping(details.get("total_token_usage"))
+        if total:  # the session's own count so far (the last one is its whole): what its cost reconciles with
+            self.info.raw["agent_usage"] = {"source": "Codex's token_count total",
+                                            "prompt_tokens": chat.count(total.get("input_tokens")),
+                                            "completion_tokens": chat.count(total.get("output_tokens"))}
         self.flush()
         target, usage = self.last_step, self.columns.usage
         at = 4 * target

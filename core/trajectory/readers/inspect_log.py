@@ -214,6 +214,13 @@ def read(source: Source) -> Trajectory:
     sample = mapping(sample_record)
     attachments = mapping(sample.get("attachments"))
     info.session.update({"sample": sample.get("id"), "epoch": sample.get("epoch")})
+    used = mapping(sample.get("model_usage"))
+    if used:  # the sample's own count of every model call in it (its scorer's too): what its cost reconciles with
+        counts = [mapping(usage) for usage in used.values()]
+        info.raw["agent_usage"] = {"source": "Inspect's model_usage", "prompt_tokens": sum(
+            chat.count(usage.get(key)) for usage in counts
+            for key in ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write")),
+            "completion_tokens": sum(chat.count(usage.get("output_tokens")) for usage in counts)}
     scores = mapping(sample.get("scores"))
     if scores:
         info.raw["scores"] = dict(scores)
