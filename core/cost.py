@@ -279,8 +279,9 @@ def _record_usage(trajectory: Trajectory) -> dict[str, Any] | None:
     """A record's own count: the usage of every call it recorded with an answer (main and side)."""
     from .trajectory.readers.api_requests import EXCHANGE
 
-    used = [event.data.get("usage") for event in trajectory.meta_events
-            if event.event == EXCHANGE and event.data.get("status") == 200 and isinstance(event.data.get("usage"), Mapping)]
+    used: list[Mapping[str, Any]] = [
+        event.data["usage"] for event in trajectory.meta_events
+        if event.event == EXCHANGE and event.data.get("status") == 200 and isinstance(event.data.get("usage"), Mapping)]
     if not used:
         return None
     return {"source": "the record's provider usage", "prompt_tokens": sum(int(usage.get("prompt") or 0) for usage in used),
