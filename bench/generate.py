@@ -252,6 +252,75 @@ def write_claude_code(path: Path, steps: int, mean_output_chars: int) -> Path:
     return path
 
 
+def write_claude_code_with_subagents(path: Path, subagents: int, steps_each: int, mean_output_chars: int,
+                                     main_steps: int | None = None) -> Path:
+    """A Claude Code 2.1 session shaped like the ones that break the agents (issue 65, Claude
+    Code #23373: 404 subagents in 102.7 MB): a main line whose every other step is an `Agent`
+    call, its result naming the subagent it started (`toolUseResult.agentId`), and each
+    subagent's run in `<session>/subagents/agent-<id>.jsonl` (sidechain records, `agentId`)."""
+    main_steps = main_steps or 2 * subagents
+    folder = path.with_suffix("") / "subagents"
+    folder.mkdir(parents=True, exist_ok=True)
+    base = {"userType": "external", "cwd": "/work", "sessionId": "bench", "version": "2.1.332"}
+    pairs = list(_pairs(max(steps_each, 1), mean_output_chars))
+
+    def stamp(seconds: int) -> str:
+        return f"2026-11-20T{10 + seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z"
+
+    def usage(step: int) -> dict:
+        return {"input_tokens": 4, "cache_creation_input_tokens": 400, "cache_read_input_tokens": 400 * step,
+                "output_tokens": 60}
+
+    def run(handle: Any, sidechain: bool, steps: int, agent: str | None, started: int,
+            start_subagent: Any = None) -> None:
+        parent = None
+
+        def put(kind: str, uuid: str, message: dict, at: int, **extra: Any) -> None:
+            nonlocal parent
+            record = {"parentUuid": parent, "isSidechain": sidechain, **base, "type": kind, "uuid": uuid,
+                      "timestamp": stamp(at), "message": message, **extra}
+            if agent is not None:
+                record["agentId"] = agent
+            handle.write(json.dumps(record) + "\n")
+            parent = uuid
+        prefix = agent or "m"
+        put("user", f"{prefix}-u0", {"role": "user", "content": TASK}, started)
+        for step in range(1, steps + 1):
+            _, thought, command, output = pairs[(step - 1) % len(pairs)]
+            call = f"toolu_{prefix}_{step:05d}"
+            spawned = start_subagent(step) if start_subagent is not None else None
+            tool = ({"type": "tool_use", "id": call, "name": "Agent", "input": {
+                "description": f"look into part {spawned}", "prompt": TASK, "subagent_type": "general-purpose"}}
+                if spawned is not None else {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": command}})
+            put("assistant", f"{prefix}-a{step}", {"id": f"msg_{prefix}_{step}", "type": "message", "role": "assistant",
+                                                   "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+                                                   "usage": usage(step), "content": [{"type": "text", "text": thought},
+                                                                                     tool]}, started + 2 * step)
+            result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "is_error": False,
+                                                   "content": f"the subagent {spawned} is done" if spawned is not None
+                                                   else output}]}
+            extra = {"toolUseResult": {"agentId": spawned, "status": "completed"}} if spawned is not None else {}
+            put("user", f"{prefix}-r{step}", result, started + 2 * step + 1, **extra)
+        put("assistant", f"{prefix}-end", {"id": f"msg_{prefix}_end", "type": "message", "role": "assistant",
+                                           "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+                                           "usage": usage(steps + 1), "content": [{"type": "text", "text": "Done."}]},
+            started + 2 * steps + 2)
+
+    made = [0]
+
+    def start_subagent(step: int) -> str | None:
+        if step % 2 or made[0] >= subagents:
+            return None
+        agent = f"a{made[0]:04x}{'0' * 12}"
+        made[0] += 1
+        with open(folder / f"agent-{agent}.jsonl", "w", encoding="utf-8") as handle:
+            run(handle, True, steps_each, agent, 2 * step)
+        return agent
+    with open(path, "w", encoding="utf-8") as handle:
+        run(handle, False, max(main_steps, 2 * subagents), None, 0, start_subagent)
+    return path
+
+
 def write_claude_code_requests(path: Path, steps: int, mean_output_chars: int) -> Path:
     """A Claude Code 2.1 session with its own request records, as 2.1.332 writes them: an
     `api-request-shape` (system prompt, tools), and per call an `api-request-blob` (the new user

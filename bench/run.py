@@ -39,6 +39,7 @@ BENCHMARKS = {
     "B15": ("b15_inspect_sample", "one huge Inspect sample"),
     "B16": ("b16_live_stress", "live stress"),
     "B17": ("b17_acp_start", "ACP start-up"),
+    "B18": ("b18_subagents", "subagents"),
 }
 
 

@@ -341,15 +341,25 @@ def subagent_runs(trajectory: Trajectory) -> list[tuple[str, Trajectory]]:
     return runs
 
 
-def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
-    """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
-    step whose call started it (the call's result names its id), its steps and its dollars."""
+def agent_steps(trajectory: Trajectory) -> dict[str, int]:
+    """Subagent id -> the main-line step whose call started it: from the reader's outline where
+    it keeps one (Claude Code's), else from the steps' tool results (`agent_id`), each read."""
+    outline = trajectory.info.raw.get("outline")
+    if isinstance(outline, Mapping) and isinstance(outline.get("agent_steps"), Mapping):
+        return dict(outline["agent_steps"])
     started: dict[str, int] = {}
     for step in trajectory.steps:
         for index in step.observation_indices:
             agent = trajectory.messages[index].extra.unknown.get("agent_id")
             if isinstance(agent, str):
                 started.setdefault(agent, step.index)
+    return started
+
+
+def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
+    """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
+    step whose call started it (the call's result names its id), its steps and its dollars."""
+    started = agent_steps(trajectory)
     return [{"id": name, "target": str(run.path), "parent_step": started.get(name), "steps": len(run.steps),
              "cost_usd": round(report.by_role[f"subagent {name}"], 8) if f"subagent {name}" in report.by_role else None}
             for name, run in runs]

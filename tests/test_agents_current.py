@@ -326,6 +326,57 @@ async def test_the_replay_shows_each_steps_dollars_in_the_step_list_and_the_mete
         await wait_for(pilot, lambda: f"${so_far:.4f} so far" in str(screen.query_one(ContextMeter).render()))
 
 
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_the_subagent_tree_opens_each_subagent_in_place_and_c_jumps_to_it(claude_run):
+    """Issue 65.4: `s` lists the main run and the subagent the real Claude Code started (its steps,
+    tokens, dollars, the step whose call started it); Enter opens it in place with its own meter,
+    `q` comes back; `c` on the step that started it opens it too."""
+    from textual.widgets import Tree
+
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.subagent_screen import SubagentScreen
+    from swedeck.tui.widgets.context_meter import ContextMeter
+
+    done = subprocess.run([*swedeck_command(), "replay", str(claude_run.own), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    (subagent,) = json.loads(done.stdout.splitlines()[0])["subagents"]
+    app = ReplayApp([claude_run.own])
+    async with app.run_test(size=(160, 48)) as pilot:
+        main = await wait_for(pilot, lambda: getattr(app.screen, "step_list", None) and app.screen)
+        await wait_for(pilot, lambda: main.document is not None and main.document.step_count > 1)
+        await pilot.press("s")
+        tree_screen = await wait_for(pilot, lambda: isinstance(app.screen, SubagentScreen) and app.screen.root
+                                     and app.screen)
+        (child,) = tree_screen.root.children
+        assert (child.id, child.parent_step, child.steps) == (subagent["id"], subagent["parent_step"], subagent["steps"])
+        assert child.cost_usd == pytest.approx(subagent["cost_usd"])
+        tree = tree_screen.query_one(Tree)
+        assert f"subagent {child.id}" in str(tree.root.children[0].label) and \
+            f"(from step {child.parent_step})" in str(tree.root.children[0].label)
+        tree.move_cursor(tree.root.children[0])
+        await pilot.press("enter")
+        opened = await wait_for(pilot, lambda: app.screen is not main and getattr(app.screen, "step_list", None)
+                                and app.screen)
+        assert opened.path.name == Path(subagent["target"]).name
+        await wait_for(pilot, lambda: "this step" in str(opened.query_one(ContextMeter).render()))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is main)
+        main.go(child.parent_step)
+        await pilot.press("c")
+        child_screen = await wait_for(pilot, lambda: app.screen is not main and getattr(app.screen, "path", None)
+                                      and app.screen)
+        assert child_screen.path.name == Path(subagent["target"]).name
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is main and main.step == child.parent_step)
+        other = next(step for step in range(1, main.step_count + 1) if step != child.parent_step)
+        main.go(other)
+        await pilot.press("c")  # a step that started none: it says so, nothing opens
+        await wait_for(pilot, lambda: any("started no subagent" in str(n.message) for n in app._notifications))
+        assert app.screen is main
+
+
 def test_a_model_without_a_price_is_named_never_summed_as_zero():
     from swedeck.core.cost import Call, Prices, account, reconcile
     from swedeck.core.messages import Usage

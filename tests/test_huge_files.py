@@ -383,3 +383,36 @@ def test_a_claude_code_sessions_request_records_are_held_as_names_and_places(tmp
     assert 1 <= len(forged.recorded_prompts) <= 3  # the steps before the first request that does not say its messages
     for number in forged.recorded_prompts:  # what is recorded is what the file's messages are
         assert [m.text for m in forged.recorded_prompts[number]] == [m.text for m in trajectory.recorded_prompts[number]]
+
+
+def test_the_subagent_tree_sums_each_run_from_its_outline_as_its_steps_would(tmp_path):
+    """Issue 65.4: each subagent of a session is a node with its steps, tokens, dollars, duration,
+    ending and the step that started it, summed from the reader's outline (no step built), the
+    same as summed from every step."""
+    from bench.generate import write_claude_code_with_subagents
+    from swedeck.core.cost import Prices, cost_of, subagent_runs
+    from swedeck.core.subagents import subagent_tree, summed
+
+    path = write_claude_code_with_subagents(tmp_path / "session.jsonl", 5, 7, 200, main_steps=12)
+    main = load_trajectory(path, lazy=True)
+    prices = Prices()
+    root = subagent_tree(main, prices)
+    assert [child.parent_step for child in root.children] == [2, 4, 6, 8, 10]
+    report = cost_of(main, prices, subagent_runs(main))
+    assert root.cost_usd == pytest.approx(report.by_role["main"])
+    for child in root.children:
+        run = load_trajectory(child.target, lazy=True)
+        assert child.cost_usd == pytest.approx(report.by_role[f"subagent {child.id}"])
+        assert (child.steps, child.ended, child.duration_s) == (len(run.steps), "end_turn", 16.0)
+        assert child.prompt_tokens == sum(step.usage.prompt_tokens for step in run.steps)
+        assert child.completion_tokens == sum(step.usage.completion_tokens for step in run.steps)
+        run.info.raw.pop("outline")  # read step by step: the same figures
+        slow = summed(run, prices, child.id, child.target, child.parent_step)
+        assert (slow.steps, slow.prompt_tokens, slow.completion_tokens) == \
+            (child.steps, child.prompt_tokens, child.completion_tokens)
+        assert slow.duration_s == 14.0  # its answers' span (the outline's is its records', the task's too)
+        assert slow.cost_usd == pytest.approx(child.cost_usd)
+    broken = tmp_path / "session" / "subagents" / "agent-broken.jsonl"
+    broken.write_text("not json at all\n")
+    again = subagent_tree(load_trajectory(path, lazy=True), prices)
+    assert again.children[-1].id == "broken" and again.children[-1].error and again.children[-1].parent_step is None

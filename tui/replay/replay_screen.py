@@ -31,7 +31,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from swedeck.core.cost import Prices, RunningCost, StepCost
+from swedeck.core.cost import Prices, RunningCost, StepCost, agent_steps
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
 from swedeck.core.replay.document import (
@@ -53,6 +53,7 @@ from swedeck.core.startup.gc_tuning import (
     thaw,
 )
 from swedeck.core.startup.read_ahead import ReadAhead
+from swedeck.core.subagents import RunNode, subagent_files
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
@@ -719,10 +720,46 @@ class ReplayScreen(ReplayState, StepBrowser):
 
         def chosen(branch: Branch | None) -> None:
             if branch is not None:
-                self.app.push_screen(ReplayScreen([Path(branch.target)], processors=self.processors,
-                                                  fork_model=self.fork_model, trust_file=self.trust_file,
-                                                  branch=branch.label))
+                self._open_beside(Path(branch.target), branch.label)
         self.app.push_screen(BranchScreen(branches), chosen)
+
+    def price_list(self) -> Prices:
+        """The config's prices over litellm's map (from any thread: the config is read once)."""
+        self._settled()
+        return Prices(self._prices)
+
+    def action_subagents(self) -> None:
+        from .subagent_screen import SubagentScreen  # on its key, not before the first frame
+        trajectory = self._trajectory()
+        if trajectory is None:
+            return
+
+        def chosen(node: RunNode | None) -> None:
+            if node is not None:
+                self._open_beside(Path(node.target), f"subagent {node.id}")
+        self.app.push_screen(SubagentScreen(trajectory, self.price_list), chosen)
+
+    def action_child(self) -> None:
+        """The subagent this step's call started, in place (`q` there comes back here)."""
+        trajectory = self._trajectory()
+        if trajectory is None:
+            return
+        started = [agent for agent, step in agent_steps(trajectory).items() if step == self.step]
+        files = dict(subagent_files(trajectory))
+        found = [agent for agent in started if agent in files]
+        if not found:
+            self.notify("this step's calls started no subagent this file keeps beside it" if not started else
+                        visible(f"the subagent {started[0]} has no file beside this run"), severity="warning",
+                        markup=False)
+            return
+        if len(found) > 1:
+            self.notify(visible(f"this step started {len(found)} subagents: {', '.join(found)}; s lists them all"),
+                        markup=False)
+        self._open_beside(Path(files[found[0]]), f"subagent {found[0]}")
+
+    def _open_beside(self, path: Path, label: str) -> None:
+        self.app.push_screen(ReplayScreen([path], processors=self.processors, fork_model=self.fork_model,
+                                          trust_file=self.trust_file, branch=label))
 
     def action_export(self) -> None:
         from ..shared.ask_screen import AskScreen  # on its key, not before the first frame

@@ -119,7 +119,8 @@ class StepList(ScrollView, can_focus=True):
         style: Style = self.rich_style
         if index == self.highlighted:
             style = style + self.get_component_rich_style("step-list--highlight")
-        text = self.label(index + 1, width)[:width].ljust(width)
+        shown = self.scrollable_content_region.width or width  # the scrollbar, where there is one, covers the rest
+        text = self.label(index + 1, shown)[:width].ljust(width)
         return Strip([Segment(text, style)], width)
 
     def refresh_line(self, index: int) -> None:

@@ -80,7 +80,7 @@ class _Part(msgspec.Struct):
     read as the record's `dict` would be: `get` gives None for a field it does not hold."""
 
     def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default) if key in self.__struct_fields__ else default
+        return getattr(self, key, default)  # a reader asks for fields only: no method is named as one
 
 
 class _Head(_Part):
@@ -101,6 +101,8 @@ class _Head(_Part):
 
 _decode_head = msgspec.json.Decoder(_Head).decode
 _FULL_TYPES = ("api-request-shape", "api-request-blob", "api-request")
+HELD_HEADS = 16 << 20
+"""A file smaller than this (16 MB) is read once for its records' heads, and its plan's kept."""
 
 
 class _Lines:
@@ -110,6 +112,7 @@ class _Lines:
     def __init__(self, source: Source) -> None:
         self.content = source.content
         self.starts, self.ends = array("q"), array("q")
+        self.heads = {}
         self._full: dict[int, Mapping[str, Any]] = {}
         self._last_index, self._last_record = -1, {}  # type: tuple[int, Mapping[str, Any]]
 
@@ -131,6 +134,9 @@ class _Lines:
     def line(self, index: int) -> Any:
         return span(self.content, self.starts[index], self.ends[index])
 
+    heads: dict[int, Any]
+    """The plan's heads (`_MainHead`) read with the lines, for a file under `HELD_HEADS`."""
+
     def keep(self, index: int, record: Mapping[str, Any]) -> None:
         self._full[index] = record
 
@@ -147,13 +153,17 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     `part`: the records of a file's end, from `start`."""
     lines = _Lines(source)
     tree = _Tree(lines.full, part=part)
+    # a file under HELD_HEADS is read once for its plan's heads too, and they are kept (a session's
+    # 404 subagent files are summed in a second); a larger one's are read again as its plan needs them
+    decode = _decode_main if len(source.content) < HELD_HEADS else _decode_head
+    held = lines.heads if decode is _decode_main else None
     for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
             continue
         end = line_start + len(line)
         try:
-            head: Any = _decode_head(line)
+            head: Any = decode(line)
         except msgspec.MsgspecError:
             try:
                 record = loads(line)
@@ -169,6 +179,8 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
             index = lines.add(line_start, end)
             if isinstance(head, Mapping):
                 lines.keep(index, head)
+            elif held is not None:
+                held[index] = head
             tree.add(head)
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
@@ -221,6 +233,7 @@ def read(source: Source) -> Trajectory:
     tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
     prompts = requests.prompts(plan.refs, chain if requests.requests else [], lines.full, fidelity)
+    info.raw["outline"] = plan.outline
     trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                                  provenance=lambda number: "recorded" if number in prompts else None)
     trajectory.rebuilt_requests = requests.bodies
@@ -297,6 +310,7 @@ class _MessageHead(_Part):
     id: Any = None
     model: Any = None
     usage: Any = None
+    stop_reason: Any = None
     content: str | list[_Block | str] | None = None
     """Each block's type (its text, input and output are passed over)."""
 
@@ -304,6 +318,10 @@ class _MessageHead(_Part):
 class _AttachmentHead(_Part):
     type: Any = None
     cliPrefix: Any = None
+
+
+class _ToolResultHead(_Part):
+    agentId: Any = None
 
 
 class _MainHead(_Head):
@@ -322,6 +340,9 @@ class _MainHead(_Head):
     cwd: Any = None
     version: Any = None
     gitBranch: Any = None
+    timestamp: Any = None
+    toolUseResult: _ToolResultHead | str | None = None
+    """What a tool call returned, beside its result (an `Agent` call: the subagent it started); a list: read whole."""
     message: _MessageHead | None = None
 
 
@@ -333,6 +354,9 @@ def _main_head(lines: _Lines, index: int) -> Any:
     kept = lines.kept(index)
     if kept is not None:
         return kept
+    head = lines.heads.get(index)
+    if head is not None:
+        return head
     try:
         return _decode_main(lines.line(index))
     except msgspec.MsgspecError:
@@ -419,6 +443,19 @@ class _Plan(msgspec.Struct):
     requests: Mapping[str, _Request]
     stats: ModelStats
     refs: list[str | None] = msgspec.field(default_factory=list)
+    outline: dict[str, Any] = msgspec.field(default_factory=lambda: {
+        "cached_tokens": 0, "cache_write_tokens": 0, "models": [], "first_at": None, "last_at": None, "stop": None,
+        "agent_steps": {}})
+    """The run in outline (`core/subagents.py` reads it, not every step): the cache's tokens, the
+    models that answered, its first and last timestamps, how its last answer stopped, and the
+    step whose call started each subagent (its result's `toolUseResult.agentId`)."""
+
+    def saw(self, head: Any) -> None:
+        """A main-line record's time."""
+        at = head.get("timestamp")
+        if isinstance(at, str):
+            self.outline["first_at"] = self.outline["first_at"] or at
+            self.outline["last_at"] = at
 
 
 def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tally, task: bool = False,
@@ -439,6 +476,8 @@ def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tal
     while index < len(chain):
         head = heads[index]
         kind = head.get("type")
+        if plan is not None:
+            plan.saw(head)
         message = head.get("message")
         if kind == "assistant":
             group = [index]
@@ -452,10 +491,17 @@ def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tal
             if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
                 ref = optional_str(head.get("requestRef"))
                 plan.refs.append(plan.requests[ref].id if ref is not None and ref in plan.requests else ref)
-                usage = _usage(_get(heads[group[-1]].get("message"), "usage"))
+                last = heads[group[-1]].get("message")
+                usage = _usage(_get(last, "usage"))
                 if usage is not None:
                     plan.stats.prompt_tokens += usage.prompt_tokens
                     plan.stats.completion_tokens += usage.completion_tokens
+                    plan.outline["cached_tokens"] += usage.cached_tokens
+                    plan.outline["cache_write_tokens"] += usage.cache_write_tokens or 0
+                model, stop = optional_str(_get(last, "model")), optional_str(_get(last, "stop_reason"))
+                if model and model not in plan.outline["models"]:
+                    plan.outline["models"].append(model)
+                plan.outline["stop"] = stop or plan.outline["stop"]
                 plan.stats.api_calls += 1
             entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
                                   _NOTHING, lines=lines, at=_at(tuple(chain[position] for position in group))))
@@ -487,6 +533,9 @@ def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tal
                                   how="compaction", before=pre_tokens or None))
             pre_tokens = None
         else:
+            agent = _get(head.get("toolUseResult"), "agentId")
+            if plan is not None and isinstance(agent, str) and agent:  # an `Agent`/`Task` call's result
+                plan.outline["agent_steps"].setdefault(agent, plan.stats.api_calls)
             first = not head.get("isMeta") and head.get("promptSource") != "system" and not task
             content = _get(message, "content")
             said = MessageType.TASK if first else MessageType.USER_MESSAGE
