@@ -640,3 +640,31 @@ async def test_a_search_of_a_file_read_whole_reads_the_open_one_and_steps_aside_
 
 
 
+
+
+@pytest.mark.anyio
+async def test_what_if_over_a_processor_config_swedeck_refuses_says_so_and_the_replay_goes_on(tmp_path):
+    """Issue 64.3: a worker of the what-if dialog that raised left it at "whole run: computing…"
+    for ever. A file that records a processor config swedeck refuses (here `n` is not a number)
+    now says why in the dialog; Esc comes back to the replay."""
+    path = write_trajectory(tmp_path / "hostile", 4, finish=False)
+    lines = path.read_text().splitlines()
+    digest = "0" * 16
+    lines.insert(1, json.dumps({"role": "meta", "event": "processors_changed", "time": 0.0, "hash": digest,
+                                "processors": [{"type": "last_n_observations", "n": "not a number"}]}))
+    for index, line in enumerate(lines):
+        record = json.loads(line)
+        if record.get("role") == "assistant":
+            record["extra"]["processors"] = digest
+            lines[index] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    app = ReplayApp([path])
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "step", 0) == 1)
+        await pilot.press("p")
+        dialog = await wait_for(pilot, lambda: isinstance(app.screen, WhatIfScreen) and app.screen)
+        await wait_for(pilot, lambda: "could not be computed" in str(dialog.query_one("#what-if-run").render()))
+        assert "invalid history processor config" in str(dialog.query_one("#what-if-run").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, WhatIfScreen))
+        assert app.is_running and app.return_code is None

@@ -327,6 +327,31 @@ async def test_R_in_replay_and_watch_shows_the_dry_run_table(tmp_path, anyio_bac
         assert "set agent.rules" in str(watch.screen.query_one("#rules-text").render())
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_R_over_a_malformed_codex_rule_says_so_and_the_replay_goes_on(tmp_path, anyio_backend):
+    """Issue 64.3: a Codex rule with `match=[5]` ended the whole replay app from `R` (a TypeError in
+    the dry run's worker). Now the file and line are said in the dialog; Esc comes back."""
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.replay_screen import ReplaySettings
+    from swedeck.tui.shared.rules_screen import RulesScreen
+
+    run = next((Path(__file__).parent / "fixtures").rglob("mini-v2-tool-calls.traj.json"))
+    bad = tmp_path / "bad.rules"
+    bad.write_text('prefix_rule(pattern=["ls"], match=[5])\n')
+    app = ReplayApp([run], settings=lambda: ReplaySettings([], None, [str(bad)]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: getattr(app.screen, "step", 0) == 1, 10)
+        await pilot.press("R")
+        await wait_for(pilot, lambda: isinstance(app.screen, RulesScreen)
+                       and "invalid example" in str(app.screen.query_one("#rules-text").render()), 30)
+        assert f"{bad}:1: invalid example in match: 5" in str(app.screen.query_one("#rules-text").render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RulesScreen))
+        assert app.is_running and app.return_code is None
+
+
 READ_AS_BASH = [  # (command, its simple commands at the top, as bash runs them)
     ('python -c "import sys\nprint(sys.argv)"', ["python -c \"import sys\nprint(sys.argv)\""]),
     ("git commit -m 'fix: the parser (again)'", ["git commit -m 'fix: the parser (again)'"]),
@@ -561,3 +586,21 @@ def test_swedeck_is_never_less_strict_than_codexs_runtime(tmp_path):
     looser = [(command, ours.decide(command).decision, theirs) for command, theirs in oracle.items()
               if strictness[ours.decide(command).decision] < strictness[theirs]]
     assert not looser, looser
+
+
+@pytest.mark.parametrize("examples", ["match=[5]", 'match="ls"', "not_match=[[1, 2]]", 'match=[["ls", 5]]'])
+def test_a_codex_rule_with_a_malformed_example_is_refused_with_its_file_and_line_as_codex_refuses_it(tmp_path, examples):
+    """Issue 64.3: `match=[5]` raised a TypeError that ended the whole replay app from `R`; Codex's
+    own checker refuses the file: so does swedeck, naming the file and line (a RulesError)."""
+    from swedeck.core.rules.model import RulesError
+
+    rules = tmp_path / "bad.rules"
+    rules.write_text(f'# a comment\nprefix_rule(pattern=["ls"], {examples})\n')
+    done = subprocess.run([codex_binary(), "execpolicy", "check", "--rules", str(rules), "--", "ls"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "failed to parse policy" in done.stderr  # the owner refuses it
+    with pytest.raises(RulesError, match=f"{rules}:2: invalid"):
+        load_rules([str(rules)])
+    said = subprocess.run([*swedeck_command(), "rules", "check", "--rules", str(rules), "ls"], capture_output=True,
+                          text=True, timeout=60)
+    assert said.returncode == 2 and f"{rules}:2: invalid" in said.stderr and "Traceback" not in said.stderr

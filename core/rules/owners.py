@@ -261,7 +261,14 @@ def _codex_rule(path: Path, text: str, call: ast.Call, order: int, dead: list[tu
     rule = Rule("codex", CODEX_DECISIONS[decision], shown, str(path), call.lineno, "file", order, matches=matches,
                 firsts=frozenset(alternatives[0]))
     for field_name, expected in (("match", True), ("not_match", False)):
-        for example in arguments.get(field_name, []) or []:
+        examples = arguments.get(field_name, []) or []
+        if not isinstance(examples, list | tuple):
+            raise RulesError(f"{where}: invalid {field_name}: {examples!r} (a list of examples)")
+        for example in examples:
+            if not isinstance(example, str) and not (isinstance(example, list | tuple)
+                                                     and all(isinstance(word, str) for word in example)):
+                raise RulesError(f"{where}: invalid example in {field_name}: {example!r} "
+                                 "(a command line, or a list of its words)")
             words = tuple(example.split()) if isinstance(example, str) else tuple(example)
             if matches(words, " ".join(words)) != expected:
                 raise RulesError(f"{where}: the example {example!r} in {field_name} "

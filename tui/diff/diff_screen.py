@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -34,7 +33,7 @@ from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
 from swedeck.core.trajectory.model import Trajectory
 
-from ..kit.view_screen import css_beside
+from ..kit.view_screen import background, css_beside
 from ..shared.highlight import highlighted
 from ..shared.prompt_inspector import PromptInspector
 from ..shared.step_browser import StepBrowser
@@ -197,7 +196,7 @@ class DiffScreen(DiffState, StepBrowser):
             super().__init__()
             self.curves = curves
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curves")
+    @background(exclusive=True, group="curves")
     def compute_curves(self) -> None:
         curves = {key: {point.step: point.tokens for point in token_curve(LoadedDocument(side.trajectory))}
                   for key, side in self.sides.items()}

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
@@ -24,7 +23,7 @@ from swedeck.core.replay.document import LoadedDocument
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import one_line, visible
 
-from ..kit.view_screen import ViewScreen, css_beside
+from ..kit.view_screen import ViewScreen, background, css_beside
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
 from .many_curve import ManyCurve, mark
@@ -165,7 +164,7 @@ class ManyRunsScreen(ViewScreen):
             super().__init__()
             self.series = series
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curves")
+    @background(exclusive=True, group="curves")
     def compute_curves(self) -> None:
         tokens = [{point.step: point.tokens for point in token_curve(LoadedDocument(run))}
                   for run in self.comparison.runs]

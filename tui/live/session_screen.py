@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import events, getters, work
+from textual import events, getters
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Container
@@ -30,7 +30,7 @@ from swedeck.core.messages import MessageType, task_text
 from swedeck.core.processors.base import active_labels
 from swedeck.core.text import visible
 
-from ..kit.view_screen import ViewScreen, css_beside
+from ..kit.view_screen import ViewScreen, background, css_beside
 from ..shared.prompt_inspector import PromptInspector
 from ..widgets.command_block import CommandBlock
 from ..widgets.context_meter import ContextMeter
@@ -158,7 +158,7 @@ class SessionScreen(SessionState, ViewScreen):
 
     # --- the worker -----------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="session")
+    @background(exclusive=True, group="session")
     def run_session(self) -> SessionResult:
         return self.session.run(self.controller.emit)
 

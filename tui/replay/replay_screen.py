@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import msgspec
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -61,7 +60,7 @@ from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
 from swedeck.core.trajectory.readers.source import Stopped
 
-from ..kit.view_screen import css_beside
+from ..kit.view_screen import background, css_beside
 from ..shared.fork import ForkRequest
 from ..shared.highlight import highlighted
 from ..shared.step_browser import StepBrowser
@@ -341,7 +340,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             super().__init__()
             self.reading, self.document, self.error = reading, document, error
 
-    @work(thread=True, exit_on_error=False, group="reading")
+    @background(group="reading")
     def read_whole(self, reading: ReadingDocument) -> None:
         try:
             document = reading.finish()
@@ -497,7 +496,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             self.path = path
             self.points = points
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="curve")
+    @background(exclusive=True, group="curve")
     def read_curve(self, path: Path, shared: ReplayDocument | None = None) -> None:
         # No full collection while it runs: each walked what the steps made, 90-190 ms, 40 times
         # over a 45,000-step file, keys waiting behind them (the young generations are still
@@ -680,7 +679,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             super().__init__()
             self.path, self.prompt = path, prompt
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    @background(exclusive=True, group="prompt")
     def work_out_prompt(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
                         window: int | None) -> None:
         from swedeck.core.prompt_view import step_prompt
@@ -782,7 +781,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             super().__init__()
             self.text, self.failed = text, failed
 
-    @work(thread=True, exit_on_error=False, group="export")
+    @background(group="export")
     def run_export(self, source: str, target: str) -> None:
         from swedeck.core.errors import SwedeckError
         from swedeck.core.export.share import default_kind, export, write_export

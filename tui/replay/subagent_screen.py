@@ -10,24 +10,22 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Label, Tree
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from swedeck.core.cost import Prices
 from swedeck.core.subagents import RunNode, node_line, subagent_tree
 from swedeck.core.text import visible
 from swedeck.core.trajectory.model import Trajectory
 
-from ..kit.view_screen import css_beside
+from ..kit.view_screen import ViewModal, background, css_beside
 
 
-class SubagentScreen(ModalScreen[RunNode | None]):
+class SubagentScreen(ViewModal[RunNode | None]):
     """Dismissed with the node chosen (the replay opens it), or None."""
 
     CSS_PATH = css_beside(__file__)
@@ -62,7 +60,7 @@ class SubagentScreen(ModalScreen[RunNode | None]):
             super().__init__()
             self.root = root
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="subagents")
+    @background(exclusive=True, group="subagents")
     def summed(self) -> None:
         def progress(done: int, total: int) -> None:
             self.post_message(self.Progress(done, total))
@@ -83,11 +81,11 @@ class SubagentScreen(ModalScreen[RunNode | None]):
                 if root.children else "no subagent beside this run · Esc closes")
         self.query_one("#subagent-hint", Label).update(hint)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state == WorkerState.ERROR:
-            error = event.worker.error
-            self.query_one("#subagent-hint", Label).update(visible(f"the subagents could not be read: "
-                                                                   f"{type(error).__name__}: {error}"))
+    def worker_failed(self, worker: Worker[Any]) -> bool:
+        error = worker.error
+        self.query_one("#subagent-hint", Label).update(visible(f"the subagents could not be read: "
+                                                               f"{type(error).__name__}: {error}"))
+        return True
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[Any]) -> None:
         node = event.node.data

@@ -3,29 +3,28 @@ as a curve over all steps, the prompt the model would have seen and the tokens s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
+from swedeck.core.errors import SwedeckError
 from swedeck.core.prompt_view import StepPrompt, step_summary
 from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
 from swedeck.core.trajectory.model import Trajectory
 
-from ..kit.view_screen import css_beside
+from ..kit.view_screen import ViewModal, background, css_beside
 from ..shared.prompt_inspector import PROMPT_IN_WORKER
 from ..widgets.text import literal
 from ..widgets.token_chart import TokenChart
 
 
-class WhatIfScreen(ModalScreen[None]):
+class WhatIfScreen(ViewModal[None]):
     CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,p", "dismiss", "Close"),
                 *[Binding(str(n), f"toggle_processor({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
@@ -73,7 +72,12 @@ class WhatIfScreen(ModalScreen[None]):
                 Content(f"working out step {self.step}'s prompt: {self._history:,} messages…"))
             self.compute_prompt(chosen)
         else:
-            self._show_prompt(what_if_prompt(self.trajectory, self.step, self.processors, self.window))
+            try:
+                self._show_prompt(what_if_prompt(self.trajectory, self.step, self.processors, self.window))
+            except SwedeckError as error:  # a config swedeck refuses (a file's recorded one): said, not raised
+                self.prompt = None
+                self.query_one("#what-if-figures", Static).update(
+                    literal(f"step {self.step}'s prompt could not be computed: {type(error).__name__}: {error}"))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
         self.compute_curve(chosen)
 
@@ -81,7 +85,7 @@ class WhatIfScreen(ModalScreen[None]):
         self.prompt = prompt
         self.query_one("#what-if-figures", Static).update(literal(step_summary(prompt)))
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="prompt")
+    @background(exclusive=True, group="prompt")
     def compute_prompt(self, processors: list[dict[str, Any]]) -> None:
         prompt = what_if_prompt(self.trajectory, self.step, processors, self.window)
         if not get_current_worker().is_cancelled:
@@ -98,7 +102,7 @@ class WhatIfScreen(ModalScreen[None]):
         if message.processors == self.processors:  # else computed for a choice since changed
             self._show_prompt(message.prompt)
 
-    @work(thread=True, exclusive=True, exit_on_error=False)
+    @background(exclusive=True, group="curve")
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:
         worker = get_current_worker()
         points = []
@@ -126,6 +130,18 @@ class WhatIfScreen(ModalScreen[None]):
         chart.points, chart.current = saved, self.step
         self.query_one("#what-if-run", Static).update(
             Content(f"whole run: {total:,} tokens saved over {len(saved)} queries"))
+
+    WORK: ClassVar[dict[str, str]] = {"prompt": "the step's prompt", "curve": "the whole run's savings"}
+
+    def worker_failed(self, worker: Worker[Any]) -> bool:
+        """A worker raised: the figure it was working out says so, not "computing…" for ever."""
+        error = worker.error
+        said = f"could not be computed: {type(error).__name__}: {error}"
+        if worker.group == "curve":
+            self.query_one("#what-if-run", Static).update(literal(f"whole run: {said}"))
+        else:
+            self.query_one("#what-if-figures", Static).update(literal(f"step {self.step}'s prompt {said}"))
+        return True
 
     def action_toggle_processor(self, index: int) -> None:
         if index < len(self.processors):

@@ -5,23 +5,23 @@ in a worker; the table is the same lines the command prints."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import Worker
 
-from ..kit.view_screen import css_beside
+from ..kit.view_screen import ViewModal, background, css_beside
 from ..widgets.text import literal
 
 NO_RULES = ("No approval rules to try: set agent.rules in the config (a Claude Code settings file, a Codex "
             ".rules, a Gemini CLI policy, an opencode.json), or run swedeck rules dry-run RULES PATH.")
 
 
-class RulesScreen(ModalScreen[None]):
+class RulesScreen(ViewModal[None]):
     CSS_PATH = css_beside(__file__)
     BINDINGS = [Binding("escape,q,R", "dismiss", "Close")]
 
@@ -44,7 +44,7 @@ class RulesScreen(ModalScreen[None]):
         if self.rules:
             self.dry_run()
 
-    @work(thread=True, exclusive=True, group="rules")
+    @background(exclusive=True, group="rules")
     def dry_run(self) -> None:
         from swedeck.core.errors import SwedeckError
         from swedeck.core.rules.dry_run import dry_run, table
@@ -58,3 +58,9 @@ class RulesScreen(ModalScreen[None]):
 
     def on_rules_screen_done(self, message: Done) -> None:
         self.query_one("#rules-text", Static).update(literal("\n".join(message.lines)))
+
+    def worker_failed(self, worker: Worker[Any]) -> bool:
+        """The dry run raised (a rule file swedeck misread, a run it could not): said in the box."""
+        error = worker.error
+        self.query_one("#rules-text", Static).update(literal(f"the dry run failed: {type(error).__name__}: {error}"))
+        return True

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
@@ -25,7 +24,7 @@ from swedeck.core.replay.search import next_match
 from swedeck.core.text import visible
 from swedeck.core.trajectory.model import Trajectory, TrajectoryInfo
 
-from ..kit.view_screen import ViewScreen
+from ..kit.view_screen import ViewScreen, background
 from .browse_state import BrowseState
 from .fork import ForkRequest
 
@@ -130,7 +129,7 @@ class StepBrowser(BrowseState, ViewScreen):
             super().__init__()
             self.source, self.query, self.places, self.done = source, query, places, done
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="search")
+    @background(exclusive=True, group="search")
     def run_search(self, source: object, query: str) -> None:
         worker = get_current_worker()
         batch: list[int] = []

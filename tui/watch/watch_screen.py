@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -29,7 +28,7 @@ from swedeck.core.text import visible
 from swedeck.core.trajectory.files import base_name, live_path
 from swedeck.core.watch import DirectoryWatcher, WatchRow, WatchUpdate, status_text
 
-from ..kit.view_screen import ViewScreen, css_beside
+from ..kit.view_screen import ViewScreen, background, css_beside
 from ..replay.replay_screen import ReplayScreen
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.header_line import HeaderLine
@@ -99,7 +98,7 @@ class WatchScreen(WatchState, ViewScreen):
             super().__init__()
             self.update, self.batch, self.notices = update, batch, notices
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="scan")
+    @background(exclusive=True, group="scan")
     def follow_folder(self) -> None:
         watch = _watchfiles()
         notices = watch is not None
