@@ -332,7 +332,7 @@ def require_model(config: SwedeckConfig, what: str = "a live session") -> str:
     name = config.model.model_name
     if not name:
         raise UsageError(f"{what} needs a model: pass -m NAME (e.g. -m openai/gpt-4o) or set model.model_name")
-    from .models.litellm_loader import names_a_provider
+    from .model_map import names_a_provider
 
     if not config.model.model_kwargs.get("custom_llm_provider") and not names_a_provider(name):
         raise UsageError(f"-m {name}: litellm cannot tell which provider serves {name!r}: give it as PROVIDER/MODEL "

@@ -81,7 +81,7 @@ class Prices:
         given = self.of_config(model)
         if given is not None:
             return given
-        from .models.litellm_loader import model_map
+        from .model_map import model_map
 
         known = model_map() or {}
         for name in _names(model):

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from .context_status import ContextStatus as ContextStatus  # part of the event API: `ContextUpdated.status`
 
 if TYPE_CHECKING:
-    from .agent.exits import ExitStatus
     from .environments.base import ExecutionResult
+    from .exit_status import ExitStatus
     from .messages import Message, Usage
 
 

@@ -18,10 +18,10 @@ from typing import Any, TextIO
 import msgspec
 
 from . import events as ev
-from .agent.exits import ExitStatus, exit_line
 from .compaction_notes import compacted_text, started_text
 from .config import SwedeckConfig
 from .errors import UsageError
+from .exit_status import ExitStatus, exit_line
 from .messages import Message, MessageType, Record
 from .redact import each_text
 from .session import Session, SessionResult, build_redactor

@@ -21,11 +21,11 @@ import msgspec
 from . import events as ev
 from .agent import agent_class
 from .agent.context import ContextTracker
-from .agent.exits import ExitStatus, exit_code
 from .agent.prompt import PromptBuilder
 from .config import SwedeckConfig, require_model
 from .errors import SwedeckError, UsageError
 from .events import ContextStatus
+from .exit_status import ExitStatus, exit_code
 from .messages import Message, MessageType, ModelStats, last_task, without_exits
 from .redact import Redactor, is_secret_name, secret_values
 from .tokens import count_messages

@@ -422,3 +422,12 @@ def split(line: str) -> Split:
     out = Split()
     out.error = _read(line, out, nested=False)
     return out
+
+
+def split_command(command: str) -> list[Part] | None:
+    """The simple commands of `command` (`split`), or None when it cannot be split safely
+    (unbalanced quotes, a subshell, a group, a function)."""
+    found = split(command)
+    if found.error is not None or found.grouped:
+        return None
+    return found.top

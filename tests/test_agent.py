@@ -12,7 +12,7 @@ from support.driver import Driver, make_config, run_session
 from support.openai_server import ToolCallSpec, Turn, Usage, model_config
 from support.reliability import SUBMIT
 from swedeck.core import events as ev
-from swedeck.core.agent.exits import ExitStatus
+from swedeck.core.exit_status import ExitStatus
 from swedeck.core.messages import MessageType
 
 

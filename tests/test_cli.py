@@ -92,7 +92,7 @@ def test_a_model_name_no_provider_serves_is_refused_before_anything_starts(tmp_p
     result = swedeck("run", "-m", "x", "--headless", "-t", "hi", cwd=tmp_path)
     assert result.returncode == 2 and "give it as PROVIDER/MODEL (e.g. openai/x" in result.stderr
     assert not list(tmp_path.iterdir())  # nothing started: no trajectory
-    from swedeck.core.models.litellm_loader import names_a_provider
+    from swedeck.core.model_map import names_a_provider
 
     assert names_a_provider("gpt-4o") and names_a_provider("hosted_vllm/x") and not names_a_provider("x")
 

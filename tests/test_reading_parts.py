@@ -267,7 +267,7 @@ def test_no_other_file_is_read_to_find_it_has_no_part(tmp_path, monkeypatch):
 
 def test_a_run_swedeck_record_recorded_is_read_whole(tmp_path, monkeypatch, mapped):
     """Its recorded prompts are joined to its steps by their answers, over the whole file."""
-    from swedeck.core.record.join import note_record
+    from swedeck.core.trajectory.join import note_record
 
     monkeypatch.setenv("SWEDECK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setattr(sources, "PART_BYTES", 4096)

@@ -15,9 +15,9 @@ import pytest
 
 from conftest import swedeck_command
 from support.agent_clis import agent_cli
-from swedeck.core.agent.approvals import split_command
 from swedeck.core.rules.load import load_rules
 from swedeck.core.rules.model import RulesError
+from swedeck.core.shell_split import split_command
 
 RULES = Path(__file__).parent / "fixtures" / "rules"
 TABLE = [json.loads(line)["command"] for line in (RULES / "commands.jsonl").read_text().splitlines()]

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import events as ev
-from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..context_status import ContextStatus
 from ..environments.base import ExecutionResult
+from ..exit_status import ExitStatus
 from ..messages import Message, MessageType, make_message
 from ..session import PromptPreview, SessionResult
 from ..text import visible

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .exits import ExitStatus, exit_code
+from ..exit_status import ExitStatus, exit_code
 
 if TYPE_CHECKING:
     from .agent import Agent

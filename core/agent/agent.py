@@ -25,6 +25,7 @@ from typing import Any
 from .. import events as ev
 from ..config import SwedeckConfig
 from ..environments.base import Environment, ExecutionResult
+from ..exit_status import ExitStatus
 from ..messages import Action, ContextInfo, Message, MessageType, has_open_turn, last_submission, make_message
 from ..models.base import (
     APIError,
@@ -43,16 +44,7 @@ from . import commands, compaction, endings, limits, replies
 from .changes import Change
 from .context import ContextTracker
 from .control import Control
-from .exits import (
-    ExitStatus,
-    FlowInterrupt,
-    Interrupted,
-    LimitReached,
-    QuitRequested,
-    Rejected,
-    SessionEnd,
-    Submitted,
-)
+from .exits import FlowInterrupt, Interrupted, LimitReached, QuitRequested, Rejected, SessionEnd, Submitted
 from .gate import Gate
 from .person import PersonChannel
 from .prompt import PromptBuilder

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import re
 
-from .. import shell_split
 from ..rules.model import NEVER_BY_PREFIX
 from ..rules.programs import evaluates
-from ..shell_split import Part
+from ..shell_split import split_command
 
 # Tools whose first word says little: their prefix keeps the subcommand.
 _TWO_WORDS = {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv", "poetry",
@@ -38,15 +37,6 @@ _RUNS_ANOTHER_OPTION = re.compile(
 """Options and configuration that make a known program run another (`git -c core.pager=…`,
 `--upload-pack`, tar's `--to-command`, rsync's `-e`, ssh's `-o ProxyCommand`): a part with one
 never runs by a prefix rule made for the program's bare name."""
-
-
-def split_command(command: str) -> list[Part] | None:
-    """The simple commands of `command` (`shell_split`), or None when it cannot be split safely
-    (unbalanced quotes, a subshell, a group, a function)."""
-    split = shell_split.split(command)
-    if split.error is not None or split.grouped:
-        return None
-    return split.top
 
 
 def _rule_of(words: tuple[str, ...]) -> str | None:

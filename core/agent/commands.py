@@ -10,10 +10,11 @@ from dataclasses import replace
 from .. import events as ev
 from ..environments.base import ExecutionResult
 from ..errors import SwedeckError
+from ..exit_status import ExitStatus
 from ..messages import Action, Message, MessageType, make_message
 from ..redact import mask_shapes
 from . import replies
-from .exits import ExitStatus, Interrupted, SessionEnd, Submitted
+from .exits import Interrupted, SessionEnd, Submitted
 from .seams import Runs
 
 SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 
 from .. import events as ev
-from .exits import ExitStatus, Interrupted, QuitRequested
+from ..exit_status import ExitStatus
+from .exits import Interrupted, QuitRequested
 
 _INTERRUPTIBLE = (ev.AgentState.THINKING, ev.AgentState.RUNNING, ev.AgentState.AWAITING_CONFIRMATION)
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import msgspec
 
 from .. import events as ev
+from ..exit_status import ExitStatus
 from ..messages import MessageType, make_message
 from ..trajectory.compaction import sendable
 from . import compaction, limits
 from .changes import NO_CHANGE, Change
 from .context import ContextFit, smallest_fit
-from .exits import ExitStatus, SessionEnd
+from .exits import SessionEnd
 from .seams import Ends
 
 

@@ -14,7 +14,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
 from .. import events as ev
-from .exits import ExitStatus, QuitRequested, SessionEnd
+from ..exit_status import ExitStatus
+from .exits import QuitRequested, SessionEnd
 
 Answer = TypeVar("Answer")
 

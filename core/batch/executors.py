@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .. import events as ev
-from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..errors import UsageError
+from ..exit_status import ExitStatus
 from ..session import Session
 from .instance_run import InstanceResult, Prepared, prepare, run_prepared
 from .instances import Instance

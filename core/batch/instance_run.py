@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import events as ev
-from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
+from ..exit_status import ExitStatus
 from ..session import Session
 from .instances import Instance
 from .swebench_grade import SWEbenchVerifier, is_swebench

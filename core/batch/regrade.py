@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..environments import get_environment
 from ..errors import UsageError
+from ..exit_status import ExitStatus
 from ..session import new_session_id
 from .instance_run import instance_config, verifier_for
 from .instances import Instance

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import events as ev
-from ..agent.exits import ExitStatus
 from ..config import SwedeckConfig
 from ..errors import UsageError
+from ..exit_status import ExitStatus
 from ..headless import ending_on_signals
 from ..session import build_redactor
 from ..trajectory.files import write_atomically

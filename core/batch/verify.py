@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..agent.exits import ExitStatus
 from ..environments.base import Environment
+from ..exit_status import ExitStatus
 from .folder_files import write_text
 
 VerdictClass = Literal["resolved", "unresolved", "empty_patch", "agent_error", "infra_failure", "not_run",

@@ -33,11 +33,11 @@ from typing import Any
 import msgspec
 
 from ..redact import MASK, is_credential_field, mask_body_credentials, mask_query
+from ..trajectory.join import agent_sessions
 from ..trajectory.readers import chat
 from ..trajectory.readers.api_requests import EXCHANGE
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import Exchange, Handlers
-from .join import agent_sessions
 from .live import LiveAnswers
 from .wire import Answer, Assembler, Wire, prompt_entries, tools_of, wire_of
 

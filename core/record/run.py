@@ -24,9 +24,9 @@ from typing import Any
 
 from ..errors import UsageError
 from ..redact import Redactor, environment_secrets
+from ..trajectory.join import note_record
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import TOKEN_VARIABLE, RecordingEndpoint, Upstreams
-from .join import note_record
 from .live import LiveAnswers
 from .recorder import Recorder
 from .wire import wire_of
@@ -103,7 +103,7 @@ class Recording:
         return [part.replace(ENDPOINT_PLACEHOLDER, endpoint.origin) for part in command], env
 
     def finish(self, exit_status: str, exit_code: int) -> Path:
-        """The final file, noted for the join with the agent's own file (`record.join`)."""
+        """The final file, noted for the join with the agent's own file (`trajectory.join`)."""
         self.live.close()
         self.recorder.close()
         state = self.recorder.state

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..agent.approvals import split_command
+from ..shell_split import split_command
 from .model import RuleSet, Verdict
 
 _WRITERS = {"tee", "cp", "mv", "install", "rm", "touch", "mkdir", "ln", "chmod", "chown", "truncate", "rsync"}

@@ -29,7 +29,7 @@ TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
 
 JOINED = ("claude-code", "codex")
-"""Formats whose files are joined with the record of the same run (`record.join`)."""
+"""Formats whose files are joined with the record of the same run (`trajectory.join`)."""
 
 
 def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | None = None) -> Trajectory:
@@ -65,7 +65,7 @@ def _read(source: Source, reader: Reader, lazy: bool) -> Trajectory:
     with _said(source.path):
         trajectory = reader.read(source)
         if reader.FORMAT in JOINED:
-            from ..record.join import join  # the record `swedeck record` made of the same run, if any
+            from .join import join  # the record `swedeck record` made of the same run, if any
 
             join(trajectory, load_trajectory)
         if not lazy:
@@ -145,7 +145,7 @@ def open_reading(path: str | Path, at_end: bool, ahead: ReadAhead | None = None)
         with _said(path):
             preview = part(source, at_end)
             if preview is not None and reader.FORMAT in JOINED:
-                from ..record.join import record_of
+                from .join import record_of
 
                 if record_of(preview) is not None:
                     return None  # the record's prompts are joined by answer, over the whole file

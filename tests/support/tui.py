@@ -16,9 +16,9 @@ from typing import Any
 
 from swedeck.core import events as ev
 from swedeck.core.agent.context import ContextTracker
-from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.config import SwedeckConfig
 from swedeck.core.environments.base import ExecutionResult
+from swedeck.core.exit_status import ExitStatus
 from swedeck.core.messages import Message, MessageType, make_message
 from swedeck.core.prompt_view import prompt_lines
 from swedeck.core.session import PromptPreview, SessionResult

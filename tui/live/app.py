@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from swedeck.core.agent.exits import exit_line
+from swedeck.core.exit_status import exit_line
 
 from ..kit.app_base import ViewApp
 from .messages import SessionFinished

@@ -9,7 +9,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from swedeck.core.agent.exits import ExitStatus, exit_line
+from swedeck.core.exit_status import ExitStatus, exit_line
+
+from ..kit.crash import crash_message
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -67,14 +69,6 @@ def run_session_ui(session: SessionControl) -> int:
         print(exit_line(ExitStatus.INTERRUPTED, "", session.trajectory_path), file=sys.stderr)
         return 130
     return ui_ended(app, session)
-
-
-def crash_message(app: App[Any]) -> str:
-    """`the UI stopped on an error (ZeroDivisionError: division by zero)`: the exit line's words
-    and the message the session records."""
-    error = getattr(app, "_exception", None)
-    what = f"{type(error).__name__}: {error}" if error is not None else f"exit {app.return_code}"
-    return f"the UI stopped on an error ({what})"
 
 
 def ui_ended(app: App[Any], session: SessionControl | None = None) -> int:

@@ -24,12 +24,13 @@ from textual.worker import Worker
 
 from swedeck.core import events as ev
 from swedeck.core.agent.approvals import command_prefix
-from swedeck.core.agent.exits import ExitStatus
 from swedeck.core.compaction_notes import compacted_text, started_text
+from swedeck.core.exit_status import ExitStatus
 from swedeck.core.messages import MessageType, task_text
 from swedeck.core.processors.base import active_labels
 from swedeck.core.text import visible
 
+from ..kit.crash import crash_message
 from ..kit.view_screen import ViewScreen, background, css_beside
 from ..shared.prompt_inspector import PromptInspector
 from ..widgets.command_block import CommandBlock
@@ -143,8 +144,6 @@ class SessionScreen(SessionState, ViewScreen):
         # The app is closing (quit, or a test ends): the agent's thread must not outlive it.
         if not self.ended:
             if getattr(self.app, "_exception", None) is not None:  # the UI crashed: record it as such
-                from .launch import crash_message
-
                 self.session.quit(ExitStatus.UI_ERROR, crash_message(self.app))
             else:
                 self.session.quit()

@@ -20,8 +20,8 @@ from typing import Any
 
 from .. import paths
 from ..messages import Message
-from ..trajectory.model import Trajectory
-from ..trajectory.wire_request import agreement, wire_request
+from .model import Trajectory
+from .wire_request import agreement, wire_request
 
 SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "session-id", "conversation_id", "x-session-id")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
