@@ -38,3 +38,24 @@ def test_unknown_benchmark_is_a_usage_error():
     done = run_bench("--only", "B99")
     assert done.returncode == 2
     assert "unknown benchmark B99" in done.stderr
+
+
+def test_todays_figures_table_has_one_row_per_bounded_figure(tmp_path):
+    """Issue 64.6: docs/performance.md's table is made from the benchmarks' own lines: one row
+    per figure a goal bounds, its budget, today's value and whether it is met."""
+    done = run_bench("--only", "B5", "--quick")
+    results = tmp_path / "results.jsonl"
+    failed = {"benchmark": "B99", "name": "broken", "figures": {}, "goal": {}, "notes": {"error": "boom"}}
+    results.write_text(done.stdout + json.dumps(failed) + "\n")
+    table = subprocess.run([sys.executable, "-m", "bench.table", str(results)], cwd=REPO, capture_output=True,
+                           text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    record = json.loads(done.stdout.splitlines()[0])
+    rows = table.stdout.splitlines()
+    assert rows[0] == "| benchmark | figure | budget | today | met |"
+    bounded = [row for row in rows if row.startswith("| B5 ")]
+    assert len(bounded) == len(record["goal"])
+    build = next(row for row in bounded if "`build_median_ms`" in row)
+    met = "yes" if record["figures"]["build_median_ms"] <= 10 else "**no**"
+    assert "| <= 10 ms |" in build and build.endswith(f"| {met} |")
+    assert rows[-1] == "| B99 broken | (every figure) | | failed: boom | no |"

@@ -69,13 +69,25 @@ def test_textual_strips_store_themselves_and_swedeck_s_methods_return_the_same_w
 
 
 def test_swedeck_s_apps_draw_with_the_strip_methods_that_store_nothing():
-    from textual.strip import Strip
+    """Issue 64.2: importing swedeck's UI leaves Textual as it is (a process that only imports a
+    widget gets Textual's own `Strip`); a swedeck app, once made, draws with the methods that
+    store nothing."""
+    import subprocess
+    import sys
 
-    import swedeck.tui  # noqa: F401
-    from swedeck.tui import strip_cycles
-
-    assert Strip.adjust_cell_length is strip_cycles.adjust_cell_length
-    assert Strip.divide is strip_cycles.divide and Strip.crop_extend is strip_cycles.crop_extend
+    checked = subprocess.run([sys.executable, "-c", (
+        "from textual.strip import Strip\n"
+        "import swedeck.tui.widgets.step_list\n"
+        "from swedeck.tui import strip_cycles\n"
+        "assert Strip.divide is strip_cycles._divide, 'patched at import'\n"
+        "from swedeck.tui.diff.app import DiffApp\n"
+        "from swedeck.tui.diff.batch_screen import BatchDiffScreen\n"
+        "from swedeck.core.diff.batch import BatchComparison\n"
+        "DiffApp(BatchDiffScreen(BatchComparison('a', 'b'), print))\n"
+        "assert Strip.adjust_cell_length is strip_cycles.adjust_cell_length\n"
+        "assert Strip.divide is strip_cycles.divide and Strip.crop_extend is strip_cycles.crop_extend\n")],
+        capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stderr[-2000:]
 
 
 @pytest.mark.anyio

@@ -1,5 +1,7 @@
-"""swedeck's front ends (Textual). Importing this package sets the rate of Textual's frames,
-and lets Textual's rendered lines die without a collection (`strip_cycles`).
+"""swedeck's front ends (Textual). Importing this package sets the rate of Textual's frames
+(a swedeck app, when it starts, also lets Textual's rendered lines die without a collection:
+`strip_cycles`, applied by `kit.app_base.ViewApp`, not at import, so a test or a tool that
+imports a widget gets Textual as it is).
 
 Textual paints a change at its screen's next update tick, on a grid of `1 / TEXTUAL_FPS`
 seconds (60 a second unless set): a key was handled in 1-2 ms and then waited up to 17 ms
@@ -34,7 +36,3 @@ def _set_frame_rate() -> None:
 
 
 _set_frame_rate()
-
-from .strip_cycles import without_self_references  # noqa: E402  (after Textual's rate is set)
-
-without_self_references()

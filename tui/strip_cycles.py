@@ -51,7 +51,7 @@ def crop_extend(self: Strip, start: int, end: int, style: Style | None) -> Strip
 
 
 def without_self_references() -> None:
-    """Replace the three methods (once per process)."""
+    """Replace the three methods (when a swedeck app starts: `ViewApp`; again is the same)."""
     Strip.adjust_cell_length = adjust_cell_length  # type: ignore[method-assign]
     Strip.divide = divide  # type: ignore[method-assign]
     Strip.crop_extend = crop_extend  # type: ignore[method-assign]

@@ -28,6 +28,7 @@ from textual.screen import Screen
 
 from swedeck.core.ui_settings import UIConfig
 
+from ..strip_cycles import without_self_references
 from .first_frame import FirstFrame
 from .key_quiet import KeyQuiet
 from .ui_config import apply_ui_config, tell_ui_notes
@@ -57,6 +58,7 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
     def __init__(self, *, ui: UIConfig | None = None, theme: str | None = None,
                  themes_dir: Path | None = None) -> None:
         super().__init__()
+        without_self_references()  # Textual's lines freed without a collection, from this app's start on
         self.ui = ui or UIConfig()
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme, themes_dir=themes_dir)
         self.key_quiet = KeyQuiet()
