@@ -337,7 +337,7 @@ def test_a_new_format_is_one_file_and_one_line(tmp_path, monkeypatch):
     from swedeck.core.trajectory.loader import trajectory_files
     from swedeck.core.trajectory.printer import text_lines
 
-    monkeypatch.setattr(readers, "READERS", (toy_reader, *readers.READERS))
+    monkeypatch.setattr(readers, "READERS", (readers.Reader.of(toy_reader), *readers.READERS))
     path = tmp_path / "play.toy.jsonl"
     path.write_text('{"toy": 1}\n{"cmd": "ls", "out": "a.py"}\n{"cmd": "cat a.py", "out": "print(1)"}\n')
     assert trajectory_files(tmp_path) == [path]

@@ -20,8 +20,7 @@ def _known(format: str) -> Fidelity | None:
     it per file."""
     for reader in readers.READERS:
         if reader.FORMAT == format:
-            known = getattr(reader, "FIDELITY", None)
-            return known if isinstance(known, Fidelity) else None
+            return reader.fidelity
     return None
 
 

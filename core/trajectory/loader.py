@@ -21,15 +21,13 @@ from . import readers
 from .errors import TrajectoryError
 from .files import inside_folder
 from .model import Trajectory
-from .readers import Reader, Source, opens_branches, sniffs, sniffs_part
+from .readers import Reader, Source, sniffs, sniffs_part
 from .readers.codex_threads import MAGIC as SQLITE_MAGIC
 from .readers.source import MappedFile, Stopped
 
 TRAJECTORY_SUFFIXES = (".traj.jsonl", ".traj.json", ".traj")
 
 
-JOINED = ("claude-code", "codex")
-"""Formats whose files are joined with the record of the same run (`trajectory.join`)."""
 
 
 def load_trajectory(path: str | Path, *, lazy: bool = False, ahead: ReadAhead | None = None) -> Trajectory:
@@ -56,7 +54,7 @@ def _reader_of(source: Source) -> Reader:
                                  "an OpenHands events/ folder)")
             raise ValueError("not a trajectory: no swedeck header, no `messages`, `history` or `trajectory`, "
                              "and none of the other agents' formats swedeck reads (docs/trajectory-format.md)")
-        if source.branch is not None and not opens_branches(reader):
+        if source.branch is not None and not reader.branches:
             raise ValueError(f"#{source.branch}: a {reader.FORMAT} file has no branches to open")
     return reader
 
@@ -64,7 +62,7 @@ def _reader_of(source: Source) -> Reader:
 def _read(source: Source, reader: Reader, lazy: bool) -> Trajectory:
     with _said(source.path):
         trajectory = reader.read(source)
-        if reader.FORMAT in JOINED:
+        if reader.joined:
             from .join import join  # the record `swedeck record` made of the same run, if any
 
             join(trajectory, load_trajectory)
@@ -139,12 +137,11 @@ def open_reading(path: str | Path, at_end: bool, ahead: ReadAhead | None = None)
         if not isinstance(source.content, bytes | MappedFile):
             return None  # text decoded from UTF-8: its offsets are characters
         reader = _reader_of(source)
-        part = getattr(reader, "part", None)
-        if part is None:
+        if reader.part is None:
             return None
         with _said(path):
-            preview = part(source, at_end)
-            if preview is not None and reader.FORMAT in JOINED:
+            preview = reader.part(source, at_end)
+            if preview is not None and reader.joined:
                 from .join import record_of
 
                 if record_of(preview) is not None:

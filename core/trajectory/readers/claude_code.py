@@ -42,6 +42,8 @@ from . import chat
 from .source import Source, part_bounds, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "claude-code"
+JOINED = True
+"""Its files are joined with the record `swedeck record` made of the same run (`trajectory/join.py`)."""
 BRANCHES = True
 """Branches inside a file open as `PATH#NAME` (a sidechain, a rewound answer, an embedded subagent)."""
 _MESSAGE_TYPES = ("user", "assistant", "system")

@@ -35,6 +35,8 @@ from . import chat
 from .source import Source, part_bounds, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
+JOINED = True
+"""Its files are joined with the record `swedeck record` made of the same run (`trajectory/join.py`)."""
 _ITEM_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
