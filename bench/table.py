@@ -17,7 +17,7 @@ from typing import Any
 
 from .result import Bound
 
-UNITS = (("_ms", "ms"), ("_s", "s"), ("_mb", "MB"), ("ratio", "x"), ("_per_s", "/s"))
+UNITS = (("_per_s", "/s"), ("_ms", "ms"), ("_s", "s"), ("_mb", "MB"), ("ratio", "x"))
 
 
 def unit(figure: str) -> str:
