@@ -9,6 +9,8 @@ from rich.segment import Segment
 from textual.strip import Strip
 from textual.widget import Widget
 
+from .many_curve import columns as _columns_of
+
 
 class DualCurve(Widget):
     DEFAULT_CSS = """
@@ -36,17 +38,6 @@ class DualCurve(Widget):
         self.here = row
         self.refresh()
 
-    def _columns(self, values: list[int | None], width: int) -> list[int | None]:
-        if not values or width <= 0:
-            return []
-        out: list[int | None] = []
-        for column in range(width):
-            start = column * len(values) // width
-            end = max(start + 1, (column + 1) * len(values) // width)
-            present = [v for v in values[start:end] if v is not None]
-            out.append(max(present) if present else None)
-        return out
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         label = self.get_component_rich_style("dual-curve--label")
@@ -58,7 +49,8 @@ class DualCurve(Widget):
         level = rows - y  # 1 at the bottom line .. rows at the top
         count = max(len(self.a), len(self.b))
         columns = min(width, count) if count else 0
-        a, b = self._columns(self.a, columns), self._columns(self.b, columns)
+        a = _columns_of(self.a, columns) if self.a and columns > 0 else []
+        b = _columns_of(self.b, columns) if self.b and columns > 0 else []
         here_column = self.here * columns // count if count else -1
         segments = []
         for column in range(columns):

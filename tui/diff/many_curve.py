@@ -13,6 +13,18 @@ from textual.widget import Widget
 _STYLES = ("many-curve--reference", "many-curve--run1", "many-curve--run2", "many-curve--run3")
 
 
+def columns(values: list[int | None], width: int) -> list[int | None]:
+    """`values` over `width` columns: each column the largest value of the rows it covers
+    (None where no run has a step there). Both charts of the diff draw with it."""
+    out: list[int | None] = []
+    for column in range(width):
+        start = column * len(values) // width
+        end = max(start + 1, (column + 1) * len(values) // width)
+        present = [value for value in values[start:end] if value is not None]
+        out.append(max(present) if present else None)
+    return out
+
+
 def mark(run: int) -> str:
     """Run `run`'s mark in the chart: the reference's dot, else its number (`+` past 9)."""
     return "●" if run == 0 else str(run) if run <= 9 else "+"
@@ -45,16 +57,6 @@ class ManyCurve(Widget):
         self.here = row
         self.refresh()
 
-    @staticmethod
-    def _columns(values: list[int | None], width: int) -> list[int | None]:
-        out: list[int | None] = []
-        for column in range(width):
-            start = column * len(values) // width
-            end = max(start + 1, (column + 1) * len(values) // width)
-            present = [value for value in values[start:end] if value is not None]
-            out.append(max(present) if present else None)
-        return out
-
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         label = self.get_component_rich_style("many-curve--label")
@@ -66,13 +68,13 @@ class ManyCurve(Widget):
         rows = self.size.height - 1
         level = rows - y  # 1 at the bottom line .. rows at the top
         count = max((len(values) for values in self.series), default=0)
-        columns = min(width, count)
-        if not columns or not most:
+        wide = min(width, count)
+        if not wide or not most:
             return Strip([], 0)
-        placed = [self._columns(values, columns) if values else [None] * columns for values in self.series]
-        here_column = self.here * columns // count
+        placed = [columns(values, wide) if values else [None] * wide for values in self.series]
+        here_column = self.here * wide // count
         segments = []
-        for column in range(columns):
+        for column in range(wide):
             at = [run for run, values in enumerate(placed)
                   if values[column] is not None and max(1, round((values[column] or 0) / most * rows)) == level]
             if not at:
@@ -85,4 +87,4 @@ class ManyCurve(Widget):
             if column == here_column:
                 rich_style += self.get_component_rich_style("many-curve--here")
             segments.append(Segment(text, rich_style))
-        return Strip(segments, columns)
+        return Strip(segments, wide)
