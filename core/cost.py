@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .messages import Usage
+from .messages import Message, Usage
 from .trajectory.model import Trajectory
 
 KINDS = ("input", "cache_read", "cache_write", "output")
@@ -150,9 +150,20 @@ def _rounded(values: Mapping[str, float]) -> dict[str, float]:
     return {key: round(value, 8) for key, value in values.items()}
 
 
+def counted(usage: Usage | None) -> bool:
+    """Whether a call's usage counts any token (a call without is neither priced nor unpriced)."""
+    return usage is not None and bool(usage.prompt_tokens or usage.completion_tokens)
+
+
+def answered_by(message: Message, fallback: str | None) -> str | None:
+    """The model an answer names, else `fallback` (the file's)."""
+    model = message.extra.model or message.extra.unknown.get("model") or fallback
+    return str(model) if model else None
+
+
 def call_dollars(call: Call, prices: Prices) -> float | None:
     """A call's dollars; None when it has no usage or its model no price (unpriced, never 0)."""
-    if call.usage is None or not (call.usage.prompt_tokens or call.usage.completion_tokens):
+    if call.usage is None or not counted(call.usage):
         return None
     price = prices.of(call.model)
     return None if price is None else sum(price.dollars(call.usage).values())
@@ -186,7 +197,7 @@ class RunningCost:
         name = model or self.model
         dollars = call_dollars(Call("main", name, usage), self.prices)
         self.so_far += dollars or 0.0
-        priced = dollars is not None or usage is None or not (usage.prompt_tokens or usage.completion_tokens)
+        priced = dollars is not None or not counted(usage)
         return StepCost(dollars, self.so_far, None if priced else name or "(no model named)")
 
 
@@ -202,7 +213,7 @@ def account(calls: Iterable[Call], prices: Prices) -> CostReport:
         if call.usage is not None:
             report.tokens["prompt_tokens"] += call.usage.prompt_tokens
             report.tokens["completion_tokens"] += call.usage.completion_tokens
-        if call.usage is None or not (call.usage.prompt_tokens or call.usage.completion_tokens):
+        if call.usage is None or not counted(call.usage):
             report.without_usage += 1
             if call.step is not None:
                 report.steps[call.step] = None
@@ -231,9 +242,8 @@ def trajectory_calls(trajectory: Trajectory, role: str = "main") -> list[Call]:
     """The model calls of a trajectory's steps, each with the model its answer names (else the file's)."""
     calls = []
     for step in trajectory.steps:
-        message = trajectory.messages[step.message_index]
-        model = message.extra.model or message.extra.unknown.get("model") or trajectory.info.model_name
-        calls.append(Call(role, str(model) if model else None, step.usage, step.index if role == "main" else None))
+        model = answered_by(trajectory.messages[step.message_index], trajectory.info.model_name)
+        calls.append(Call(role, model, step.usage, step.index if role == "main" else None))
     return calls
 
 
@@ -321,45 +331,3 @@ def reconcile(report: CostReport) -> str:
         elif mine is not None and abs(mine - cost) > max(1e-9, AGREES_WITHIN * cost):
             reasons.append(f"{model}: priced {mine:.6f} here, {cost:.6f} by the agent")
     return f"differs by {difference:+.6f} USD" + (f": {'; '.join(reasons)}" if reasons else "")
-
-
-def subagent_runs(trajectory: Trajectory) -> list[tuple[str, Trajectory]]:
-    """The subagent runs a file keeps beside it as files of their own (Claude Code's
-    `subagents/agent-*.jsonl`), each read, by its id; one that does not read is left out."""
-    from .trajectory.errors import TrajectoryError
-    from .trajectory.loader import load_trajectory
-
-    runs = []
-    for branch in trajectory.fidelity.openable if trajectory.fidelity is not None else []:
-        if not branch.label.startswith("subagent file "):
-            continue
-        try:
-            runs.append((branch.label.removeprefix("subagent file ").removeprefix("agent-"),
-                         load_trajectory(branch.target, lazy=True)))
-        except TrajectoryError:
-            continue
-    return runs
-
-
-def agent_steps(trajectory: Trajectory) -> dict[str, int]:
-    """Subagent id -> the main-line step whose call started it: from the reader's outline where
-    it keeps one (Claude Code's), else from the steps' tool results (`agent_id`), each read."""
-    outline = trajectory.info.raw.get("outline")
-    if isinstance(outline, Mapping) and isinstance(outline.get("agent_steps"), Mapping):
-        return dict(outline["agent_steps"])
-    started: dict[str, int] = {}
-    for step in trajectory.steps:
-        for index in step.observation_indices:
-            agent = trajectory.messages[index].extra.unknown.get("agent_id")
-            if isinstance(agent, str):
-                started.setdefault(agent, step.index)
-    return started
-
-
-def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
-    """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
-    step whose call started it (the call's result names its id), its steps and its dollars."""
-    started = agent_steps(trajectory)
-    return [{"id": name, "target": str(run.path), "parent_step": started.get(name), "steps": len(run.steps),
-             "cost_usd": round(report.by_role[f"subagent {name}"], 8) if f"subagent {name}" in report.by_role else None}
-            for name, run in runs]

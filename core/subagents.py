@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .cost import Call, Prices, account, agent_steps, call_dollars, trajectory_calls
+from .cost import Call, CostReport, Prices, account, call_dollars, money, trajectory_calls
 from .messages import Usage
 from .trajectory.errors import TrajectoryError
 from .trajectory.model import Trajectory
@@ -135,8 +135,6 @@ def _seconds(first: Any, last: Any) -> float | None:
 
 def node_line(node: RunNode) -> str:
     """A node in words: `agent-ID · 12 steps · 34,567 tokens · $0.0123 · 45 s · end_turn (from step 7)`."""
-    from .cost import money
-
     parts = [node.id if node.id == "main" else f"subagent {node.id}", f"{node.steps} steps",
              f"{node.prompt_tokens + node.completion_tokens:,} tokens"]
     if node.error:
@@ -149,3 +147,41 @@ def node_line(node: RunNode) -> str:
         parts.append(node.ended)
     line = " · ".join(parts)
     return line + (f" (from step {node.parent_step})" if node.parent_step is not None else "")
+
+
+def subagent_runs(trajectory: Trajectory) -> list[tuple[str, Trajectory]]:
+    """The subagent runs a file keeps beside it as files of their own (Claude Code's
+    `subagents/agent-*.jsonl`), each read, by its id; one that does not read is left out."""
+    from .trajectory.loader import load_trajectory
+
+    runs = []
+    for name, path in subagent_files(trajectory):
+        try:
+            runs.append((name, load_trajectory(path, lazy=True)))
+        except TrajectoryError:
+            continue
+    return runs
+
+
+def agent_steps(trajectory: Trajectory) -> dict[str, int]:
+    """Subagent id -> the main-line step whose call started it: from the reader's outline where
+    it keeps one (Claude Code's), else from the steps' tool results (`agent_id`), each read."""
+    outline = trajectory.info.raw.get("outline")
+    if isinstance(outline, Mapping) and isinstance(outline.get("agent_steps"), Mapping):
+        return dict(outline["agent_steps"])
+    started: dict[str, int] = {}
+    for step in trajectory.steps:
+        for index in step.observation_indices:
+            agent = trajectory.messages[index].extra.unknown.get("agent_id")
+            if isinstance(agent, str):
+                started.setdefault(agent, step.index)
+    return started
+
+
+def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
+    """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
+    step whose call started it (the call's result names its id), its steps and its dollars."""
+    started = agent_steps(trajectory)
+    return [{"id": name, "target": str(run.path), "parent_step": started.get(name), "steps": len(run.steps),
+             "cost_usd": round(report.by_role[f"subagent {name}"], 8) if f"subagent {name}" in report.by_role else None}
+            for name, run in runs]

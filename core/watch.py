@@ -24,8 +24,9 @@ from typing import Literal
 
 from .batch.output import STATE, BatchState, instance_trajectory, read_state
 from .context_status import ContextStatus
-from .cost import Prices, cost_of, subagent_runs
+from .cost import Prices, cost_of
 from .messages import Message, MessageType
+from .subagents import subagent_runs
 from .trajectory.errors import TrajectoryError
 from .trajectory.files import LIVE_SUFFIX, base_name
 from .trajectory.index import TrajectoryIndex

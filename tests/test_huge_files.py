@@ -390,8 +390,8 @@ def test_the_subagent_tree_sums_each_run_from_its_outline_as_its_steps_would(tmp
     ending and the step that started it, summed from the reader's outline (no step built), the
     same as summed from every step."""
     from bench.generate import write_claude_code_with_subagents
-    from swedeck.core.cost import Prices, cost_of, subagent_runs
-    from swedeck.core.subagents import subagent_tree, summed
+    from swedeck.core.cost import Prices, cost_of
+    from swedeck.core.subagents import subagent_runs, subagent_tree, summed
 
     path = write_claude_code_with_subagents(tmp_path / "session.jsonl", 5, 7, 200, main_steps=12)
     main = load_trajectory(path, lazy=True)

@@ -162,7 +162,8 @@ def totals(trajectory: Trajectory) -> RunTotals:
     cost = stats.instance_cost or sum(step.cost or 0.0 for step in steps)
     source, unpriced = "recorded", []
     if not cost and (prompt or completion):  # no figure of its own: priced from its usage (issue 65)
-        from ..cost import Prices, cost_of, subagent_runs
+        from ..cost import Prices, cost_of
+        from ..subagents import subagent_runs
 
         report = cost_of(trajectory, Prices(), subagent_runs(trajectory))  # its subagents' and side calls' too
         cost, source, unpriced = report.total_usd, "priced", sorted(report.unpriced)

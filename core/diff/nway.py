@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
+from ..cost import answered_by
 from ..messages import Message, MessageType
 from ..trajectory.model import Trajectory
 from .align import Alignment, RunTotals, align, step_key, totals
@@ -74,8 +75,7 @@ def divergence(pair: tuple[int, int], a: Trajectory, b: Trajectory, alignment: A
 def _model(trajectory: Trajectory, step: int | None) -> str | None:
     if step is None:
         return trajectory.info.model_name
-    message = trajectory.messages[trajectory.steps[step - 1].message_index]
-    return message.extra.model or message.extra.unknown.get("model") or trajectory.info.model_name
+    return answered_by(trajectory.messages[trajectory.steps[step - 1].message_index], trajectory.info.model_name)
 
 
 def _history(trajectory: Trajectory, step: int | None) -> list[Message]:
@@ -203,11 +203,16 @@ def place(row: dict[str, Any], run: int) -> dict[str, Any] | None:
     return next((other for other in row["others"] if other["run"] == run), None)
 
 
+def parts(row: dict[str, Any], run: int) -> bool:
+    """Whether run `run` parts from the reference at an aligned row (a step other than its)."""
+    found = place(row, run)
+    return found is not None and found["kind"] != "same"
+
+
 def first_rows(aligned: list[dict[str, Any]], runs: int) -> dict[int, int | None]:
     """Each other run's first aligned row that is not the reference's step (its first
     divergence), of `runs` runs; None for a run that never parts from it."""
-    return {run: next((index for index, row in enumerate(aligned)
-                       if (place(row, run) or {"kind": "same"})["kind"] != "same"), None) for run in range(1, runs)}
+    return {run: next((index for index, row in enumerate(aligned) if parts(row, run)), None) for run in range(1, runs)}
 
 
 def evidence_text(evidence: dict[str, Any] | None) -> str:

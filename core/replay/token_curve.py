@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import msgspec
 
+from ..cost import answered_by
 from ..messages import Usage
 from ..tokens import count_message
 from .document import ReplayDocument
@@ -50,9 +51,7 @@ def token_curve(document: ReplayDocument, start: int = 1) -> Iterator[CurvePoint
         command = view.actions[0].command if view.actions else ""
         mark = "⟲" if view.compaction else "p" if number > 1 and view.processors != previous else ""
         previous = view.processors
-        extra = view.assistant.extra
-        model = extra.model or extra.unknown.get("model")
-        usage, model = extra.usage, str(model) if model else None
+        usage, model = view.assistant.extra.usage, answered_by(view.assistant, None)
         if view.prompt_tokens is not None:
             yield CurvePoint(number, view.prompt_tokens, False, command, mark, view.compaction or "", usage, model)
             continue

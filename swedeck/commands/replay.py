@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
 def _cost(trajectory: Trajectory, prices: Prices) -> tuple[CostReport, list[dict[str, Any]]]:
     """The run's cost report (issue 65), with the prices `model.prices` sets over litellm's map,
     and its subagent runs."""
-    from swedeck.core.cost import cost_of, subagent_list, subagent_runs
+    from swedeck.core.cost import cost_of
+    from swedeck.core.subagents import subagent_list, subagent_runs
 
     runs = subagent_runs(trajectory)
     report = cost_of(trajectory, prices, runs)

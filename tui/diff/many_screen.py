@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from swedeck.core.diff.nway import Comparison, first_rows, place, rows
+from swedeck.core.diff.nway import Comparison, first_rows, parts, place, rows
 from swedeck.core.replay.document import LoadedDocument
 from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import one_line, visible
@@ -195,7 +195,7 @@ class ManyRunsScreen(ViewScreen):
 
     def action_next_divergence(self) -> None:
         later = [index for index, row in enumerate(self.rows) if index > self.here
-                 and (place(row, self.chosen) or {}).get("kind", "same") != "same"]
+                 and parts(row, self.chosen)]
         if later:
             self.go(later[0])
         else:

@@ -30,7 +30,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Static
 
-from swedeck.core.cost import Prices, RunningCost, StepCost, agent_steps
+from swedeck.core.cost import Prices, RunningCost, StepCost
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
 from swedeck.core.replay.document import (
@@ -52,7 +52,7 @@ from swedeck.core.startup.gc_tuning import (
     thaw,
 )
 from swedeck.core.startup.read_ahead import ReadAhead
-from swedeck.core.subagents import RunNode, subagent_files
+from swedeck.core.subagents import RunNode, agent_steps, subagent_files
 from swedeck.core.text import visible
 from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines

@@ -151,8 +151,8 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
           titles: list[str], start: int = 0, part: bool = False) -> tuple[_Tree, _Lines]:
     """One pass over the lines (from `start`, where a line starts): the tree of the message
     records (in file order; each head dropped once its place in the tree is known), the request
-    records and titles; damaged lines said and counted, as `json_lines` does. `start` past 0:
-    `part`: the records of a file's end, from `start`."""
+    records and titles; damaged lines said and counted, as `json_lines` does. `part`: the
+    records of a file's end, from `start`."""
     lines = _Lines(source)
     tree = _Tree(lines.full, part=part)
     # a file under HELD_HEADS is read once for its plan's heads too, and they are kept (a session's
@@ -701,11 +701,8 @@ def _response(group: list[Mapping[str, Any]]) -> chat.Entry:
             elif block.get("type") in ("tool_use", "server_tool_use"):
                 calls.append(chat.call(str(block.get("id") or ""), str(block.get("name") or ""), block.get("input") or {}))
     last = mapping(group[-1].get("message"))
-    usage = mapping(last.get("usage"))
-    read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-    prompt = (usage.get("input_tokens") or 0) + read + created if usage else None
     return chat.assistant("\n".join(texts), calls, reasoning="\n".join(reasoning) or None,
-                          usage=chat.usage(prompt, usage.get("output_tokens"), read, created) if usage else None,
+                          usage=_usage(last.get("usage")),
                           finish_reason=optional_str(last.get("stop_reason")), model=optional_str(last.get("model")),
                           uuids=[record.get("uuid") for record in group], timestamp_text=optional_str(group[0].get("timestamp")),
                           request_ref=optional_str(group[0].get("requestRef")))
