@@ -269,8 +269,8 @@ def test_an_inspect_log_s_first_sample_is_decompressed_ahead_and_used_only_for_t
     path = write_inspect_eval(tmp_path / "run.eval", 6, 100)
     decompressed: list[str] = []
     member = inspect_log._member
-    monkeypatch.setattr(inspect_log, "_member", lambda archive, data, name: (decompressed.append(name),
-                                                                              member(archive, data, name))[1])
+    monkeypatch.setattr(inspect_log, "_member", lambda archive, name: (decompressed.append(name),
+                                                                        member(archive, name))[1])
     whole = load_trajectory(path)
     assert any(name.startswith("samples/") for name in decompressed)
 

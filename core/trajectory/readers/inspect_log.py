@@ -15,16 +15,12 @@ Inspect's `input_tokens` leaves out cache reads and writes, so the prompt is the
 
 from __future__ import annotations
 
-import io
-import mmap
-import zipfile
-import zlib
 from collections.abc import Mapping, Sequence
-from io import BytesIO
 from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
-from ...startup.read_ahead import MAX_MEMBER_BYTES, filled, implausible, inspect_samples
+from ...startup.read_ahead import inspect_samples
+from ...zip_members import BadZip, Directory
 from ..coerce import mapping, optional_str
 from ..lazy import OnDemand
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
@@ -40,8 +36,8 @@ _ATTACHMENT = "attachment://"
 def accepts(source: Source) -> bool:
     if source.data:
         try:
-            return "header.json" in _archive(source).NameToInfo
-        except zipfile.BadZipFile:
+            return "header.json" in _archive(source)
+        except BadZip:
             return False
     if source.folder:
         return False
@@ -49,51 +45,17 @@ def accepts(source: Source) -> bool:
     return isinstance(document, Mapping) and isinstance(document.get("eval"), Mapping) and "version" in document
 
 
-class _Mapped(io.RawIOBase):
-    """A mapped file as the file `zipfile` reads (never copied into memory)."""
-
-    def __init__(self, data: mmap.mmap) -> None:
-        super().__init__()
-        self.data = data
-        self.at = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self.at = max(0, offset if whence == io.SEEK_SET else self.at + offset if whence == io.SEEK_CUR
-                      else len(self.data) + offset)
-        return self.at
-
-    def tell(self) -> int:
-        return self.at
-
-    def read(self, size: int | None = -1) -> bytes:
-        end = len(self.data) if size is None or size < 0 else min(len(self.data), self.at + size)
-        chunk = self.data[self.at:end]
-        self.at = max(self.at, end)
-        return chunk
-
-
-def _archive(source: Source) -> zipfile.ZipFile:
+def _archive(source: Source) -> Directory:
     """The zip's directory, read once for the source (`accepts` and `read` share it: a directory
-    of 900,000 members takes seconds to read)."""
+    of 900,000 members takes a second to read), keeping the header's and the samples' entries."""
     archive = source.__dict__.get("_archive")
     if archive is None:
-        archive = source.__dict__["_archive"] = zipfile.ZipFile(_readable(source.data))
+        archive = source.__dict__["_archive"] = Directory(source.data, _kept)
     return archive
 
 
-def _readable(data: Any) -> Any:
-    """The zip's bytes as a file: a mapped file as it is (never copied), bytes in a BytesIO."""
-    return _Mapped(data) if isinstance(data, mmap.mmap) else BytesIO(data)
-
-
-MAX_MEMBERS = 1_000_000
-"""More names than this in a `.eval`'s directory is not a log (a zip built to exhaust the reader)."""
+def _kept(name: str) -> bool:
+    return name == "header.json" or (name.startswith("samples/") and name.endswith(".json"))
 
 
 def sniff(name: str, head: bytes, text: str) -> bool:
@@ -108,12 +70,9 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
     lists its samples from the zip's directory and decompresses only the header and that sample."""
     if source.data:
         archive = _archive(source)
-        infos = archive.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise ValueError(f"{len(infos):,} members in the archive: more than a log holds ({MAX_MEMBERS:,})")
-        header = loads(_member(archive, source.data, "header.json"))
-        names = inspect_samples(info.filename for info in infos)
-        sample = outline(_ahead(source, names[source.unit - 1]) or _member(archive, source.data, names[source.unit - 1])) \
+        header = loads(_member(archive, "header.json"))
+        names = inspect_samples(archive.names)
+        sample = outline(_ahead(source, names[source.unit - 1]) or _member(archive, names[source.unit - 1])) \
             if 1 <= source.unit <= len(names) else None
         return header, len(names), sample
     document = source.document
@@ -157,39 +116,12 @@ class _IdHead(TypedDict, total=False):
     id: Any
 
 
-_ZSTD = 93
-"""The zip compression method Inspect writes its `.eval` members with (the standard library reads
-stored, deflate, bzip2 and lzma members only)."""
-
-
-def _member(archive: zipfile.ZipFile, data: bytes, name: str) -> bytearray:
+def _member(archive: Directory, name: str) -> bytearray:
     """A member's bytes, decompressed to at most `MAX_MEMBER_BYTES` whatever its entry claims."""
-    info = archive.getinfo(name)
-    if info.file_size > MAX_MEMBER_BYTES:
-        raise ValueError(f"{name}: {info.file_size:,} bytes once decompressed: more than {MAX_MEMBER_BYTES:,}")
-    lie = implausible(info)
-    if lie is not None:  # refused by what it says, before a buffer of that size is made
-        raise ValueError(lie)
-    if info.compress_type != _ZSTD:
-        try:  # zipfile stops at the size the entry says, and checks the data against its CRC
-            with archive.open(info) as member:  # a MB at a time: no bomb inflated whole
-                return filled(iter(lambda: member.read(1 << 20), b""), info.file_size, name)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as error:
-            raise ValueError(f"{name}: {error}") from None
-    import zstandard  # only for these logs
-
-    offset = info.header_offset
-    if data[offset:offset + 4] != b"PK\x03\x04":
-        raise ValueError(f"{name}: damaged zip entry")
-    start = offset + 30 + int.from_bytes(data[offset + 26:offset + 28], "little") + \
-        int.from_bytes(data[offset + 28:offset + 30], "little")
-    raw = data[start:start + info.compress_size]
-    # streamed, so the frame's own claimed size (a bomb's 3 GB) is never allocated up front
     try:
-        with zstandard.ZstdDecompressor().stream_reader(BytesIO(raw)) as reader:
-            return filled(iter(lambda: reader.read(1 << 20), b""), info.file_size, name)
-    except zstandard.ZstdError as error:
-        raise ValueError(f"{name}: damaged zstd data ({error})") from None
+        return archive.read(name)
+    except KeyError:
+        raise ValueError(f"no member {name}") from None
 
 
 def _ahead(source: Source, name: str) -> bytes | bytearray | None:
