@@ -393,3 +393,19 @@ def test_a_model_without_a_price_is_named_never_summed_as_zero():
     assert reconcile(report).startswith("differs by +0.000000 USD: no price for no-such-model-x")
     priced = account([Call("main", "no-such-model-x", usage, 1)], Prices({"no-such-model-x": {"input": 1, "output": 2}}))
     assert priced.total_usd == pytest.approx((1000 * 1 + 100 * 2) / 1e6) and not priced.unpriced
+
+
+def test_the_facts_a_claude_code_plan_keeps_are_what_its_built_steps_say(claude_run):
+    """Issue 61.14: the summary and the cost read each step's model, usage and calls from the
+    plan's columns (a million records summed without building a step); on the real Claude Code's
+    files, main line and subagent, they are what the steps built from the records say."""
+    from swedeck.core.cost import Prices, cost_of
+
+    for path in [claude_run.own, *sorted(claude_run.own.with_suffix("").glob("subagents/*.jsonl"))]:
+        trajectory = load_trajectory(path)
+        assert trajectory.step_facts() is not None and len(trajectory.steps) > 0
+        fast = summary(trajectory), cost_of(trajectory, Prices({}))
+        trajectory.facts = None
+        assert (summary(trajectory), cost_of(trajectory, Prices({}))) == fast
+        if path == claude_run.own:
+            assert fast[0]["shell_commands"] > 0 and fast[1].total_usd > 0

@@ -416,3 +416,47 @@ def test_the_subagent_tree_sums_each_run_from_its_outline_as_its_steps_would(tmp
     broken.write_text("not json at all\n")
     again = subagent_tree(load_trajectory(path, lazy=True), prices)
     assert again.children[-1].id == "broken" and again.children[-1].error and again.children[-1].parent_step is None
+
+
+@pytest.mark.parametrize("name", ["fixture", "generated"])
+def test_the_summary_and_the_cost_of_a_claude_code_session_build_no_step(tmp_path, monkeypatch, name):
+    """Issue 61.14: a million records' summary and cost took 26 of 41 s building every step; they
+    read the plan's columns now, and say what the built steps say (every kind of call: a shell
+    tool under any name, a call whose input is a string, a step without usage)."""
+    from swedeck.core.cost import Prices, cost_of
+    from swedeck.core.trajectory import lazy
+
+    if name == "fixture":
+        path = Path(__file__).parent / "fixtures/agents/claude-code/cc-session-1.jsonl"
+    else:
+        path = tmp_path / "s.jsonl"
+        records, parent = [], None
+        calls = [("Bash", {"command": "ls"}), ("mcp__acp__Bash", {"command": "pwd", "description": "x"}),
+                 ("Read", {"file_path": "a"}), ("Bash", '{"command": "git status"}'), ("Bash", {"cmd": ["bash", "-c", "x"]}),
+                 ("shell", {"command": 5}), ("Bash", "not json")]
+        for number in range(40):
+            user = {"sessionId": "s", "type": "user", "uuid": f"u{number}", "parentUuid": parent,
+                    "message": {"role": "user", "content": "go" if not number else [
+                        {"type": "tool_result", "tool_use_id": f"t{number - 1}", "content": "ok"}]}}
+            tool, arguments = calls[number % len(calls)]
+            message = {"id": f"m{number}", "role": "assistant", "model": f"claude-{number % 3}",
+                       "content": [{"type": "text", "text": "hm"}, {"type": "tool_use", "id": f"t{number}", "name": tool,
+                                                                     "input": arguments}]}
+            if number % 5:
+                message["usage"] = {"input_tokens": number, "output_tokens": 3, "cache_read_input_tokens": number * 2}
+            records += [user, {"sessionId": "s", "type": "assistant", "uuid": f"a{number}", "parentUuid": f"u{number}",
+                               "message": message}]
+            parent = f"a{number}"
+        path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    trajectory = load_trajectory(path, lazy=True)
+    built: list[int] = []
+    step = lazy.StepList._step
+    monkeypatch.setattr(lazy.StepList, "_step", lambda self, index: (built.append(index), step(self, index))[1])
+    prices = Prices({"claude-1": {"input": 1.0, "output": 2.0}})
+    fast = summary(trajectory), cost_of(trajectory, prices)
+    assert set(built) <= {0} and trajectory.step_facts() is not None  # the first, for what comes before it
+    trajectory.facts = None
+    assert (summary(trajectory), cost_of(trajectory, prices)) == fast and len(built) > 1
+    if name == "generated":
+        assert fast[0]["tool_calls"] == 40 and fast[0]["shell_commands"] == 24, fast[0]
+        assert fast[0]["usage"] == "mixed" and set(fast[1].unpriced) == {"claude-0", "claude-2"}

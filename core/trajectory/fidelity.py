@@ -12,6 +12,7 @@ from typing import Any
 from ..messages import MessageType
 from . import readers
 from .compaction import sendable
+from .lazy import StepList
 from .model import Fidelity, Provenance, Trajectory
 
 
@@ -40,7 +41,9 @@ def prompt_provenance(trajectory: Trajectory, number: int) -> Provenance:
     asks it of every step."""
     if number in trajectory.recorded_prompts:
         return "recorded"
-    own = trajectory.steps[number - 1].provenance if number <= len(trajectory.steps) else None
+    steps = trajectory.steps
+    own = None if number > len(steps) else steps.provenance(number - 1) if isinstance(steps, StepList) \
+        else steps[number - 1].provenance
     if own:
         return own
     if trajectory.fidelity is not None:
@@ -65,7 +68,16 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     record = fidelity.as_record()
     steps = tool_calls = shell_commands = with_usage = estimated = 0
     by_step: Counter[str] = Counter()
-    for step in trajectory.steps:
+    facts = trajectory.step_facts()
+    if facts is not None:  # known from the records' heads: no step is built
+        steps = len(facts)
+        for index in range(steps):
+            tool_calls += facts.tool_calls(index)
+            shell_commands += facts.shell_commands(index)
+            usage = facts.usage(index)
+            with_usage += usage is not None and usage.prompt_tokens > 0
+        by_step.update(prompt_provenance(trajectory, number) for number in range(1, steps + 1))
+    for step in trajectory.steps if facts is None else ():
         steps += 1
         tool_calls += len(step.actions)
         shell_commands += sum(1 for action in step.actions if action.unknown.get("shell", True))

@@ -212,6 +212,10 @@ class StepList(LazySequence[Step]):
     KEEP = 1024
     """Built steps kept, the latest (a search over a 690,000-step rollout built every one)."""
 
+    def provenance(self, index: int) -> Any:
+        """How step `index + 1`'s prompt is known, where the reader says, without building the step."""
+        return self._provenance[index] if index < len(self._provenance) else None
+
     def _item(self, index: int) -> Step:
         step = self._built.get(index)
         return self._built.keep(index, self._step(index)) if step is None else step

@@ -36,7 +36,7 @@ from ...messages import MessageType, ModelStats
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..lazy import OnDemand
-from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Branch, Fidelity, StepFacts, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
 from .source import Source, part_bounds, sniff_lines, span
@@ -239,6 +239,7 @@ def read(source: Source) -> Trajectory:
     trajectory = chat.trajectory(source, FORMAT, entries, info, fidelity, recorded_prompts=prompts,
                                  provenance=lambda number: "recorded" if number in prompts else None)
     trajectory.rebuilt_requests = requests.bodies
+    trajectory.facts = plan.facts
     return trajectory
 
 
@@ -304,8 +305,17 @@ def _opening(source: Source, info: TrajectoryInfo) -> None:
             return
 
 
+class _CallInput(_Part):
+    """Of a tool call's input, what says it is a shell command (`chat.shell_command`)."""
+
+    command: Any = msgspec.UNSET
+    cmd: Any = msgspec.UNSET
+
+
 class _Block(_Part):
     type: Any = None
+    name: Any = None
+    input: _CallInput | None = None
 
 
 class _MessageHead(_Part):
@@ -445,6 +455,8 @@ class _Plan(msgspec.Struct):
     requests: Mapping[str, _Request]
     stats: ModelStats
     refs: list[str | None] = msgspec.field(default_factory=list)
+    facts: StepFacts = msgspec.field(default_factory=StepFacts)
+    """Each step's model, usage and calls (the summary and the cost read them, not the steps)."""
     outline: dict[str, Any] = msgspec.field(default_factory=lambda: {
         "cached_tokens": 0, "cache_write_tokens": 0, "models": [], "first_at": None, "last_at": None, "stop": None,
         "agent_steps": {}})
@@ -488,8 +500,9 @@ def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tal
                     _get(heads[index + 1].get("message"), "id") == message_id:
                 index += 1
                 group.append(index)
-            calls = any(_block_type(block) in ("tool_use", "server_tool_use")
-                        for position in group for block in _blocks(heads[position].get("message")))
+            called = [block for position in group for block in _blocks(heads[position].get("message"))
+                      if _block_type(block) in ("tool_use", "server_tool_use")]
+            calls = bool(called)
             if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
                 ref = optional_str(head.get("requestRef"))
                 plan.refs.append(plan.requests[ref].id if ref is not None and ref in plan.requests else ref)
@@ -505,6 +518,7 @@ def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tal
                     plan.outline["models"].append(model)
                 plan.outline["stop"] = stop or plan.outline["stop"]
                 plan.stats.api_calls += 1
+                plan.facts.add(model, usage, len(called), sum(_shell(block) for block in called))
             entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
                                   _NOTHING, lines=lines, at=_at(tuple(chain[position] for position in group))))
         elif kind == "system":
@@ -564,6 +578,20 @@ def _system_first(entries: list[chat.Entry]) -> bool:
 def _blocks(message: Any) -> list[Any]:
     content = _get(message, "content")
     return content if isinstance(content, list) else []
+
+
+def _shell(block: Any) -> bool:
+    """A tool call's block (its head, or the block whole) is a shell command's, as `_response` makes its action."""
+    arguments = _get(block, "input") or {}
+    if isinstance(arguments, _CallInput):
+        arguments = {key: value for key in ("command", "cmd")
+                     if (value := getattr(arguments, key)) is not msgspec.UNSET}
+    elif isinstance(arguments, str):  # as `chat.call` reads it
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return False
+    return chat.shell_command(str(_get(block, "name") or ""), arguments) is not None
 
 
 def _block_type(block: Any) -> Any:
