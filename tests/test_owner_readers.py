@@ -200,6 +200,7 @@ def test_inspect_compactions_are_compactions(tmp_path, kind, log_format):
     `CompactionEvent` is a compaction of the step model (never "the person said"), with Inspect's
     token figures; after a summary, the prompt swedeck rebuilds (what an export keeps) is the
     input Inspect recorded, message for message."""
+    from swedeck.core.export.atif import to_atif
     from swedeck.core.messages import MessageType
     from swedeck.core.prompt_view import history_before
     from swedeck.core.trajectory.fidelity import fidelity_of
@@ -214,11 +215,19 @@ def test_inspect_compactions_are_compactions(tmp_path, kind, log_format):
     assert [(m.extra.tokens_before, m.extra.tokens_after) for m in markers] == [
         (event.tokens_before, event.tokens_after) for event in events]
     assert not any(m.message_type == MessageType.USER_MESSAGE for m in ours.messages)
-    if kind == "summary":
-        rebuilt = ours.__class__(**{**{f: getattr(ours, f) for f in ours.__struct_fields__}, "recorded_prompts": {}})
-        for number in range(1, len(ours.steps) + 1):
-            recorded = ours.recorded_prompts[number]
-            assert [(m.role, m.text) for m in history_before(rebuilt, number)] == [(m.role, m.text) for m in recorded]
+    rebuilt = ours.__class__(**{**{f: getattr(ours, f) for f in ours.__struct_fields__}, "recorded_prompts": {}})
+    sent = {number: [(m.role, m.text) for m in ours.recorded_prompts[number]] for number in range(1, len(ours.steps) + 1)}
+    for number, recorded in sent.items():
+        assert [(m.role, m.text) for m in history_before(rebuilt, number)] == recorded, number
+    # issue 62: swedeck's ATIF export, re-read, rebuilds the same requests (a trim's and a summary's)
+    exported = tmp_path / "export.json"
+    exported.write_text(json.dumps(to_atif(ours).document))
+    again = load_trajectory(exported)
+    assert len(again.steps) == len(ours.steps) and not again.recorded_prompts
+    for number, recorded in sent.items():
+        assert [(m.role, m.text) for m in history_before(again, number)] == recorded, number
+    assert [(m.extra.tokens_before, m.extra.tokens_after) for m in again.messages
+            if m.message_type == MessageType.COMPACTION] == [(e.tokens_before, e.tokens_after) for e in events]
 
 
 def test_claude_code_agrees_with_claude_code_log():

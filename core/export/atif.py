@@ -107,6 +107,11 @@ class _Writer:
         self.metered = 0
         self.cost: float | None = None
         self.lost: Counter[str] = Counter()
+        self.placed = 0
+        """Messages the written steps make when ATIF's reader (swedeck's) reads them back."""
+        self.at: dict[int, int] = {}
+        """Each written message's position in the source -> its position when read back (what a
+        compaction's `forgotten` and `replaces` name in the file)."""
 
     def records(self, first: int, last: int) -> Iterator[dict[str, Any]]:
         """The ATIF steps of steps `first..last`, in order, each made when it is reached: a
@@ -117,7 +122,7 @@ class _Writer:
         end = len(messages) if not steps or last == len(steps) else steps[last].message_index
         if steps and first > 1:  # the prefix every query was sent: the system prompt and the task
             for index in range(steps[0].message_index):
-                yield from self._message(messages[index])
+                yield from self._message(messages[index], index)
             self.lost["steps before the range (left out)"] += first - 1
         if steps and last < len(steps):
             self.lost["steps after the range (left out)"] += len(steps) - last
@@ -128,9 +133,11 @@ class _Writer:
                 step = steps[number]
                 number += 1
                 owned = {at for at in step.observation_indices if _is_result(messages[at])}
+                for at in (index, *(at for at in step.observation_indices if at in owned)):
+                    self._place(at)
                 yield self._counted(self._agent(step, messages[index], owned))
             elif index not in owned:  # a result is written with the agent step it answers
-                yield from self._message(messages[index])
+                yield from self._message(messages[index], index)
 
     def _counted(self, record: dict[str, Any]) -> dict[str, Any]:
         self.written += 1
@@ -143,9 +150,14 @@ class _Writer:
                 self.cost = (self.cost or 0) + metrics["cost_usd"]
         return record
 
-    def _message(self, message: Message) -> Iterator[dict[str, Any]]:
+    def _place(self, index: int) -> None:
+        self.at[index] = self.placed
+        self.placed += 1
+
+    def _message(self, message: Message, index: int) -> Iterator[dict[str, Any]]:
         if message.role == "exit":
             return  # the end: the exit status and submission go under extra
+        self._place(index)
         if message.role == "assistant":  # not a query's answer: a demonstration the prompt showed the model
             self.lost["assistant messages that answer no query, as demonstrations (written as user steps)"] += 1
             record = self._plain("user", message)
@@ -164,9 +176,35 @@ class _Writer:
         record: dict[str, Any] = {"step_id": self.written + 1, "source": source, "message": self._text(message)}
         _stamp(record, message)
         extra = _extra(message)
+        if message.message_type == MessageType.COMPACTION:
+            extra.update(self._compaction(message))
         if extra:
             record["extra"] = {"swedeck": extra}
         return record
+
+    def _compaction(self, message: Message) -> dict[str, Any]:
+        """What a compaction marker says beyond its text: its figures, its source, and the messages
+        it forgets or replaces, by their positions when the file is read back (so the prompt
+        rebuilt from the export is the one the source's rebuild gives: Inspect's trim, issue 62)."""
+        fields = message.extra
+        kept: dict[str, Any] = {key: getattr(fields, key) for key in ("tokens_before", "tokens_after", "summary",
+                                                                     "reason", "model", "edited", "ledger")
+                                if getattr(fields, key) is not None}
+        if isinstance(fields.unknown.get("compaction_source"), str):
+            kept["compaction_source"] = fields.unknown["compaction_source"]
+        for key in ("forgotten", "replaces"):
+            positions = getattr(fields, key)
+            if positions is None:
+                continue
+            kept[key] = [self.at[index] for index in positions if index in self.at]
+            if len(kept[key]) < len(positions):
+                self.lost[f"compaction {key} naming messages not written (left out, or after the marker)"] += 1
+        if fields.undoes is not None:
+            if fields.undoes in self.at:
+                kept["undoes"] = self.at[fields.undoes]
+            else:
+                self.lost["compaction undos of a compaction not written"] += 1
+        return kept
 
     def _agent(self, step: Step, message: Message, owned: set[int]) -> dict[str, Any]:
         record = self._plain("agent", message)

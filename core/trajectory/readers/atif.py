@@ -227,7 +227,10 @@ def _step_entries(step: Mapping[str, Any], number: int, first: bool) -> list[cha
     if source_kind == "system":
         return [chat.Entry("system", text, MessageType.SYSTEM if first else MessageType.USER_MESSAGE)]
     if source_kind == "user":
-        return [chat.Entry("user", text, _swedeck_type(step) or (MessageType.TASK if first else MessageType.USER_MESSAGE))]
+        kind = _swedeck_type(step)
+        if kind == MessageType.COMPACTION:
+            return [chat.Entry("user", text, kind, _compaction(step))]
+        return [chat.Entry("user", text, kind or (MessageType.TASK if first else MessageType.USER_MESSAGE))]
     metrics = mapping(step.get("metrics"))
     tool_calls = step.get("tool_calls")
     calls = [_call(item, number, k) for k, item in enumerate(tool_calls or [] if isinstance(tool_calls, list) else [])
@@ -249,6 +252,17 @@ def _swedeck_type(step: Mapping[str, Any]) -> MessageType | None:
         return MessageType(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+_COMPACTION_KEYS = ("tokens_before", "tokens_after", "summary", "reason", "model", "edited", "ledger",
+                   "compaction_source", "forgotten", "replaces", "undoes")
+"""What swedeck's export writes of a compaction marker (`extra.swedeck`): its positions are the
+messages' as this reader makes them."""
+
+
+def _compaction(step: Mapping[str, Any]) -> dict[str, Any]:
+    said = mapping(mapping(step.get("extra")).get("swedeck"))
+    return {key: said[key] for key in _COMPACTION_KEYS if said.get(key) is not None}
 
 
 def _call(item: Mapping[str, Any], number: int, k: int) -> tuple[dict[str, Any], Any]:

@@ -200,10 +200,15 @@ def read(source: Source) -> Trajectory:
         if role == "user" and mapping(head.get("metadata")).get("summary"):
             message = _resolved(mapping(messages[index]), attachments) if later else head
             event = summaries.pop(0) if summaries else {}
-            entries.append(_compaction(event, entries, _content(message.get("content"))[0]))
+            marker = _compaction(event, entries, _content(message.get("content"))[0])
+            if head.get("id"):
+                marker.extra["inspect_id"] = head.get("id")  # a later trim may drop the summary itself
+            entries.append(marker)
             continue
-        for event in compacted_before.pop(str(head.get("id")), []) if role == "assistant" else []:
-            entries.append(_compaction(event, entries, ""))
+        trims = compacted_before.pop(str(head.get("id")), []) if role == "assistant" else []
+        sent = _sent(by_output.get(str(head.get("id"))), events, pool) if trims else None
+        for event in trims:
+            entries.append(_compaction(event, entries, "", sent))
         first = firsts.first(role)
         entry = _planned(head, messages, index, attachments, first) if later else _entry(head, first)
         entries.append(entry)
@@ -227,11 +232,14 @@ def read(source: Source) -> Trajectory:
                            recorded_prompts=recorded)
 
 
-def _compaction(event: Mapping[str, Any], entries: list[chat.Entry], summary: str) -> chat.Entry:
+def _compaction(event: Mapping[str, Any], entries: list[chat.Entry], summary: str,
+                sent: set[str] | None = None) -> chat.Entry:
     """A `CompactionEvent` as the step model's compaction. A summary (`CompactionSummary`)
     replaces the conversation after the sample's input (its system and user messages before the
     first response) with its summary message, as Inspect sends it; a trim or an edit has no
-    message: its marker says what happened, and the requests after it are recorded."""
+    message: its marker says what happened, and forgets the messages the next model call was
+    not sent (`sent`: the ids of its recorded input), itself too (Inspect sent no such message),
+    so the prompt rebuilt from the conversation (an export's, re-read) is the one Inspect sent."""
     kind = str(event.get("type") or "summary")
     before, after = event.get("tokens_before"), event.get("tokens_after")
     marker = chat.compaction(summary or f"(Inspect's {kind} compaction: the conversation was {kind}med)"
@@ -242,7 +250,18 @@ def _compaction(event: Mapping[str, Any], entries: list[chat.Entry], summary: st
     if kind == "summary":
         first = next((i for i, entry in enumerate(entries) if entry.role == "assistant"), len(entries))
         marker.extra["forgotten"] = list(range(first, len(entries)))
+    elif sent is not None:
+        marker.extra["forgotten"] = [i for i, entry in enumerate(entries) if entry.extra.get("inspect_id")
+                                     and str(entry.extra["inspect_id"]) not in sent] + [len(entries)]
     return marker
+
+
+def _sent(found: tuple[int, Mapping[str, Any]] | None, events: Sequence[Any], pool: Sequence[Any]) -> set[str] | None:
+    """The ids of the messages a model event was sent (`found`: its position among the events), read
+    whole; None without one."""
+    if found is None:
+        return None
+    return {str(mapping(item).get("id")) for item in _input(mapping(events[found[0]]), pool) if mapping(item).get("id")}
 
 
 def _prompts(pool: Sequence[Any], attachments: Mapping[str, Any], events: Sequence[Any],
