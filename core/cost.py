@@ -259,8 +259,8 @@ def side_calls(trajectory: Trajectory) -> list[Call]:
     calls = []
     for event in trajectory.meta_events:
         data = event.data
-        if event.event != EXCHANGE or data.get("line") == "main" or data.get("status") != 200:
-            continue
+        if event.event != EXCHANGE or data.get("line") in ("main", "subagent") or data.get("status") != 200:
+            continue  # a subagent's calls are its run's (`subagents.subagent_runs`)
         usage = data.get("usage") if isinstance(data.get("usage"), Mapping) else {}
         calls.append(Call("side calls", data.get("model"), Usage(
             prompt_tokens=int(usage.get("prompt") or 0), completion_tokens=int(usage.get("output") or 0),

@@ -20,6 +20,7 @@ from .cost import Call, CostReport, Prices, account, call_dollars, money, trajec
 from .messages import Usage
 from .trajectory.errors import TrajectoryError
 from .trajectory.model import Trajectory
+from .trajectory.readers.api_requests import SUBAGENT_RUN, subagent_parents
 
 SUBAGENT_FILE = "subagent file "
 """How the readers label a subagent's file among a run's branches (`Fidelity.openable`)."""
@@ -55,10 +56,11 @@ class RunNode:
 
 
 def subagent_files(trajectory: Trajectory) -> list[tuple[str, str]]:
-    """(id, path) of each subagent run the file keeps beside it, as its reader found them."""
+    """(id, target) of each subagent run the file keeps beside it (Claude Code's files) or in it
+    (a record's subagent runs, `PATH#subagent-ID`), as its reader found them."""
     branches = trajectory.fidelity.openable if trajectory.fidelity is not None else []
-    return [(branch.label.removeprefix(SUBAGENT_FILE).removeprefix("agent-"), branch.target)
-            for branch in branches if branch.label.startswith(SUBAGENT_FILE)]
+    return [(branch.label.removeprefix(SUBAGENT_FILE).removeprefix(SUBAGENT_RUN).removeprefix("agent-"), branch.target)
+            for branch in branches if branch.label.startswith((SUBAGENT_FILE, SUBAGENT_RUN))]
 
 
 def subagent_tree(trajectory: Trajectory, prices: Prices,
@@ -169,6 +171,9 @@ def agent_steps(trajectory: Trajectory) -> dict[str, int]:
     outline = trajectory.info.raw.get("outline")
     if isinstance(outline, Mapping) and isinstance(outline.get("agent_steps"), Mapping):
         return dict(outline["agent_steps"])
+    recorded = subagent_parents(trajectory.meta_events)  # a record's: the step whose answer asked for it
+    if recorded:
+        return recorded
     started: dict[str, int] = {}
     for step in trajectory.steps:
         for index in step.observation_indices:
@@ -182,6 +187,8 @@ def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], re
     """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
     step whose call started it (the call's result names its id), its steps and its dollars."""
     started = agent_steps(trajectory)
-    return [{"id": name, "target": str(run.path), "parent_step": started.get(name), "steps": len(run.steps),
+    targets = dict(subagent_files(trajectory))
+    return [{"id": name, "target": targets.get(name, str(run.path)), "parent_step": started.get(name),
+             "steps": len(run.steps),
              "cost_usd": round(report.by_role[f"subagent {name}"], 8) if f"subagent {name}" in report.by_role else None}
             for name, run in runs]

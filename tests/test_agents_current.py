@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -409,3 +410,93 @@ def test_the_facts_a_claude_code_plan_keeps_are_what_its_built_steps_say(claude_
         assert (summary(trajectory), cost_of(trajectory, Prices({}))) == fast
         if path == claude_run.own:
             assert fast[0]["shell_commands"] > 0 and fast[1].total_usd > 0
+
+
+def _replayed_live(record: Path, live: Path, until: int) -> tuple[Any, list[tuple[str, Any]]]:
+    """The record `swedeck record` made of the real run, written again as it was written live
+    (`.traj.jsonl`) up to exchange `until`; the rest, in order, to write later."""
+    from swedeck.core.messages import Message
+    from swedeck.core.trajectory.writer import TrajectoryWriter
+
+    document = json.loads(record.read_text())
+    parts: list[tuple[str, Any]] = []
+    messages = document["messages"]
+    written = 0
+    for event in document["meta_events"]:
+        if event.get("event") != "exchange":
+            continue
+        while written < event["message_count"]:
+            parts.append(("message", Message.from_record(messages[written])))
+            written += 1
+        parts.append(("exchange", {k: v for k, v in event.items() if k not in ("role", "event", "message_count", "time")}))
+    parts += [("message", Message.from_record(message)) for message in messages[written:]]
+    writer = TrajectoryWriter(live, {"id": "live", "config": {}})
+    cut = next(n for n, (kind, data) in enumerate(parts) if kind == "exchange" and data["number"] == until) + 1
+    for kind, data in parts[:cut]:
+        writer.add_message(data) if kind == "message" else writer.add_exchange("exchange", data)
+    return writer, parts[cut:]
+
+
+def test_a_record_keeps_each_subagent_as_a_run_of_its_own(claude_run):
+    """Issue 65.4 under `record`: the subagent's calls are its own run in the record (not side
+    calls): `--print --json` lists it with the main-line step whose `Agent` call asked for it, its
+    steps and dollars; it opens as `REC#subagent-ID`, every step's prompt its request; the record's
+    own usage still agrees with the sum."""
+    done = subprocess.run([*swedeck_command(), "replay", str(claude_run.record), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    first, *steps = [json.loads(line) for line in done.stdout.splitlines()]
+    (subagent,) = first["subagents"]
+    asked = next(step for step in steps if any(action["command"].startswith("Agent ") for action in step["actions"]))
+    assert (subagent["id"], subagent["parent_step"], subagent["steps"]) == ("1", asked["step"], 2), subagent
+    assert subagent["target"] == f"{claude_run.record}#subagent-1"
+    assert first["cost"]["by_role"]["subagent 1"] == pytest.approx(subagent["cost_usd"]) and subagent["cost_usd"] > 0
+    assert first["cost"]["token_reconciliation"] == "agrees"  # every call counted once: main, subagent, side
+    run = load_trajectory(subagent["target"])
+    assert [step.commands for step in run.steps] == [["ls"], []]
+    assert all(run.recorded_prompts[number] for number in (1, 2))
+    assert any("list the files" in message.text for message in run.recorded_prompts[1] if message.role == "user")
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_subagent_appears_in_the_live_record_when_it_starts(claude_run, tmp_path):
+    """Issue 65.4, live: following a record as it is written, `s` lists the subagent once its first
+    call is in, with that one step, and its second once that is."""
+    from support.waiting import wait_for
+    from swedeck.tui.replay.app import ReplayApp
+    from swedeck.tui.replay.subagent_screen import SubagentScreen
+
+    events = json.loads(claude_run.record.read_text())["meta_events"]
+    first_call = next(event["number"] for event in events if event.get("line") == "subagent")
+    writer, rest = _replayed_live(claude_run.record, tmp_path / "live", first_call - 1)
+    app = ReplayApp([writer.path], follow=True)
+    async with app.run_test(size=(160, 48)) as pilot:
+        main = await wait_for(pilot, lambda: getattr(app.screen, "step_list", None) and app.screen)
+        await pilot.press("s")
+        tree = await wait_for(pilot, lambda: isinstance(app.screen, SubagentScreen) and app.screen.root
+                              and app.screen)
+        assert not tree.root.children  # none started yet
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.screen is main)
+        kind, data = rest.pop(0)
+        while kind != "exchange" or data["number"] != first_call:
+            writer.add_message(data) if kind == "message" else None
+            kind, data = rest.pop(0)
+        writer.add_exchange("exchange", data)
+        await wait_for(pilot, lambda: any(event.data.get("line") == "subagent"
+                                          for event in main.document.trajectory().meta_events), timeout=15)
+        await pilot.press("s")
+        tree = await wait_for(pilot, lambda: isinstance(app.screen, SubagentScreen) and app.screen.root
+                              and app.screen)
+        (child,) = tree.root.children
+        assert (child.id, child.steps) == ("1", 1)
+        await pilot.press("q")
+        for kind, data in rest:
+            writer.add_message(data) if kind == "message" else writer.add_exchange("exchange", data)
+        await wait_for(pilot, lambda: sum(event.data.get("line") == "subagent"
+                                          for event in main.document.trajectory().meta_events) == 2, timeout=15)
+        await pilot.press("s")
+        tree = await wait_for(pilot, lambda: isinstance(app.screen, SubagentScreen) and app.screen.root
+                              and app.screen)
+        assert [(child.id, child.steps) for child in tree.root.children] == [("1", 2)]
+    writer.close()

@@ -479,7 +479,10 @@ def test_the_main_line_is_the_conversation_the_agent_continues_not_the_first_cal
     from swedeck.core.trajectory.fidelity import fidelity_of
 
     assert sorted(branch.label.split(":")[0] for branch in fidelity_of(trajectory).openable) == [
-        "side call 1", "side call 3", "side call 4", "side call 5"]
+        "side call 1", "side call 5", "subagent run 1"]  # issue 65.4: the subagent's two calls are its own run
+    assert [(event["number"], event.get("subagent")) for event in exchanges(path) if event["line"] == "subagent"] == [
+        (3, "1"), (4, "1")]
+    assert [step.commands for step in load_trajectory(f"{path}#subagent-1").steps] == [["grep -l parser tests/*.py"], []]
 
     with AnthropicServer() as server:  # one call, no continuation: at the end, the conversation is the step
         endpoint, writer = _endpoint(tmp_path / "one", server.url)

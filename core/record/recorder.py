@@ -73,6 +73,10 @@ class _Thread:
     calls: list[_Call]
     subagent: bool
     """Its first words are what an earlier answer asked a tool to say (an `Agent`/`Task` call's prompt)."""
+    name: str = ""
+    """A subagent's id in the record (`1`, `2`, ... in the order they started)."""
+    parent_step: int | None = None
+    """The main-line step whose answer asked for it (None: asked before the main line was known)."""
 
     @property
     def keys(self) -> list[tuple[str, str]]:
@@ -99,8 +103,11 @@ class RecordState:
     """The agent's own session ids its main requests named (`join.agent_sessions`)."""
     threads: list[_Thread] = field(default_factory=list)
     """Before the main line is known: every conversation so far (each written as side calls)."""
-    asked: set[str] = field(default_factory=set)
-    """Words earlier answers asked a tool to say (a subagent's prompt starts a thread with them)."""
+    asked: dict[str, int | None] = field(default_factory=dict)
+    """Words earlier answers asked a tool to say (a subagent's prompt starts a thread with them),
+    each with the main-line step whose answer asked (None: a call not on it)."""
+    subagents: list[_Thread] = field(default_factory=list)
+    """The subagent runs so far, each written as it goes (`line: subagent`, its id and parent step)."""
     calls: int = 0
     """Model calls answered (every line: mini-swe-agent's `api_calls` counts every call an agent made)."""
     prompt_tokens: int = 0
@@ -199,8 +206,7 @@ class Recorder(Handlers):
             self.writer.add_exchange(EXCHANGE, record)
             return record
         ok = exchange.status == 200 and not answer.error
-        if ok:
-            book.asked |= _asked(answer)
+        asked = _asked(answer) if ok else set()
         if book.main is not None:
             if keys[: len(book.main)] == book.main:
                 record["line"] = "main"
@@ -208,37 +214,89 @@ class Recorder(Handlers):
                     book.sessions |= agent_sessions(exchange.headers, body)
                     self._step(_Call(record, entries, answer.entry(), [], dict(answer.usage), model,
                                      exchange.headers, body))
+                    self._asking(asked, book.steps)
                     return record
             else:
                 book.side += 1
+                self._subagent(record, keys, entries, answer, ok)
+            self._asking(asked, None)
             self.writer.add_exchange(EXCHANGE, record)
             return record
         thread = max((thread for thread in book.threads if keys[: len(thread.keys)] == thread.keys),
                      key=lambda thread: len(thread.keys), default=None)
         if not ok:  # a failed call places nothing
             record["line"] = "main" if thread is not None and not thread.subagent else record["line"]
+            if thread is not None and thread.subagent:
+                _said_subagent(record, thread)
             book.side += record["line"] != "main"
             self.writer.add_exchange(EXCHANGE, record)
             return record
         reply = answer.entry()
         call = _Call(record, entries, reply, [*keys, _key(reply)], dict(answer.usage), model, exchange.headers, body)
         book.last_usage, book.last_model = dict(answer.usage), model  # the meter, before the line is known
-        opening = _first_words(entries)
-        subagent = thread.subagent if thread is not None else any(asked in opening for asked in book.asked)
+        asker = self._asker(entries)
+        subagent = thread.subagent if thread is not None else asker is not None
         if thread is not None and not subagent:  # the conversation the agent continues: the main line
             self._promote(thread)
         if not subagent and (thread is not None or _a_conversation(body)):
             record["line"] = "main"
             book.sessions |= agent_sessions(exchange.headers, body)
             self._step(call)
+            self._asking(asked, book.steps)
             return record
         if thread is not None:
             thread.calls.append(call)
         else:
-            book.threads.append(_Thread([call], subagent))
+            thread = _Thread([call], subagent)
+            book.threads.append(thread)
+            if subagent:
+                self._started(thread, asker)
+        if thread.subagent:
+            _said_subagent(record, thread)
+        self._asking(asked, None)
         book.side += 1
         self.writer.add_exchange(EXCHANGE, record)
         return record
+
+    # --- subagents (issue 65.4: each a run of its own in the record, as it happens) --------
+
+    def _asking(self, asked: set[str], step: int | None) -> None:
+        for words in asked:
+            self.state.asked.setdefault(words, step)
+
+    def _asker(self, entries: list[chat.Entry]) -> tuple[int | None] | None:
+        """Whether a call opens with what an earlier answer asked a tool to say (a subagent's
+        prompt), and the main-line step that asked (in a one-tuple); None when it does not."""
+        opening = _first_words(entries)
+        for words, step in self.state.asked.items():
+            if words in opening:
+                return (step,)
+        return None
+
+    def _started(self, thread: _Thread, asker: tuple[int | None] | None) -> None:
+        book = self.state
+        thread.name = str(len(book.subagents) + 1)
+        thread.parent_step = asker[0] if asker is not None else None
+        book.subagents.append(thread)
+
+    def _subagent(self, record: dict[str, Any], keys: list[tuple[str, str]], entries: list[chat.Entry],
+                  answer: Answer, ok: bool) -> None:
+        """A call beside the main line: a subagent's when it continues one, or opens with what an
+        answer asked a tool to say (then a new one); its exchange says which and where it started."""
+        book = self.state
+        thread = max((run for run in book.subagents if keys[: len(run.keys)] == run.keys),
+                     key=lambda run: len(run.keys), default=None)
+        if thread is None:
+            asker = self._asker(entries)
+            if asker is None or not ok:
+                return
+            thread = _Thread([], True)
+            self._started(thread, asker)
+        if ok:
+            reply = answer.entry()
+            thread.calls.append(_Call(record, entries, reply, [*keys, _key(reply)], dict(answer.usage),
+                                      str(record.get("model") or ""), {}, None))
+        _said_subagent(record, thread)
 
     def _promote(self, thread: _Thread) -> None:
         """A thread written as side calls is the main line: its calls are written again as its steps."""
@@ -287,7 +345,8 @@ def _first_words(entries: list[chat.Entry]) -> str:
 
 
 def _asked(answer: Answer) -> set[str]:
-    """What an answer asked its tools to say (an `Agent` call's `prompt`): a subagent opens with it."""
+    """What an answer asked its tools to say (an `Agent` call's `prompt`, whatever its length;
+    any other argument of more than 20 characters): a subagent opens with it."""
     found: set[str] = set()
     for _, _, arguments in answer.calls:
         try:
@@ -295,8 +354,15 @@ def _asked(answer: Answer) -> set[str]:
         except ValueError:
             continue
         if isinstance(parsed, Mapping):
-            found |= {value.strip() for value in parsed.values() if isinstance(value, str) and len(value.strip()) > 20}
+            found |= {value.strip() for key, value in parsed.items() if isinstance(value, str)
+                      and (len(value.strip()) > 20 or (key == "prompt" and value.strip()))}
     return found
+
+
+def _said_subagent(record: dict[str, Any], thread: _Thread) -> None:
+    record["line"] = "subagent"
+    record["subagent"] = thread.name
+    record["parent_step"] = thread.parent_step
 
 
 def _key(entry: chat.Entry) -> tuple[str, str]:

@@ -25,6 +25,7 @@ from ..trajectory.lazy import LazySequence, StepList
 from ..trajectory.loader import Reading, load_trajectory, open_reading
 from ..trajectory.losses import kept_text, loss_at
 from ..trajectory.model import Step, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..trajectory.readers.api_requests import record_fidelity
 from ..trajectory.readers.swedeck_jsonl import apply_end, header_info, processors_of
 from .live_index import RoleIndex
 
@@ -246,14 +247,16 @@ class LiveDocument:
         return self.step_count - before
 
     def trajectory(self) -> Trajectory:
-        """The whole file parsed (prompt inspector, what-if, search, fork); cached until it grows."""
+        """The whole file parsed (prompt inspector, what-if, search, fork); cached until it grows
+        (a message, or an event: a record's subagent call adds no message to the main line). A
+        record's side calls and subagent runs are its branches as they come (`s`, `b`)."""
         count = len(self.index)
-        if self._full is None or len(self._full.messages) != count:
+        events = self.index.meta_events()
+        if self._full is None or len(self._full.messages) != count or len(self._full.meta_events) != len(events):
             messages = [self.index.message(i) for i in range(count)]
-            events = self.index.meta_events()
             self._full = Trajectory(path=self.path, format="swedeck-jsonl", messages=messages,
                                     steps=StepList(messages, list(self.index.steps)), info=self.info, meta_events=events,
-                                    processors=processors_of(events))
+                                    processors=processors_of(events), fidelity=record_fidelity(events, str(self.path)))
         return self._full
 
 

@@ -199,19 +199,67 @@ def side_calls(events: Sequence[MetaEvent]) -> list[MetaEvent]:
             and event.data.get("number") not in promoted]
 
 
+SUBAGENT_RUN = "subagent run "
+"""How a record labels a subagent's run among its branches (`PATH#subagent-ID` opens it)."""
+
+
+def subagent_calls(events: Sequence[MetaEvent]) -> dict[str, list[MetaEvent]]:
+    """A record's subagent runs (`line: subagent`, as the recorder placed them), each its
+    answered calls in order, by id in the order they started."""
+    runs: dict[str, list[MetaEvent]] = {}
+    for event in events:
+        data = event.data
+        if event.event == EXCHANGE and data.get("line") == "subagent" and isinstance(data.get("subagent"), str):
+            calls = runs.setdefault(data["subagent"], [])
+            if data.get("status") == 200 and isinstance(data.get("request"), Mapping):
+                calls.append(event)
+    return {name: calls for name, calls in runs.items() if calls}
+
+
+def subagent_parents(events: Sequence[MetaEvent]) -> dict[str, int]:
+    """Subagent id -> the main-line step whose answer asked for it, where the record knows."""
+    return {event.data["subagent"]: event.data["parent_step"] for event in events
+            if event.event == EXCHANGE and event.data.get("line") == "subagent" and isinstance(event.data.get("subagent"), str)
+            and isinstance(event.data.get("parent_step"), int)}
+
+
 def record_fidelity(events: Sequence[MetaEvent], path: str) -> Fidelity | None:
-    """A record's fidelity: every step's request recorded; its side calls as branches."""
+    """A record's fidelity: every step's request recorded; its side calls and subagent runs as branches."""
     if not any(event.event == EXCHANGE for event in events):
         return None
     sides = side_calls(events)
+    subagents = subagent_calls(events)
     fidelity = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded",
-                                                  "messages": "recorded"}, branches=len(sides))
+                                                  "messages": "recorded"}, branches=len(sides) + len(subagents))
     fidelity.openable = [Branch(f"side call {event.data.get('number')}: {event.data.get('model') or 'a model'}",
                                 f"{path}#side-{event.data.get('number')}") for event in sides]
+    fidelity.openable += [Branch(f"{SUBAGENT_RUN}{name}", f"{path}#subagent-{name}") for name in subagents]
     fidelity.notes.append("recorded by swedeck record: each step's prompt is the request the agent sent")
     if sides:
         fidelity.notes.append(f"{len(sides)} calls beside the main conversation (b opens them)")
+    if subagents:
+        fidelity.notes.append(f"{len(subagents)} subagent runs (s lists them, b opens them)")
     return fidelity
+
+
+def subagent_entries(events: Sequence[MetaEvent], branch: str) -> tuple[list[chat.Entry], dict[int, list[Message]]]:
+    """The subagent run `branch` (`subagent-ID`): its last request's messages, then its answer,
+    each answer with the usage and model its own call recorded; each step's prompt its request."""
+    name = branch.removeprefix("subagent-")
+    calls = subagent_calls(events).get(name)
+    if not calls:
+        raise ValueError(f"#{branch}: no subagent run of that id in this record")
+    last = calls[-1].data
+    wire = last.get("wire")
+    entries = prompt_entries(wire, last["request"]) if wire in ("anthropic", "chat", "responses") else []
+    entries.append(answer_entry(mapping(last.get("answer")), mapping(last.get("usage"))))
+    answers = [entry for entry in entries if entry.is_step]
+    for entry, call in zip(answers, calls, strict=False):  # each answer as its own call recorded it
+        usage = answer_entry(mapping(call.data.get("answer")), mapping(call.data.get("usage"))).extra
+        entry.extra.update({key: usage[key] for key in ("usage", "model") if key in usage})
+    prompts = {number: [entry.build() for entry in prompt_entries(call.data["wire"], call.data["request"])]
+               for number, call in enumerate(calls[:len(answers)], start=1) if call.data.get("wire") == wire}
+    return entries, prompts
 
 
 def side_call_entries(events: Sequence[MetaEvent], branch: str) -> list[chat.Entry]:

@@ -107,15 +107,24 @@ def as_record(source: Source, trajectory: Trajectory) -> Trajectory:
     events = trajectory.meta_events
     if not any(event.event == "exchange" for event in events):
         if source.branch is not None:
-            raise ValueError(f"#{source.branch}: only a record of swedeck record has branches (its side calls)")
+            raise ValueError(f"#{source.branch}: only a record of swedeck record has branches (its side calls, its subagents)")
         return trajectory
     from . import chat
-    from .api_requests import record_fidelity, side_call_entries
+    from .api_requests import record_fidelity, side_call_entries, subagent_entries
 
     fidelity = record_fidelity(events, str(source.path))
     if source.branch is None:
         trajectory.fidelity = fidelity
         return trajectory
+    if source.branch.startswith("subagent-"):
+        entries, prompts = subagent_entries(events, source.branch)
+        run = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded",
+                                                 "messages": "recorded"},
+                       notes=[f"a subagent's run in the record {source.path}"])
+        model = next((entry.extra.get("model") for entry in entries if entry.extra.get("model")), None)
+        return chat.trajectory(source, trajectory.format, entries,
+                               TrajectoryInfo(model_name=model, session=dict(trajectory.info.session)), run,
+                               recorded_prompts=prompts)
     entries = side_call_entries(events, source.branch)
     side = Fidelity(prompt="recorded", parts={"system prompt": "recorded", "tools": "recorded", "messages": "recorded"},
                     notes=[f"a call beside the main conversation of the record {source.path}"])
