@@ -226,3 +226,43 @@ def test_a_claude_code_session_goes_on_from_its_record(tmp_path):
     session = next(event for event in json.loads((tmp_path / "two.traj.json").read_text())["meta_events"]
                    if event["event"] == "acp_session")
     assert session["loaded"] is True
+
+
+@in_the_app
+async def test_a_subagent_claude_code_starts_over_acp_is_in_the_live_tree(tmp_path, anyio_backend, monkeypatch):
+    """Issue 65.4 under `--acp`: the real claude-code-acp starts a subagent (`Agent`); while the
+    session waits for the person's next words, `S` lists it (from the record of the agent's
+    traffic), with the step whose answer asked for it and its own steps."""
+    from swedeck.core.acp.session import AcpSession
+    from swedeck.tui.live.app import SwedeckApp
+    from swedeck.tui.replay.subagent_screen import SubagentScreen
+    from swedeck.tui.widgets.input_line import InputLine
+
+    adapter = agent_cli("claude-code-acp")
+    for key, value in claude_environment(tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    work = tmp_path / "work"
+    work.mkdir()
+    with AnthropicServer() as server:
+        server.script(Reply(text="Asking a helper.", tool=("Task", {
+                          "description": "look around", "prompt": "list the files", "subagent_type": "general-purpose",
+                          "run_in_background": False})),
+                      Reply.acp_bash("ls", text="Listing."), Reply(text="Sub done."), Reply(text="Done."))
+        config = make_config(tmp_path, ModelConfig(model_name="acp"), agent__mode="yolo")
+        session = AcpSession(config, adapter, "look around", cwd=work, output=str(tmp_path / "acp"),
+                             upstream=server.url)
+        app = SwedeckApp(session)
+        async with app.run_test(size=(140, 40)) as pilot:
+            screen = app.session_screen
+            line = screen.query_one(InputLine)
+            await wait_for(pilot, lambda: line.purpose == "follow_up", 120)
+            screen.query_one("Transcript").focus()
+            await pilot.press("S")
+            tree = await wait_for(pilot, lambda: isinstance(app.screen, SubagentScreen) and app.screen.root
+                                  and app.screen, 30)
+            (child,) = tree.root.children
+            assert (child.id, child.parent_step, child.steps) == ("1", 1, 2), child
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen, 10)
+            await pilot.press("i", "enter")  # no follow-up: the session ends
+            await wait_for(pilot, lambda: screen.ended, 90)

@@ -47,6 +47,8 @@ SESSION_BINDINGS: list[Binding] = [
             tooltip="Copy the selected text; with nothing selected, interrupt the model or the running command"),
     Binding("s", "toggle_split", "Split", id="toggle_split", show=False,
             tooltip="Side by side / stacked panes"),
+    Binding("S", "subagents", "Subagents", id="subagents", show=False,
+            tooltip="The subagents the agent started so far, each with its steps, tokens and dollars (from the record)"),
     Binding("ctrl+k", "compact", "Compact", id="compact", show=False,
             tooltip="Compact the history with a summary before the next query (the summarize processor)"),
     Binding("ctrl+z", "undo_compaction", "Undo compaction", id="undo_compaction", show=False,

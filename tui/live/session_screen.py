@@ -12,6 +12,7 @@ until the person answers.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, getters
@@ -51,12 +52,14 @@ from .quit_screen import QuitScreen
 from .session_state import SessionState
 
 if TYPE_CHECKING:
+    from swedeck.core.cost import Prices
     from swedeck.core.session import SessionControl, SessionResult
+    from swedeck.core.subagents import RunNode
 
 MODES: tuple[ev.Mode, ...] = ("confirm", "yolo", "human")
 CONFIRM_ACTIONS = ("approve", "approve_enter", "reject", "edit", "always_allow")
 LETTER_ACTIONS = ("approve", "reject", "edit", "always_allow", "cycle_mode", "toggle_processors", "prompt_inspector",
-                  "toggle_split", "focus_input", "app.help", "leave")
+                  "toggle_split", "subagents", "focus_input", "app.help", "leave")
 """Actions on plain letters: while a text line has the focus, the letters are text."""
 STACK_BELOW_COLUMNS = 110
 """In `ui.layout: auto`, narrower terminals stack the panes instead of splitting them."""
@@ -501,6 +504,35 @@ class SessionScreen(SessionState, ViewScreen):
             self.notify(f"{exc}", title="Cannot build the prompt", severity="error", markup=False)
             return
         self.app.push_screen(PromptInspector.next_prompt(preview, self.session.history))
+
+    def action_subagents(self) -> None:
+        """`S`: the subagent tree of the run so far (issue 65.4), from the record of the agent's
+        traffic an ACP session keeps: a subagent is there once its first call is answered."""
+        from swedeck.core.cost import Prices
+        from swedeck.core.replay.document import LiveDocument
+        from swedeck.core.trajectory.errors import TrajectoryError
+        from swedeck.core.trajectory.loader import load_trajectory
+
+        from ..replay.subagent_screen import SubagentScreen  # on its key, not before the first frame
+
+        path = Path(str(getattr(self.session, "trajectory_path", None) or ""))
+        if not path.name or not path.is_file():
+            self.notify("nothing recorded yet", severity="warning")
+            return
+        try:
+            trajectory = LiveDocument(path).trajectory() if path.suffix == ".jsonl" else load_trajectory(path, lazy=True)
+        except TrajectoryError as error:
+            self.notify(visible(str(error)), severity="error", markup=False)
+            return
+        config = getattr(self.session, "config", None)
+
+        def prices() -> Prices:
+            return Prices(config.model.prices if config is not None else {})
+
+        def chosen(node: RunNode | None) -> None:
+            if node is not None:
+                self.notify(visible(f"swedeck replay {node.target}"), title=f"subagent {node.id}", markup=False)
+        self.app.push_screen(SubagentScreen(trajectory, prices), chosen)
 
     def action_toggle_split(self) -> None:
         self.stacked = not self.stacked
