@@ -97,16 +97,21 @@ def check_record(path: Path, received: int, stop: str = "cancelled") -> dict[str
     return data
 
 
+def _claude_adapter(tmp_path: Path, monkeypatch: Any) -> tuple[str, Path]:
+    """The pinned claude-code-acp, its home in `tmp_path`, and the folder it works in."""
+    for key, value in claude_environment(tmp_path / "home").items():
+        monkeypatch.setenv(key, value)
+    work = tmp_path / "work"
+    work.mkdir()
+    return agent_cli("claude-code-acp"), work
+
+
 @in_the_app
 async def test_claude_codes_adapter_in_the_live_panes(tmp_path, anyio_backend, monkeypatch):
     from swedeck.core.acp.session import AcpSession
     from swedeck.tui.live.app import SwedeckApp
 
-    adapter = agent_cli("claude-code-acp")
-    for key, value in claude_environment(tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
-    work = tmp_path / "work"
-    work.mkdir()
+    adapter, work = _claude_adapter(tmp_path, monkeypatch)
     with AnthropicServer() as server:
         server.script(Reply.acp_bash("echo one > a.txt", text="Writing a.txt."),
                       Reply.acp_bash("rm a.txt", text="Now removing it."),
@@ -238,11 +243,7 @@ async def test_a_subagent_claude_code_starts_over_acp_is_in_the_live_tree(tmp_pa
     from swedeck.tui.replay.subagent_screen import SubagentScreen
     from swedeck.tui.widgets.input_line import InputLine
 
-    adapter = agent_cli("claude-code-acp")
-    for key, value in claude_environment(tmp_path / "home").items():
-        monkeypatch.setenv(key, value)
-    work = tmp_path / "work"
-    work.mkdir()
+    adapter, work = _claude_adapter(tmp_path, monkeypatch)
     with AnthropicServer() as server:
         server.script(Reply(text="Asking a helper.", tool=("Task", {
                           "description": "look around", "prompt": "list the files", "subagent_type": "general-purpose",
