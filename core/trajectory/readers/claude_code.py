@@ -32,7 +32,7 @@ from typing import Any
 
 import msgspec
 
-from ...messages import MessageType, ModelStats
+from ...messages import MessageType, ModelStats, Usage
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..lazy import OnDemand
@@ -77,9 +77,10 @@ def sniff(name: str, head: bytes, text: str) -> bool:
     return sniff_lines(accepts, name, text)
 
 
-class _Part(msgspec.Struct):
+class _Part(msgspec.Struct, gc=False):
     """Part of a record read as a struct (what a reader needs of it, the rest passed over),
-    read as the record's `dict` would be: `get` gives None for a field it does not hold."""
+    read as the record's `dict` would be: `get` gives None for a field it does not hold. Not
+    followed by the collector: a head holds no cycle, and a million are made and dropped."""
 
     def get(self, key: str, default: Any = None) -> Any:
         return getattr(self, key, default)  # a reader asks for fields only: no method is named as one
@@ -118,6 +119,9 @@ class _Lines:
         self._full: dict[int, Mapping[str, Any]] = {}
         self._last_index, self._last_record = -1, {}  # type: tuple[int, Mapping[str, Any]]
 
+    heads: dict[int, Any]
+    """The plan's heads (`_MainHead`) read with the lines, for a file under `HELD_HEADS`."""
+
     def full(self, index: int) -> Mapping[str, Any]:
         record = self._full.get(index)
         if record is None:
@@ -127,17 +131,8 @@ class _Lines:
             self._last_index, self._last_record = index, record
         return record
 
-    def add(self, start: int, end: int) -> int:
-        """A line's place in the file; its position among the lines."""
-        self.starts.append(start)
-        self.ends.append(end)
-        return len(self.starts) - 1
-
     def line(self, index: int) -> Any:
         return span(self.content, self.starts[index], self.ends[index])
-
-    heads: dict[int, Any]
-    """The plan's heads (`_MainHead`) read with the lines, for a file under `HELD_HEADS`."""
 
     def keep(self, index: int, record: Mapping[str, Any]) -> None:
         self._full[index] = record
@@ -159,6 +154,7 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     # 404 subagent files are summed in a second); a larger one's are read again as its plan needs them
     decode = _decode_main if len(source.content) < HELD_HEADS else _decode_head
     held = lines.heads if decode is _decode_main else None
+    starts, starts_append, ends_append, tree_add = lines.starts, lines.starts.append, lines.ends.append, tree.add
     for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
@@ -176,14 +172,16 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
                 tally.skip(type(record).__name__)
                 continue
             head = record  # not the shape the head expects (a field of another type): read whole
-        kind = head.get("type")
-        if kind in _CHAIN_TYPES and isinstance(head.get("uuid"), str):
-            index = lines.add(line_start, end)
-            if isinstance(head, Mapping):
-                lines.keep(index, head)
+        struct = isinstance(head, _Head)
+        kind = head.type if struct else head.get("type")
+        if kind in _CHAIN_TYPES and isinstance(head.uuid if struct else head.get("uuid"), str):
+            if not struct:
+                lines.keep(len(starts), head)
             elif held is not None:
-                held[index] = head
-            tree.add(head)
+                held[len(starts)] = head
+            starts_append(line_start)  # its place (inline: a million lines)
+            ends_append(end)
+            tree_add(head)
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
@@ -226,12 +224,14 @@ def read(source: Source) -> Trajectory:
                               + ", ".join(path.name for path in subagents[:5]))
     if titles:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
-    heads = _MainHeads(lines, chain)  # the main line planned from its heads, each entry built
+    del tree  # its uuids (a million strings) are not held while the plan is made
     plan = _Plan(requests.requests, info.model_stats)
-    entries = _planned(heads, chain, lines, tally, plan=plan)  # from its records when shown (issue 49)
-    info.session = _session(heads[0] if chain else {})
-    info.model_name = next((optional_str(_get(heads[i].get("message"), "model")) for i in range(len(chain))
-                            if heads[i].get("type") == "assistant"), None)
+    columns = _Columns.of(lines, chain)
+    entries = _planned(lines, chain, columns, tally, plan=plan)  # each entry built from its records when shown
+    info.session = _session(_main_head(lines, chain[0]) if chain else {})
+    info.model_name = next((columns.model_of(place) for place in range(len(chain))
+                            if columns.kind(place) == _ASSISTANT), None)
+    del columns  # planned: not held beside the entries
     tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
     prompts = requests.prompts(plan.refs, chain if requests.requests else [], lines.full, fidelity)
@@ -268,7 +268,7 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
         chain = tree.chain(main[-1]) if main else []
         if not chain or chain[0] not in tree.cut:
             continue  # no main line here, or one that begins in the part: read more
-        entries = _planned(_MainHeads(lines, chain), chain, lines, tally, task=True)
+        entries = _planned(lines, chain, _Columns.of(lines, chain), tally, task=True)
         starts = [index for index, entry in enumerate(entries) if entry.is_step]
         if len(starts) < 2:
             continue
@@ -375,22 +375,157 @@ def _main_head(lines: _Lines, index: int) -> Any:
         return lines.full(index)
 
 
-class _MainHeads:
-    """The main line's records' heads by their place on it, each decoded when asked for and the
-    latest few kept (a plan looks one record ahead): a session of 200,000 records never holds
-    them all (1 KB each)."""
+# What the plan needs of each record of the chain, kept in columns as the scan decodes it (issue
+# 61.14: a million records were decoded again, each, for the plan): its kind, then per kind.
+_ASSISTANT, _BOUNDARY, _SYSTEM, _TURN_SYSTEM, _TURN_USER, _SNAPSHOT, _ATTACHMENT, _SUMMARY, _USER = range(1, 10)
+_META, _PROMPTED, _LISTED, _SAID, _PREFIXED = 1, 2, 4, 8, 16
+"""Flags: `isMeta`; `promptSource: system`; content a list; a block that is no tool result; a
+snapshot's `cliPrefix`."""
 
-    def __init__(self, lines: _Lines, chain: list[int]) -> None:
-        self.lines, self.chain = lines, chain
-        self._kept: dict[int, Any] = {}
 
-    def __getitem__(self, place: int) -> Any:
-        head = self._kept.get(place)
-        if head is None:
-            if len(self._kept) >= 8:
-                self._kept.clear()
-            head = self._kept[place] = _main_head(self.lines, self.chain[place])
-        return head
+class _Columns:
+    """Per record of the main line (by its place on it): the plan's figures. Strings that
+    repeat (models, stop reasons, subtypes) are numbers into one list; the rare ones (a request
+    reference, a subagent's id, a boundary's figure) sit in dicts by position."""
+
+    def __init__(self) -> None:
+        self.codes = bytearray()
+        """Two per record: its kind, its flags."""
+        self.message = array("q")
+        """An assistant record's `message.id`, hashed (0: none): one call's records share it."""
+        self.numbers = array("l")
+        """Four per record: an assistant record's tool calls (a user record's tool results), its
+        shell commands, where its usage, model and stop are in the columns below (-1: none), and a
+        system record's subtype or an attachment's type (a number into `words`)."""
+        self.tokens = array("q")
+        """Four per slot: prompt, completion, cached, cache write (a prompt of -1: no usage)."""
+        self.answer = array("l")
+        """Two per slot: the model's and the stop reason's numbers."""
+        self.words: list[str | None] = [None]
+        self._numbers: dict[str | None, int] = {None: 0}
+        self.refs: dict[int, str] = {}
+        self.agents: dict[int, str] = {}
+        self.pre_tokens: dict[int, int] = {}
+
+    def kind(self, index: int) -> int:
+        return self.codes[2 * index]
+
+    def flags(self, index: int) -> int:
+        return self.codes[2 * index + 1]
+
+    def calls(self, index: int) -> int:
+        return self.numbers[4 * index]
+
+    def shells(self, index: int) -> int:
+        return self.numbers[4 * index + 1]
+
+    def label(self, index: int) -> str | None:
+        return self.words[self.numbers[4 * index + 3]]
+
+    @classmethod
+    def of(cls, lines: _Lines, chain: list[int]) -> _Columns:
+        """The columns of the chain's records, each from its head (held, or decoded now), by its place on it."""
+        columns = cls()
+        add, heads, kept = columns.add, lines.heads, lines.kept
+        for index in chain:
+            head = heads.get(index) or kept(index)
+            add(head if head is not None else _main_head(lines, index))
+        return columns
+
+    def _word(self, word: str | None) -> int:
+        number = self._numbers.get(word)
+        if number is None:
+            number = self._numbers[word] = len(self.words)
+            self.words.append(word)
+        return number
+
+    def add(self, head: Any) -> None:
+        """The next chain record's head (a `_MainHead`, or the record whole)."""
+        index = len(self.message)
+        if type(head) is _MainHead:
+            kind, message = head.type, head.message
+        else:
+            kind, message = head.get("type"), head.get("message")
+        flags = calls = shells = label = 0
+        slot = -1
+        identity = 0
+        if kind == "assistant":
+            code = _ASSISTANT
+            if type(message) is _MessageHead:  # the usual head: its fields read directly (a million of them)
+                named, content, usage, model, stop = (message.id, message.content, message.usage, message.model,
+                                                      message.stop_reason)
+            else:
+                named, content, usage, model, stop = (_get(message, "id"), _get(message, "content"),
+                                                      _get(message, "usage"), _get(message, "model"),
+                                                      _get(message, "stop_reason"))
+            identity = (hash(named) or 1) if named else 0
+            for block in content if isinstance(content, list) else ():
+                if (block.type if type(block) is _Block else _block_type(block)) in ("tool_use", "server_tool_use"):
+                    calls += 1
+                    shells += _shell(block)
+            ref = head.requestRef if type(head) is _MainHead else head.get("requestRef")
+            if ref is not None:
+                self.refs[index] = ref if type(ref) is str else str(ref)
+            slot = len(self.answer) // 2
+            self.tokens.extend(_usage_numbers(usage))
+            self.answer.extend((self._word(model if type(model) is str else optional_str(model)),
+                                self._word(stop if type(stop) is str else optional_str(stop))))
+        elif kind == "system":
+            code = _BOUNDARY if head.get("subtype") == "compact_boundary" else _SYSTEM
+            if code == _BOUNDARY:
+                metadata = head.get("compactMetadata")
+                pre = metadata.get("preTokens") if isinstance(metadata, Mapping) else None
+                self.pre_tokens[index] = pre if isinstance(pre, int) else 0
+            else:
+                label = self._word(str(head.get("subtype") or "message"))
+        elif kind == "attachment":
+            attachment, role = head.get("attachment"), head.get("renderedRole")
+            if role == "system":
+                code = _TURN_SYSTEM
+            elif role == "user":
+                code = _TURN_USER
+            elif _get(attachment, "type") == "prompt_snapshot":
+                code = _SNAPSHOT
+                flags = _PREFIXED if _get(attachment, "cliPrefix") else 0
+            else:
+                code = _ATTACHMENT
+                label = self._word(str(_get(attachment, "type") or "unknown"))
+        elif (head.isCompactSummary if type(head) is _MainHead else head.get("isCompactSummary")):
+            code = _SUMMARY
+        else:
+            code = _USER
+            if type(head) is _MainHead:
+                result, meta, prompted = head.toolUseResult, head.isMeta, head.promptSource
+            else:
+                result, meta, prompted = head.get("toolUseResult"), head.get("isMeta"), head.get("promptSource")
+            agent = result.agentId if type(result) is _ToolResultHead else None if result is None \
+                else _get(result, "agentId")
+            if isinstance(agent, str) and agent:
+                self.agents[index] = agent
+            flags = (_META if meta else 0) | (_PROMPTED if prompted == "system" else 0)
+            content = message.content if type(message) is _MessageHead else _get(message, "content")
+            if isinstance(content, list):
+                flags |= _LISTED
+                calls = sum(1 for block in content
+                            if (block.type if type(block) is _Block else _block_type(block)) == "tool_result")
+                if calls < len(content):
+                    flags |= _SAID
+        self.codes.extend((code, flags))
+        self.message.append(identity)
+        self.numbers.extend((calls, shells, slot, label))
+
+    def usage(self, index: int) -> Usage | None:
+        """Assistant record `index`'s usage, or None."""
+        slot = self.numbers[4 * index + 2]
+        prompt, completion, cached, written = self.tokens[4 * slot:4 * slot + 4]
+        return None if prompt < 0 else Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
+                                             cache_write_tokens=written or None)
+
+    def model_of(self, index: int) -> str | None:
+        return self.words[self.answer[2 * self.numbers[4 * index + 2]]]
+
+    def stop_of(self, index: int) -> str | None:
+        return self.words[self.answer[2 * self.numbers[4 * index + 2] + 1]]
 
 
 _NOTHING: Any = MappingProxyType({})
@@ -464,107 +599,103 @@ class _Plan(msgspec.Struct):
     models that answered, its first and last timestamps, how its last answer stopped, and the
     step whose call started each subagent (its result's `toolUseResult.agentId`)."""
 
-    def saw(self, head: Any) -> None:
-        """A main-line record's time."""
-        at = head.get("timestamp")
-        if isinstance(at, str):
-            self.outline["first_at"] = self.outline["first_at"] or at
-            self.outline["last_at"] = at
+    def saw(self, lines: _Lines, chain: list[int]) -> None:
+        """The main line's first and last times: of the first record, and the last, that has one
+        (read from their heads alone)."""
+        for order in (chain, reversed(chain)):
+            for index in order:
+                at = _main_head(lines, index).get("timestamp")
+                if isinstance(at, str):
+                    self.outline["first_at" if order is chain else "last_at"] = at
+                    break
 
 
-def _planned(heads: _MainHeads, chain: list[int], lines: _Lines, tally: chat.Tally, task: bool = False,
+def _planned(lines: _Lines, chain: list[int], columns: _Columns, tally: chat.Tally, task: bool = False,
              plan: _Plan | None = None) -> list[chat.Entry]:
-    """The main line's entries from its records' heads: each entry's role, type, usage and
-    request now, its text when it is shown. One model call is the run of `assistant` records of
-    one `message.id`; a user record is a tool message per `tool_result` block, then its text;
-    the user record after a compact boundary (`isCompactSummary`) is a compaction marker, with
-    the boundary's `preTokens`. `task`: the task was before these records (a file's end).
-    `plan`: what the whole reading keeps of each step beside its entry (its request, usage)."""
+    """The main line's entries from its records' columns (`_Columns`, taken as the scan read
+    each record): each entry's role, type, usage and request now, its text when it is shown. One
+    model call is the run of `assistant` records of one `message.id`; a user record is a tool
+    message per `tool_result` block, then its text; the user record after a compact boundary
+    (`isCompactSummary`) is a compaction marker, with the boundary's `preTokens`. `task`: the
+    task was before these records (a file's end). `plan`: what the whole reading keeps of each
+    step beside its entry (its request, usage)."""
+    codes, identities, numbers = columns.codes, columns.message, columns.numbers
     entries: list[chat.Entry] = []
     pre_tokens: int | None = None
     snapshot: int | None = None
     prefixed = False
     turn: _Later | None = None
     """The latest system turn of attachments: the next one joins it unless a message came between."""
-    index = 0
-    while index < len(chain):
-        head = heads[index]
-        kind = head.get("type")
-        if plan is not None:
-            plan.saw(head)
-        message = head.get("message")
-        if kind == "assistant":
-            group = [index]
-            message_id = _get(message, "id")
-            while index + 1 < len(chain) and heads[index + 1].get("type") == "assistant" and message_id and \
-                    _get(heads[index + 1].get("message"), "id") == message_id:
-                index += 1
-                group.append(index)
-            called = [block for position in group for block in _blocks(heads[position].get("message"))
-                      if _block_type(block) in ("tool_use", "server_tool_use")]
-            calls = bool(called)
+    if plan is not None and chain:
+        plan.saw(lines, chain)
+    place, count = 0, len(chain)
+    while place < count:  # the columns by place on the chain; `at`, the record's position among the lines
+        at = chain[place]
+        kind, flags = codes[2 * place], codes[2 * place + 1]
+        if kind == _ASSISTANT:
+            group = [place]
+            identity = identities[place]
+            while identity and place + 1 < count and identities[place + 1] == identity \
+                    and codes[2 * (place + 1)] == _ASSISTANT:
+                place += 1
+                group.append(place)
+            called = sum(numbers[4 * member] for member in group)
             if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
-                ref = optional_str(head.get("requestRef"))
+                ref = columns.refs.get(group[0])
                 plan.refs.append(plan.requests[ref].id if ref is not None and ref in plan.requests else ref)
-                last = heads[group[-1]].get("message")
-                usage = _usage(_get(last, "usage"))
+                last = group[-1]
+                usage = columns.usage(last)
                 if usage is not None:
                     plan.stats.prompt_tokens += usage.prompt_tokens
                     plan.stats.completion_tokens += usage.completion_tokens
                     plan.outline["cached_tokens"] += usage.cached_tokens
                     plan.outline["cache_write_tokens"] += usage.cache_write_tokens or 0
-                model, stop = optional_str(_get(last, "model")), optional_str(_get(last, "stop_reason"))
+                model, stop = columns.model_of(last), columns.stop_of(last)
                 if model and model not in plan.outline["models"]:
                     plan.outline["models"].append(model)
                 plan.outline["stop"] = stop or plan.outline["stop"]
                 plan.stats.api_calls += 1
-                plan.facts.add(model, usage, len(called), sum(_shell(block) for block in called))
-            entries.append(_Later("assistant", "", MessageType.ACTION if calls else MessageType.ASSISTANT_MESSAGE,
-                                  _NOTHING, lines=lines, at=_at(tuple(chain[position] for position in group))))
-        elif kind == "system":
-            if head.get("subtype") == "compact_boundary":
-                metadata = head.get("compactMetadata")
-                pre = metadata.get("preTokens") if isinstance(metadata, Mapping) else None
-                pre_tokens = pre if isinstance(pre, int) else 0
+                plan.facts.add(model, usage, called, sum(numbers[4 * member + 1] for member in group))
+            entries.append(_Later("assistant", "", MessageType.ACTION if called else MessageType.ASSISTANT_MESSAGE,
+                                  _NOTHING, lines=lines, at=_at(tuple(chain[member] for member in group))))
+        elif kind == _BOUNDARY:
+            pre_tokens = columns.pre_tokens.get(place, 0)
+        elif kind == _SYSTEM:
+            tally.skip(f"system/{columns.label(place)}")
+        elif kind in (_TURN_SYSTEM, _TURN_USER):
+            if kind == _TURN_SYSTEM and turn is not None and entries and entries[-1] is turn:
+                turn.at = (*turn.records, at)  # one system turn, as Claude Code sends it
             else:
-                tally.skip(f"system/{head.get('subtype') or 'message'}")
-        elif kind == "attachment":
-            attachment = head.get("attachment")
-            role = head.get("renderedRole")
-            if role == "system" and turn is not None and entries and entries[-1] is turn:
-                turn.at = (*turn.records, chain[index])  # one system turn, as Claude Code sends it
-            elif role in ("system", "user"):
-                later = _Later(str(role), "", MessageType.USER_MESSAGE, _NOTHING, lines=lines, at=chain[index],
-                               how="attachment")
+                role = "system" if kind == _TURN_SYSTEM else "user"
+                later = _Later(role, "", MessageType.USER_MESSAGE, _NOTHING, lines=lines, at=at, how="attachment")
                 entries.append(later)
-                turn = later if role == "system" else turn
-            elif _get(attachment, "type") == "prompt_snapshot":
-                if snapshot is None or (not prefixed and _get(attachment, "cliPrefix")):
-                    snapshot, prefixed = chain[index], bool(_get(attachment, "cliPrefix"))  # the first whole one
-                tally.skip("attachment/prompt_snapshot", _WHY["prompt_snapshot"])
-            else:
-                tally.skip(f"attachment/{_get(attachment, 'type') or 'unknown'}", _WHY["attachment"])
-        elif head.get("isCompactSummary"):
-            entries.append(_Later("user", "", MessageType.COMPACTION, _NOTHING, lines=lines, at=chain[index],
+                turn = later if kind == _TURN_SYSTEM else turn
+        elif kind == _SNAPSHOT:
+            if snapshot is None or (not prefixed and flags & _PREFIXED):
+                snapshot, prefixed = at, bool(flags & _PREFIXED)  # the first whole one
+            tally.skip("attachment/prompt_snapshot", _WHY["prompt_snapshot"])
+        elif kind == _ATTACHMENT:
+            tally.skip(f"attachment/{columns.label(place)}", _WHY["attachment"])
+        elif kind == _SUMMARY:
+            entries.append(_Later("user", "", MessageType.COMPACTION, _NOTHING, lines=lines, at=at,
                                   how="compaction", before=pre_tokens or None))
             pre_tokens = None
         else:
-            agent = _get(head.get("toolUseResult"), "agentId")
-            if plan is not None and isinstance(agent, str) and agent:  # an `Agent`/`Task` call's result
+            agent = columns.agents.get(place)
+            if plan is not None and agent is not None:  # an `Agent`/`Task` call's result
                 plan.outline["agent_steps"].setdefault(agent, plan.stats.api_calls)
-            first = not head.get("isMeta") and head.get("promptSource") != "system" and not task
-            content = _get(message, "content")
+            first = not flags & (_META | _PROMPTED) and not task
             said = MessageType.TASK if first else MessageType.USER_MESSAGE
-            if isinstance(content, list):
-                kinds = [("tool", MessageType.OBSERVATION) for block in content if _block_type(block) == "tool_result"]
-                if any(_block_type(block) != "tool_result" for block in content):
-                    kinds.append(("user", said))
+            if flags & _LISTED:
+                kinds_of = [("tool", MessageType.OBSERVATION)] * numbers[4 * place]
+                if flags & _SAID:
+                    kinds_of.append(("user", said))
             else:
-                kinds = [("user", said)]
-            task = task or any(kind == MessageType.TASK for _, kind in kinds)
-            entries.extend(_Later(role, "", kind, _NOTHING, lines=lines, at=chain[index], how="user", position=position,
-                                  first=first) for position, (role, kind) in enumerate(kinds))
-        index += 1
+                kinds_of = [("user", said)]
+            task = task or any(kind_of == MessageType.TASK for _, kind_of in kinds_of)
+            entries.extend(_Later(role, "", kind_of, _NOTHING, lines=lines, at=at, how="user", position=position,
+                                  first=first) for position, (role, kind_of) in enumerate(kinds_of))
+        place += 1
     if snapshot is not None and not _system_first(entries):
         entries.insert(0, _Later("system", "", MessageType.SYSTEM, _NOTHING, lines=lines, at=snapshot, how="snapshot"))
     return entries
@@ -607,6 +738,25 @@ def _usage(usage: Any) -> Any:
     return chat.usage((usage.get("input_tokens") or 0) + read + created, usage.get("output_tokens"), read, created)
 
 
+_NO_USAGE = (-1, 0, 0, 0)
+
+
+def _usage_numbers(usage: Any) -> tuple[int, int, int, int]:
+    """`_usage(usage)` as the columns keep it: prompt, completion, cached, cache write (0: none);
+    a prompt of -1 for none. Plain numbers are summed here, anything else the way `_usage` does."""
+    if type(usage) is dict:
+        given, output = usage.get("input_tokens"), usage.get("output_tokens")
+        read, created = usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens")
+        if all(value is None or type(value) is int for value in (given, output, read, created)):
+            read, created = read or 0, created or 0
+            numbers = [value if 0 <= value <= chat.MAX_COUNT else 0
+                       for value in ((given or 0) + read + created, output or 0, read, created)]
+            return _NO_USAGE if not any(numbers[:3]) else (numbers[0], numbers[1], numbers[2], numbers[3])
+    found = _usage(usage)
+    return _NO_USAGE if found is None else (found.prompt_tokens, found.completion_tokens, found.cached_tokens,
+                                            found.cache_write_tokens or 0)
+
+
 def _parent(record: Mapping[str, Any]) -> str | None:
     parent = record.get("parentUuid")
     if parent is None and record.get("subtype") == "compact_boundary":
@@ -645,10 +795,18 @@ class _Tree:
     def add(self, record: Any) -> None:
         """The next record's head (or the record): its place in the tree."""
         index = len(self.parent)
-        named = _parent(record)
-        sidechain = bool(record.get("isSidechain"))
-        if named is not None and named in self.position:
-            parent = self.position[named]
+        if isinstance(record, _Head):
+            named = record.parentUuid
+            if named is None and record.subtype == "compact_boundary":
+                named = record.logicalParentUuid
+            named = named if isinstance(named, str) else None
+            sidechain = bool(record.isSidechain)
+        else:
+            named = _parent(record)
+            sidechain = bool(record.get("isSidechain"))
+        parent = self.position.get(named, -2) if named is not None else -2
+        if parent >= 0:
+            pass
         elif self.part and (named is not None or index == 0):
             parent = -1
             self.cut.add(index)
@@ -663,7 +821,7 @@ class _Tree:
         self._continued.append(0)
         if parent >= 0:
             self._continued[parent] = 1
-        self.position[str(record["uuid"])] = index
+        self.position[record.uuid if isinstance(record, _Head) else str(record["uuid"])] = index
 
     def done(self) -> None:
         """Every record added: the leaves."""
