@@ -481,7 +481,7 @@ async def test_a_text_view_lets_its_lines_go_without_a_collection(tmp_path):
 
 async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path, monkeypatch):
     """Issue 49: from a key's arrival to the frame after its bindings, a worker that waits on
-    the app's `key_quiet` sleeps (the GIL the UI's); it goes on once the frame is drawn. Here
+    the app's key quiet (`pacing.quiet`) sleeps (the GIL the UI's); it goes on once the frame is drawn. Here
     the focused widget is still busy when the key comes: the frame was asked for at the
     key's arrival, came at once with nothing to redraw, and workers went on through the key's
     own frame (a search's next match took 127 ms at p99)."""
@@ -496,7 +496,7 @@ async def test_a_key_quiets_the_curve_worker_until_its_frame_is_drawn(tmp_path, 
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await wait_for(pilot, lambda: screen.step == 1)
-        quiet, drawn, at_bindings = app.key_quiet, [], []
+        quiet, drawn, at_bindings = app.pacing.quiet, [], []
         model = screen.query_one("#model-text")
         render = model.render
         model.render = lambda: (drawn.append((screen.step, quiet.quiet)), render())[1]  # type: ignore[method-assign]
@@ -568,7 +568,7 @@ async def test_a_click_quiets_the_workers_as_a_key_does(tmp_path, monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         screen = screen_of(app)
         await wait_for(pilot, lambda: screen.step == 1)
-        quiet, at_show = app.key_quiet, []
+        quiet, at_show = app.pacing.quiet, []
         show_step = screen.show_step
         screen.show_step = lambda: (at_show.append((screen.step, quiet.quiet)), show_step())[1]  # type: ignore[method-assign]
         region = screen.query_one("#replay-steps").region
@@ -630,7 +630,7 @@ async def test_a_search_of_a_file_read_whole_reads_the_open_one_and_steps_aside_
         screen = screen_of(app)
         await wait_for(pilot, lambda: screen.step_count > 0)
         paused: list[bool] = []
-        monkeypatch.setattr(app.key_quiet, "wait", lambda: paused.append(True))
+        monkeypatch.setattr(app.pacing.quiet, "wait", lambda: paused.append(True))
         opened.clear()
         await pilot.press("slash", *"e", "enter")
         await wait_for(pilot, lambda: not screen.searching and bool(screen.matches), 10)

@@ -10,6 +10,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,9 +99,11 @@ async def test_scrolling_to_the_top_shows_more_with_the_view_kept_and_home_shows
 
 @pytest.mark.anyio
 async def test_the_children_let_go_are_freed_although_the_folds_froze_them(monkeypatch):
+    from swedeck.tui.kit.pacing import pacing_of
+
     monkeypatch.setattr(transcript_module, "MAX_CHILDREN", 40)
-    monkeypatch.setattr(transcript_module.long_lived, "THAW_AFTER", 10)
-    async with noted(40) as (_app, pilot, transcript):
+    async with noted(40) as (app, pilot, transcript):
+        monkeypatch.setattr(pacing_of(app).long_lived, "THAW_AFTER", 10)
         oldest = weakref.ref(transcript.items[0])
         await add_notes(transcript, pilot, 12, start=40)
         assert len(transcript.items) == 40
@@ -150,27 +153,43 @@ def test_long_lived_frees_what_died_frozen_after_enough_let_go():
 @pytest.mark.anyio
 async def test_the_collection_of_children_let_go_waits_for_a_quiet_moment(monkeypatch):
     # A walk of the whole heap takes a second with litellm loaded: never right after a key.
-    from swedeck.tui.kit.key_quiet import KeyQuiet
+    from swedeck.tui.kit.pacing import pacing_of
 
     monkeypatch.setattr(transcript_module, "MAX_CHILDREN", 40)
     monkeypatch.setattr(transcript_module, "QUIET_S", 0.3)
-    monkeypatch.setattr(transcript_module.long_lived, "THAW_AFTER", 10)
-    monkeypatch.setattr(transcript_module.long_lived, "OVERDUE_AFTER", 1000)
     collected: list[float] = []
-    monkeypatch.setattr(transcript_module.long_lived, "collect", lambda: collected.append(time.monotonic()))
     async with noted(40) as (app, pilot, transcript):
-        app.key_quiet = KeyQuiet()
+        pacing = pacing_of(app)  # the app's own (issue 64.2: no process-wide one)
+        monkeypatch.setattr(pacing.long_lived, "THAW_AFTER", 10)
+        monkeypatch.setattr(pacing.long_lived, "OVERDUE_AFTER", 1000)
+        monkeypatch.setattr(pacing.long_lived, "collect", lambda: collected.append(time.monotonic()))
         checks: list[int] = []
         check = Transcript._collect_when_quiet
 
         def checked(self: Transcript) -> None:
             checks.append(len(collected))
             if len(checks) <= 2:  # a key arrives as the check runs, twice (what `ViewApp.on_event` marks)
-                app.key_quiet.arrived()
+                pacing.quiet.arrived()
             check(self)
         monkeypatch.setattr(Transcript, "_collect_when_quiet", checked)
         await add_notes(transcript, pilot, 12, start=40)
-        assert transcript_module.long_lived.due
+        assert pacing.long_lived.due
         await wait_for(pilot, lambda: bool(collected))
         assert checks[:2] == [0, 0] and len(collected) == 1  # put off twice, then run once quiet
-        assert collected[0] - app.key_quiet.last_key_at >= 0.3  # (a timer that fires early looks again)
+        assert collected[0] - pacing.quiet.last_key_at >= 0.3  # (a timer that fires early looks again)
+
+
+def test_each_app_paces_its_own_workers_and_collections():
+    """Issue 64.2: the pacing (key quiet, the transcript's long-lived children) is an app's, typed
+    on `ViewApp`; no module keeps one for the whole process."""
+    from textual.app import App
+
+    from swedeck.tui.kit.pacing import Pacing, pacing_of
+    from swedeck.tui.replay.app import ReplayApp
+
+    plain, other = App(), App()
+    assert pacing_of(plain) is pacing_of(plain) and pacing_of(plain) is not pacing_of(other)
+    assert pacing_of(plain).long_lived is not pacing_of(other).long_lived
+    view = ReplayApp([Path("run.traj.json")])
+    assert isinstance(view.pacing, Pacing) and pacing_of(view) is view.pacing
+    assert not hasattr(transcript_module, "long_lived")

@@ -8,7 +8,8 @@ a default screen (a `ViewScreen`); this class owns the rest.
 - F1: the keys of the view in front, after the person's keymap, and the app's;
 - the command palette: the same keys as commands, run on the view they belong to;
 - the first frame (`FirstFrame`), which ends what the command line held off until it;
-- `key_quiet`: each key, click and scroll marked from its arrival to the frame after it is handled, so that workers step aside.
+- `pacing` (`pacing.py`): each key, click and scroll marked from its arrival to the frame after it is
+  handled, so that workers step aside; the collector's holds and freezes; the transcript's long-lived children.
 
 Worker errors are the view's (`ViewScreen.on_worker_state_changed`): Textual posts a
 worker's state to the node that started it, and does not bubble it to the app.
@@ -30,7 +31,7 @@ from swedeck.core.ui_settings import UIConfig
 
 from ..strip_cycles import without_self_references
 from .first_frame import FirstFrame
-from .key_quiet import KeyQuiet
+from .pacing import Pacing
 from .ui_config import apply_ui_config, tell_ui_notes
 from .view_screen import ViewScreen
 
@@ -45,7 +46,7 @@ APP_BINDINGS: list[Binding] = [
 
 
 ARRIVALS = (events.Key, events.MouseUp, events.MouseScrollDown, events.MouseScrollUp)
-"""What a person does that workers step aside for (`key_quiet`), as the terminal sends it to the
+"""What a person does that workers step aside for (`pacing.quiet`), as the terminal sends it to the
 app: a key, a button's release (of which the app makes a `Click`), the wheel."""
 HANDLED = (events.Key, events.Click, events.MouseScrollDown, events.MouseScrollUp)
 """The same once a widget handled it and it bubbled back up to the app (a scroll a widget
@@ -61,16 +62,16 @@ class ViewApp(FirstFrame, App[ResultT], Generic[ResultT]):
         without_self_references()  # Textual's lines freed without a collection, from this app's start on
         self.ui = ui or UIConfig()
         self._startup_notes = apply_ui_config(self, self.ui, theme=theme, themes_dir=themes_dir)
-        self.key_quiet = KeyQuiet()
+        self.pacing = Pacing()
 
     async def on_event(self, event: events.Event) -> None:
         # looked at before Textual handles it: handing an arrival on marks it forwarded
         returned = isinstance(event, HANDLED) and event.is_forwarded  # bubbled back up (a key's bindings run now)
         if isinstance(event, ARRIVALS) and not event.is_forwarded:  # Textual hands it on (a key to the focused widget)
-            self.key_quiet.arrived()
+            self.pacing.quiet.arrived()
         await super().on_event(event)
         if returned:
-            self.key_quiet.handled(self)
+            self.pacing.quiet.handled(self)
 
     def on_mount(self) -> None:
         tell_ui_notes(self, self._startup_notes)

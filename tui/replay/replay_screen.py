@@ -13,7 +13,6 @@ kit); the modal views (`t` the prompt inspector shared with the live screen, `p`
 
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -44,13 +43,6 @@ from swedeck.core.replay.document import (
 from swedeck.core.replay.search import matching_steps
 from swedeck.core.replay.step_text import command_lines, model_text, opening, output_text
 from swedeck.core.replay.token_curve import token_curve
-from swedeck.core.startup.gc_tuning import (
-    collections_held,
-    freeze_permanent_objects,
-    hold_collections,
-    release_collections,
-    thaw,
-)
 from swedeck.core.startup.read_ahead import ReadAhead
 from swedeck.core.subagents import RunNode, agent_steps, subagent_files
 from swedeck.core.text import visible
@@ -60,6 +52,7 @@ from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
 from swedeck.core.trajectory.readers.source import Stopped
 
+from ..kit.pacing import pacing_of
 from ..kit.view_screen import background, css_beside
 from ..shared.fork import ForkRequest
 from ..shared.highlight import highlighted
@@ -89,7 +82,7 @@ CURVE_BATCH_S = 0.5
 """How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
 CURVE_YIELD_EVERY = 200
 CURVE_QUIET_EVERY = 10
-"""How often the worker looks whether a key is being handled (`kit.key_quiet`), and waits."""
+"""How often the worker looks whether a key is being handled (`kit.pacing`), and waits."""
 CURVE_YIELD_S = 0.002
 """The curve's worker sleeps this long every so many steps: a thread that never blocks keeps
 the GIL from the UI's thread for its whole switch interval, again and again (bench: jumps of
@@ -253,7 +246,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.error = None
         steps = self.step_list
         steps.clear()
-        thaw()  # the previous file's objects: collectable again once unreferenced
+        pacing_of(self.app).thaw()  # the previous file's objects: collectable again once unreferenced
         wanted = self.start_step if self.start_step is not None and index == self.file_index else 1
         self.start_step = None
         try:
@@ -265,7 +258,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             return
         # what the file became lives while it is open: out of the collector's full walks (a
         # 45,000-step file is millions of objects, and each walk holds the GIL for the length of it)
-        freeze_permanent_objects()
+        pacing_of(self.app).freeze()
         self._opened()
         self.window = model_window(self.document.info.model_name)
         count = self.document.step_count
@@ -284,9 +277,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     # --- a large file, read whole in a worker while its start or end is shown ----------------
 
     def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
-        quiet = getattr(self.app, "key_quiet", None)
-        if quiet is not None:  # the reading steps aside while a key is handled, until its frame
-            document.pace(quiet.wait)
+        document.pace(pacing_of(self.app).step_aside)  # the reading steps aside while a key is handled
         self.step_list.from_end = document.at_end
         self.reading = ReadProgress(document.progress, document.at_end)
         self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)
@@ -366,7 +357,7 @@ class ReplayScreen(ReplayState, StepBrowser):
             return
         shown, place = reading.step_count, self.step
         self.document = message.document
-        freeze_permanent_objects()
+        pacing_of(self.app).freeze()
         self._opened()
         count = self.document.step_count
         steps = self.step_list
@@ -431,8 +422,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         # time took 200 MB); results for a file no longer open are dropped (`search_source`)
         document = worker_document(self.document, source)
         # a key waits for no step of the search (issue 49: search next p99 was 294-298 ms while it ran)
-        quiet = getattr(self.app, "key_quiet", None)
-        return matching_steps(document, query, pause=quiet.wait if quiet is not None else None)
+        return matching_steps(document, query, pause=pacing_of(self.app).step_aside)
 
     def searched(self) -> None:
         if self.document is not None and not self.error:
@@ -502,11 +492,12 @@ class ReplayScreen(ReplayState, StepBrowser):
         # over a 45,000-step file, keys waiting behind them (the young generations are still
         # collected: `on_replay_screen_curve_points`). Released however it ends (a cancelled
         # worker runs to its end too); what it made lives while the file is open: frozen.
-        hold_collections()
+        pacing = pacing_of(self.app)
+        pacing.hold()
         try:
             self._read_curve(path, shared)
         finally:
-            release_collections()
+            pacing.release()
 
     def _read_curve(self, path: Path, shared: ReplayDocument | None) -> None:
         document = worker_document(shared, path)
@@ -514,15 +505,12 @@ class ReplayScreen(ReplayState, StepBrowser):
         priced = RunningCost(Prices(self._prices), document.info.model_name)
         batch: list[tuple[int, int, str, str, StepCost]] = []
         sent = time.monotonic()
-        quiet = getattr(self.app, "key_quiet", None)
+        pace = pacing_of(self.app).worker_pace(CURVE_QUIET_EVERY, CURVE_YIELD_EVERY, CURVE_YIELD_S)
         for point in token_curve(document):
             if self._leaving.is_set():  # the person left: the app ends without waiting for the curve
                 return
             batch.append((point.step, point.tokens, point.label, point.mark, priced.add(point.usage, point.model)))
-            if point.step % CURVE_QUIET_EVERY == 0 and quiet is not None:
-                quiet.wait()  # while a key is handled, the GIL is the UI's until its frame is drawn
-            if point.step % CURVE_YIELD_EVERY == 0:
-                time.sleep(CURVE_YIELD_S)  # the GIL to the UI thread: a key waits for no more than this stretch
+            pace(point.step)  # while a key is handled the GIL is the UI's, and every so often anyway
             if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most
                 self.post_message(self.CurvePoints(path, batch))
                 batch, sent = [], time.monotonic()
@@ -549,8 +537,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.step_list.set_commands(commands, costs)
         chart.window, chart.marks = self._window(), marks
         self.add_curve(tokens_of)
-        if collections_held():  # the young generations' garbage (a dialog's widgets) is still collected
-            gc.collect(1)
+        pacing_of(self.app).collect_young()  # while collections are held, a dialog's widgets are still collected
         if self.view is not None and any(point[0] == self.step for point in points):
             self._meter()  # the estimate and the dollars of the shown step just arrived
 

@@ -28,8 +28,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from swedeck.core.startup import gc_tuning
-
+from ..kit.pacing import pacing_of
 from .assistant_message import AssistantMessage
 from .command_block import CommandBlock
 from .note import Note
@@ -45,12 +44,7 @@ MIN_SHOWN = 4
 REVEAL = 20
 """How many hidden children scrolling up to the top shows."""
 QUIET_S = 1.0
-"""The collection of children let go (`long_lived`) waits until no key came for this long."""
-
-
-long_lived = gc_tuning.LongLived()
-"""The transcript's children outlive many collections: each fold freezes them, and those let
-go are collected at a quiet moment (bench B16)."""
+"""The collection of children let go (`pacing.long_lived`) waits until no key came for this long."""
 
 
 class Earlier(Static):
@@ -134,7 +128,7 @@ class Transcript(VerticalScroll, can_focus=True):
                 if item.display:
                     item.display = False
             self.hidden = fold
-            long_lived.settled()
+            pacing_of(self.app).long_lived.settled()  # its children outlive many collections (bench B16)
 
     def reveal(self, count: int | None = None) -> None:
         """Show `count` more of the hidden items, keeping the view where it is; all of them
@@ -209,24 +203,24 @@ class Transcript(VerticalScroll, can_focus=True):
             return
         old = items[:extra]
         self.hidden = max(0, self.hidden - extra)
-        long_lived.released(len(old))
+        pacing_of(self.app).long_lived.released(len(old))
         for widget in old:
             self._leaving.add(widget)
             if isinstance(widget, CommandBlock):
                 self.commands.pop(widget.action_id, None)
         self.remove_children(old)
-        if long_lived.due and not self._collecting:
+        if pacing_of(self.app).long_lived.due and not self._collecting:
             self._collecting = True
             self.set_timer(QUIET_S, self._collect_when_quiet)
 
     def _collect_when_quiet(self) -> None:
         """Free the children let go (a walk of the whole heap: `long_lived`) once no key came
         for `QUIET_S`, or at once when so many wait that memory would grow."""
-        quiet = getattr(self.app, "key_quiet", None)
-        left = quiet.idle_left(QUIET_S) if quiet is not None else 0.0
-        if left > 0 and not long_lived.overdue:
+        pacing = pacing_of(self.app)
+        left = pacing.idle_left(QUIET_S)
+        if left > 0 and not pacing.long_lived.overdue:
             self.set_timer(left, self._collect_when_quiet)  # looked at again once it may be quiet
             return
         self._collecting = False
-        if long_lived.due:
-            long_lived.collect()
+        if pacing.long_lived.due:
+            pacing.long_lived.collect()
