@@ -272,6 +272,7 @@ def side_calls(trajectory: Trajectory) -> list[Call]:
 def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[str, Trajectory]] = ()) -> CostReport:
     """A trajectory's cost report: its main line, the subagent runs given (id, trajectory), the
     side calls of a record; reconciled with the agent's own total where the file has one."""
+    subagents = list(subagents)  # read twice: their calls, and their own counts
     calls = trajectory_calls(trajectory) + side_calls(trajectory)
     for name, run in subagents:
         calls += trajectory_calls(run, f"subagent {name}")
@@ -284,6 +285,13 @@ def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[st
                                  if isinstance(usage, Mapping) and isinstance(usage.get("costUSD"), int | float)}
         report.reconciliation = reconcile(report)
     counted = trajectory.info.raw.get("agent_usage") or _record_usage(trajectory)
+    if isinstance(counted, Mapping) and counted.get("covers") == "this thread":  # each sub-agent's thread its own count
+        counted = dict(counted)
+        for _, run in subagents:
+            own = run.info.raw.get("agent_usage")
+            if isinstance(own, Mapping):
+                counted["prompt_tokens"] += int(own.get("prompt_tokens") or 0)
+                counted["completion_tokens"] += int(own.get("completion_tokens") or 0)
     if isinstance(counted, Mapping) and isinstance(counted.get("prompt_tokens"), int):
         report.agent_tokens = dict(counted)
         report.token_reconciliation = reconcile_tokens(report)

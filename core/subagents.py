@@ -171,6 +171,9 @@ def agent_steps(trajectory: Trajectory) -> dict[str, int]:
     outline = trajectory.info.raw.get("outline")
     if isinstance(outline, Mapping) and isinstance(outline.get("agent_steps"), Mapping):
         return dict(outline["agent_steps"])
+    given = trajectory.info.raw.get("agent_steps")  # a reader's (Codex's: the step whose call spawned each)
+    if isinstance(given, Mapping):
+        return dict(given)
     recorded = subagent_parents(trajectory.meta_events)  # a record's: the step whose answer asked for it
     if recorded:
         return recorded
@@ -186,7 +189,7 @@ def agent_steps(trajectory: Trajectory) -> dict[str, int]:
 def subagent_list(trajectory: Trajectory, runs: list[tuple[str, Trajectory]], report: CostReport) -> list[dict[str, Any]]:
     """Each subagent run (`--print --json`'s `subagents`): its id, what opens it, the main-line
     step whose call started it (the call's result names its id), its steps and its dollars."""
-    started = agent_steps(trajectory)
+    started = agent_steps(trajectory) if runs else {}  # (no subagent: no step is read to find one)
     targets = dict(subagent_files(trajectory))
     return [{"id": name, "target": targets.get(name, str(run.path)), "parent_step": started.get(name),
              "steps": len(run.steps),

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import swedeck_command
 from support.agent_clis import RELEASES, agent_cli
-from support.agent_runs import AgentRun, claude_with_subagent, codex_code_mode
+from support.agent_runs import AgentRun, claude_with_subagent, codex_code_mode, codex_with_sub_agent
 from swedeck.core.trajectory.fidelity import summary
 from swedeck.core.trajectory.loader import load_trajectory
 from swedeck.core.trajectory.output import answer_label
@@ -500,3 +500,37 @@ async def test_a_subagent_appears_in_the_live_record_when_it_starts(claude_run, 
                               and app.screen)
         assert [(child.id, child.steps) for child in tree.root.children] == [("1", 2)]
     writer.close()
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def codex_sub_agent(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AgentRun:
+    """The real Codex (newest and previous pin) spawning a sub-agent (`agent_runs.codex_with_sub_agent`)."""
+    return codex_with_sub_agent(agent_cli("codex", request.param), tmp_path_factory.mktemp(f"codex-sub-{request.param}"))
+
+
+def test_a_codex_sub_agent_is_a_node_of_the_tree_linked_to_the_call_that_spawned_it(codex_sub_agent):
+    """Issue 65.4, Codex: the sub-agent `spawn_agent` started (its own rollout, whose `session_meta`
+    names the root's thread) is a node of the root's tree, from the step whose call spawned it
+    (the root's `SubAgentActivity`), with its steps; its task is its parent's words; the tokens
+    reconcile with Codex's own counts, each thread's its own `token_count` total."""
+    from swedeck.core.cost import Prices
+    from swedeck.core.subagents import subagent_tree
+
+    done = subprocess.run([*swedeck_command(), "replay", str(codex_sub_agent.own), "--print", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    first, *steps = [json.loads(line) for line in done.stdout.splitlines()]
+    (sub,) = first["subagents"]
+    spawned = next(step for step in steps if any(action["command"].startswith("spawn_agent")
+                                                 for action in step["actions"]))
+    assert (sub["id"], sub["parent_step"], sub["steps"]) == ("lister", spawned["step"], 2), sub
+    assert first["cost"]["token_reconciliation"] == "agrees", first["cost"]
+    child = load_trajectory(sub["target"])
+    assert child.messages[[m.message_type.value for m in child.messages].index("task")].text.endswith(
+        "list the files in this folder")
+    assert [step.commands for step in child.steps][0] == ["ls"]
+    root = subagent_tree(load_trajectory(codex_sub_agent.own), Prices({}))
+    assert [(node.id, node.parent_step, node.steps) for node in root.children] == [("lister", spawned["step"], 2)]
+    # swedeck's own record of the same run places the sub-agent's calls as its run too
+    recorded = json.loads(subprocess.run([*swedeck_command(), "replay", str(codex_sub_agent.record), "--print",
+                                          "--json"], capture_output=True, text=True, timeout=60).stdout.splitlines()[0])
+    assert [(item["steps"], item["parent_step"]) for item in recorded["subagents"]] == [(2, 1)], recorded["subagents"]

@@ -35,7 +35,7 @@ import msgspec
 from ..redact import MASK, is_credential_field, mask_body_credentials, mask_query
 from ..trajectory.join import agent_sessions
 from ..trajectory.readers import chat
-from ..trajectory.readers.api_requests import EXCHANGE
+from ..trajectory.readers.api_requests import EXCHANGE, asked_words, opening_words
 from ..trajectory.writer import TrajectoryWriter
 from .endpoint import Exchange, Handlers
 from .live import LiveAnswers
@@ -267,7 +267,7 @@ class Recorder(Handlers):
     def _asker(self, entries: list[chat.Entry]) -> tuple[int | None] | None:
         """Whether a call opens with what an earlier answer asked a tool to say (a subagent's
         prompt), and the main-line step that asked (in a one-tuple); None when it does not."""
-        opening = _first_words(entries)
+        opening = opening_words(entries)
         for words, step in self.state.asked.items():
             if words in opening:
                 return (step,)
@@ -338,25 +338,9 @@ def _a_conversation(body: Mapping[str, Any]) -> bool:
     return bool(body.get("tools")) and not _probe(body)
 
 
-def _first_words(entries: list[chat.Entry]) -> str:
-    """The first words the person (or the agent's harness) says in a call: a thread's opening."""
-    first = next((entry for entry in entries if entry.role == "user"), None)
-    return chat.text_of(first.content).strip() if first is not None else ""
-
-
 def _asked(answer: Answer) -> set[str]:
-    """What an answer asked its tools to say (an `Agent` call's `prompt`, whatever its length;
-    any other argument of more than 20 characters): a subagent opens with it."""
-    found: set[str] = set()
-    for _, _, arguments in answer.calls:
-        try:
-            parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except ValueError:
-            continue
-        if isinstance(parsed, Mapping):
-            found |= {value.strip() for key, value in parsed.items() if isinstance(value, str)
-                      and (len(value.strip()) > 20 or (key == "prompt" and value.strip()))}
-    return found
+    """What an answer asked its tools to say: a subagent opens with it (`api_requests.asked_words`)."""
+    return asked_words(arguments for _, _, arguments in answer.calls)
 
 
 def _said_subagent(record: dict[str, Any], thread: _Thread) -> None:

@@ -83,4 +83,36 @@ def claude_with_subagent(claude: str, folder: Path) -> AgentRun:
     return AgentRun(session, folder / "rec.traj.json", requests, done.stdout)
 
 
+def codex_with_sub_agent(codex: str, folder: Path) -> AgentRun:
+    """`codex exec` through `swedeck record`, whose model spawns a sub-agent (Codex's multi-agent
+    `collaboration.spawn_agent`), waits for it, and ends; the sub-agent runs `ls` and answers. The
+    sub-agent's requests (they name their parent's thread) take their own scripted answers: the
+    two threads run at once. `own`: the root thread's rollout (the sub-agent's is beside it)."""
+    home, work = folder / "home", folder / "work"
+    (home / ".codex").mkdir(parents=True)
+    work.mkdir()
+    (work / "notes.txt").write_text("hello\n")
+    provider = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
+                'wire_api="responses", env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}')
+    with ResponsesServer() as server:
+        server.script(Step(text="Delegating.", call=("collaboration.spawn_agent", {
+                          "task_name": "lister", "message": "list the files in this folder", "fork_turns": "none"})),
+                      Step(text="Waiting.", call=("collaboration.wait_agent", {"timeout_ms": 30000})),
+                      Step(text="The folder holds notes.txt."))
+        server.script_sub_agents(Step(text="Listing.", call=("exec_command", {"cmd": "ls"}), input_tokens=700),
+                                 Step(text="One file: notes.txt.", input_tokens=800, output_tokens=12))
+        done = subprocess.run([*swedeck_command(), "record", "-o", str(folder / "rec"), "--upstream", server.url,
+                               "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
+                               "-c", provider, "look around with a helper"],
+                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
+                                   "CODEX_HOME": str(home / ".codex"), "SWEDECK_DATA_DIR": str(folder / "data")},
+                              capture_output=True, text=True, timeout=100, cwd=work)
+        requests = list(server.requests)
+    if done.returncode != 0:
+        raise RuntimeError(f"codex exited {done.returncode}: {done.stderr[-3000:]}")
+    rollouts = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    root = next(path for path in rollouts if '"parent_thread_id"' not in path.read_text().split("\n", 1)[0])
+    return AgentRun(root, folder / "rec.traj.json", requests, done.stdout)
+
+
 SCENARIOS = {"codex": codex_code_mode, "claude-code": claude_with_subagent}

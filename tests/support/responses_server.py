@@ -19,6 +19,10 @@ from typing import Any
 from .scripted_http import ScriptedHTTP
 
 
+SUB_AGENT_HEADER = "x-codex-parent-thread-id"
+"""What Codex sends on a sub-agent's requests (its parent's thread)."""
+
+
 @dataclass
 class Step:
     text: str = ""
@@ -37,6 +41,7 @@ class ResponsesServer(ScriptedHTTP):
     def __init__(self) -> None:
         super().__init__()
         self.steps: deque[Step] = deque()
+        self.sub_agent_steps: deque[Step] = deque()
         self._count = 0
 
     def script(self, *steps: Step) -> ResponsesServer:
@@ -44,12 +49,20 @@ class ResponsesServer(ScriptedHTTP):
             self.steps.extend(steps)
         return self
 
+    def script_sub_agents(self, *steps: Step) -> ResponsesServer:
+        """The answers to Codex's sub-agents (requests that name a parent thread), apart from the
+        root's: the two run at once, and each takes its own next step."""
+        with self._lock:
+            self.sub_agent_steps.extend(steps)
+        return self
+
     def answer(self, handler: BaseHTTPRequestHandler, path: str, body: dict[str, Any], raw: bytes) -> None:
         if not path.endswith("/responses"):
             self.send_json(handler, 200 if handler.command == "GET" else 404, {"object": "list", "data": []})
             return
         with self._lock:
-            step = self.steps.popleft() if self.steps else Step(text="Done.")
+            queue = self.sub_agent_steps if handler.headers.get(SUB_AGENT_HEADER) else self.steps
+            step = queue.popleft() if queue else Step(text="Done.")
             self._count += 1
             number = self._count
         items: list[dict[str, Any]] = []
@@ -57,8 +70,10 @@ class ResponsesServer(ScriptedHTTP):
             items.append({"type": "message", "id": f"msg_{number}", "status": "completed", "role": "assistant",
                           "content": [{"type": "output_text", "text": step.text, "annotations": []}]})
         if step.call is not None:
+            namespace, _, name = step.call[0].rpartition(".")  # `collaboration.spawn_agent`: a namespace's tool
             items.append({"type": "function_call", "id": f"fc_{number}", "status": "completed",
-                          "call_id": f"call_{number}", "name": step.call[0], "arguments": json.dumps(step.call[1])})
+                          "call_id": f"call_{number}", "name": name, "arguments": json.dumps(step.call[1]),
+                          **({"namespace": namespace} if namespace else {})})
         if step.code is not None:
             items.append({"type": "custom_tool_call", "id": f"ctc_{number}", "status": "completed",
                           "call_id": f"call_{number}", "name": "exec", "input": step.code})

@@ -6,7 +6,8 @@ OpenAI Chat Completions and OpenAI Responses bodies (`prompt_entries`). Shared b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from ...messages import Message, MessageType
@@ -146,6 +147,9 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
                 entries.append(chat.Entry("system", text, MessageType.SYSTEM))
             else:
                 entries.append(_person(text, entries))
+        elif kind == "agent_message":  # another agent's words (Codex: a sub-agent's task from its parent)
+            close_answer()
+            entries.append(_person(agent_words(item), entries))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
             arguments = item.get("arguments", item.get("input", item.get("action")))
             calls.append(chat.call(str(item.get("call_id") or item.get("id") or ""), str(item.get("name") or kind),
@@ -157,6 +161,20 @@ def _responses_prompt(body: Mapping[str, Any]) -> list[chat.Entry]:
                                       tool_call_id=optional_str(item.get("call_id"))))
     close_answer()
     return entries
+
+
+def agent_words(item: Mapping[str, Any]) -> str:
+    """A Codex `agent_message` as the model was given it: its text parts, and its
+    `encrypted_content` as written (Codex passes it through: ciphertext from a real model, words
+    from a scripted one)."""
+    parts = []
+    for part in item.get("content") or []:
+        part = mapping(part)
+        if part.get("type") == "encrypted_content":
+            parts.append(f"[encrypted] {part.get('encrypted_content') or ''}".rstrip())
+        else:
+            parts.append(chat.text_of(part.get("text")))
+    return "".join(parts)
 
 
 def _person(text: str, entries: list[chat.Entry]) -> chat.Entry:
@@ -216,11 +234,62 @@ def subagent_calls(events: Sequence[MetaEvent]) -> dict[str, list[MetaEvent]]:
     return {name: calls for name, calls in runs.items() if calls}
 
 
+def asked_words(arguments: Iterable[Any]) -> set[str]:
+    """What tool calls asked their tools to say (each call's arguments, JSON text or parsed): an
+    `Agent`/`Task` call's `prompt` whatever its length, any other argument of more than 20
+    characters. A subagent's run opens with them."""
+    found: set[str] = set()
+    for given in arguments:
+        try:
+            parsed = json.loads(given) if isinstance(given, str) else given
+        except ValueError:
+            continue
+        if isinstance(parsed, Mapping):
+            found |= {value.strip() for key, value in parsed.items() if isinstance(value, str)
+                      and (len(value.strip()) > 20 or (key == "prompt" and value.strip()))}
+    return found
+
+
+def opening_words(entries: Sequence[chat.Entry]) -> str:
+    """What the person (or the agent's harness, or the agent that asked for it) says in a request
+    before its first answer: a thread's opening (Codex puts its own context before a sub-agent's task)."""
+    words = []
+    for entry in entries:
+        if entry.role == "assistant":
+            break
+        if entry.role == "user":
+            words.append(chat.text_of(entry.content).strip())
+    return "\n".join(words)
+
+
 def subagent_parents(events: Sequence[MetaEvent]) -> dict[str, int]:
-    """Subagent id -> the main-line step whose answer asked for it, where the record knows."""
-    return {event.data["subagent"]: event.data["parent_step"] for event in events
-            if event.event == EXCHANGE and event.data.get("line") == "subagent" and isinstance(event.data.get("subagent"), str)
-            and isinstance(event.data.get("parent_step"), int)}
+    """Subagent id -> the main-line step whose answer asked for it: as the recorder said, else
+    (the answer came before the main line was known) the step whose answer's calls asked for the
+    words the subagent's first request opens with."""
+    parents: dict[str, int] = {}
+    firsts: dict[str, MetaEvent] = {}
+    for event in events:
+        data = event.data
+        if event.event != EXCHANGE or data.get("line") != "subagent" or not isinstance(data.get("subagent"), str):
+            continue
+        if isinstance(data.get("parent_step"), int):
+            parents[data["subagent"]] = data["parent_step"]
+        if isinstance(data.get("request"), Mapping):
+            firsts.setdefault(data["subagent"], event)
+    missing = [name for name in firsts if name not in parents]
+    if missing:
+        answers = [(event.data["step"], asked_words(mapping(call).get("arguments")
+                                                    for call in mapping(event.data.get("answer")).get("calls") or []))
+                   for event in events if event.event == EXCHANGE and isinstance(event.data.get("step"), int)]
+        for name in missing:
+            data = firsts[name].data
+            wire = data.get("wire")
+            opening = opening_words(prompt_entries(wire, data["request"])) if wire in ("anthropic", "chat", "responses") \
+                else ""
+            found = next((step for step, asked in answers if any(words in opening for words in asked)), None)
+            if found is not None:
+                parents[name] = found
+    return parents
 
 
 def record_fidelity(events: Sequence[MetaEvent], path: str) -> Fidelity | None:

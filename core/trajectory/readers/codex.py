@@ -29,9 +29,10 @@ import msgspec
 
 from ...messages import Action, ContextInfo, Message, MessageType, Usage
 from ..coerce import mapping, optional_str
-from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
+from .api_requests import agent_words
 from .source import Source, part_bounds, sniff_lines, span
 
 FORMAT: TrajectoryFormat = "codex"
@@ -51,6 +52,11 @@ def accepts(source: Source) -> bool:
 
 class _ItemHead(msgspec.Struct):
     type: Any = None
+    id: Any = None
+    kind: Any = None
+    """A `SubAgentActivity`'s (`started`: a sub-agent `spawn_agent` started), with its thread and path."""
+    agent_thread_id: Any = None
+    agent_path: Any = None
 
 
 class _PayloadHead(msgspec.Struct):
@@ -215,6 +221,9 @@ class _Columns:
             made = _response(payloads, self.model_at(index), ran)
         elif code == _OUTPUT:
             made = _output(payloads[0])
+        elif code in (_TASK, _USER) and payloads[0].get("type") == "agent_message":
+            made = chat.Entry("user", agent_words(payloads[0]), _KINDS[code],
+                              {"codex_role": "agent_message", "author": payloads[0].get("author")})
         elif code in (_TASK, _USER):
             made = chat.Entry("user", chat.text_of(payloads[0].get("content")), _KINDS[code])
         elif code == _CONTEXT:
@@ -251,6 +260,8 @@ class _Reader:
         """The model call being read has an exec cell (code mode)."""
         self.cell_step = _NONE
         """The entry of the latest model call with an exec cell: the `CommandExecution`s after it are its."""
+        self.spawned: list[tuple[int, str, str]] = []
+        """Each sub-agent a call started (`spawn_agent`): the entry of that call, its thread, its path."""
         self.last_ordinal = -1
         self.gaps: list[tuple[int, int]] = []
         """Ordinals missing between two records (first, last), and records before their predecessor."""
@@ -296,6 +307,9 @@ class _Reader:
                 self.task = True
         elif kind in _OUTPUTS:
             self.columns.add(_OUTPUT, span)
+        elif kind == "agent_message":  # another agent's words (a sub-agent's task from its parent, a reply)
+            self.columns.add(_USER if self.task else _TASK, span)
+            self.task = True
         else:
             self.tally.skip(f"response_item/{kind}")
 
@@ -304,6 +318,12 @@ class _Reader:
         read, or the latest with a cell); the rest repeat the response items."""
         kind = "event_msg/item_completed"
         self.tally.skip(kind, _WHY[kind])
+        if item is not None and item.type == "SubAgentActivity" and item.kind == "started" \
+                and isinstance(item.agent_thread_id, str):
+            # the call that spawned it is in the model call being read, or the latest one
+            self.spawned.append((len(self.columns) if self.response else self.last_step, item.agent_thread_id,
+                                 str(item.agent_path or item.agent_thread_id)))
+            return
         if item is None or item.type != "CommandExecution":
             return
         target = len(self.columns) if self.response and self.cell else \
@@ -327,7 +347,8 @@ class _Reader:
         if total:  # the session's own count so far (the last one is its whole): what its cost reconciles with
             self.info.raw["agent_usage"] = {"source": "Codex's token_count total",
                                             "prompt_tokens": chat.count(total.get("input_tokens")),
-                                            "completion_tokens": chat.count(total.get("output_tokens"))}
+                                            "completion_tokens": chat.count(total.get("output_tokens")),
+                                            "covers": "this thread"}  # a sub-agent's thread counts its own
         self.flush()
         target, usage = self.last_step, self.columns.usage
         at = 4 * target
@@ -395,7 +416,34 @@ def read(source: Source) -> Trajectory:
     reader, fidelity = _Reader(source.content), chat.reconstructed()
     _scan(source, reader, fidelity)
     _whole_thread(source, reader, fidelity)
-    return _trajectory(source, reader, fidelity)
+    trajectory = _trajectory(source, reader, fidelity)
+    _sub_agents(source, reader, trajectory, fidelity)
+    return trajectory
+
+
+def _sub_agents(source: Source, reader: _Reader, trajectory: Trajectory, fidelity: Fidelity) -> None:
+    """The sub-agents the run spawned (`spawn_agent`, Codex's multi-agent tools): each its own
+    rollout, found beside this one by its thread id (its `session_meta` names this thread as its
+    parent), a branch of the run linked to the step whose call spawned it (`agent_steps`)."""
+    if not reader.spawned or source.folder:
+        return
+    steps = [index for index in range(len(reader.columns)) if reader.columns.is_step(index)]
+    started: dict[str, int] = {}
+    sessions = source.path.parents[3] if len(source.path.parents) > 3 else source.path.parent
+    for entry, thread, path in reader.spawned:
+        name = path.removeprefix("/root/")
+        found = next(source.path.parent.glob(f"rollout-*{thread}.jsonl"), None) or \
+            next(sessions.glob(f"*/*/*/rollout-*{thread}.jsonl"), None)
+        number = bisect_right(steps, entry)
+        if number:
+            started.setdefault(name, number)
+        if found is None:
+            fidelity.notes.append(f"sub-agent {name} (thread {thread}): its rollout is not beside this one")
+            continue
+        fidelity.branches += 1
+        fidelity.openable.append(Branch(f"subagent file {name}", str(found)))
+    trajectory.info.raw["agent_steps"] = started
+    fidelity.notes.append(f"{len(reader.spawned)} sub-agents spawned (s lists them, b opens them)")
 
 
 def _whole_thread(source: Source, reader: _Reader, fidelity: Fidelity) -> None:
@@ -583,7 +631,9 @@ def _whole(reader: _Reader, record: Mapping[str, Any], span: tuple[int, int], fi
         info.session["settings"] = dict(mapping(payload.get("thread_settings")))
         reader.tally.skip("event_msg/thread_settings_applied", _WHY["event_msg/thread_settings_applied"])
     elif kind == "event_msg" and payload.get("type") == "item_completed":
-        reader.completed(_ItemHead(mapping(payload.get("item")).get("type")), span)
+        item = mapping(payload.get("item"))
+        reader.completed(_ItemHead(item.get("type"), item.get("id"), item.get("kind"), item.get("agent_thread_id"),
+                                   item.get("agent_path")), span)
     elif kind == "event_msg":
         name = f"event_msg/{payload.get('type')}"
         reader.tally.skip(name, _WHY.get(name))
