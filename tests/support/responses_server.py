@@ -18,7 +18,6 @@ from typing import Any
 
 from .scripted_http import ScriptedHTTP
 
-
 SUB_AGENT_HEADER = "x-codex-parent-thread-id"
 """What Codex sends on a sub-agent's requests (its parent's thread)."""
 
