@@ -23,7 +23,7 @@ def _written(path: Path, method: int, *, zip64: bool = False, prefix: bytes = b"
     with zipfile.ZipFile(path, "w", method) as archive:
         archive.writestr("header.json", json.dumps({"eval": {"task": "t"}, "version": 2}))
         for n in range(members):
-            body = json.dumps({"n": n, "text": "x" * (n * 997 % 50_000)}) * (3 if n % 2 else 1)
+            body = json.dumps({"n": n, "text": "x" * (n * 997 % 50_000 if members < 100 else n % 7)}) * (3 if n % 2 else 1)
             with archive.open(f"samples/s{n}_epoch_{n % 3 + 1}.json", "w", force_zip64=zip64) as member:
                 member.write(body.encode())
         archive.writestr("ünïcode/naïve.txt", "é")
@@ -33,8 +33,9 @@ def _written(path: Path, method: int, *, zip64: bool = False, prefix: bytes = b"
     return data
 
 
-@pytest.mark.parametrize("method", sorted(_METHODS))
-@pytest.mark.parametrize("shape", ["plain", "zip64", "prefixed", "70,000 members"])
+@pytest.mark.parametrize(("method", "shape"), [(method, shape) for method in sorted(_METHODS)
+                                               for shape in ("plain", "zip64", "prefixed")]
+                         + [("stored", "70,000 members")])
 def test_every_archive_zipfile_writes_is_read_as_zipfile_reads_it(tmp_path, method, shape):
     path = tmp_path / "log.eval"
     data = _written(path, _METHODS[method], zip64=shape == "zip64", prefix=b"#!/bin/sh\nexit 0\n" * 50
