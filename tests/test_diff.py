@@ -189,6 +189,34 @@ async def test_the_view_opens_at_the_first_divergence_and_moves_between_them(pai
         await pilot.press("q")
 
 
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_long_historys_prompt_in_the_diff_is_worked_out_off_the_ui_thread(pair, monkeypatch):
+    """Issue 64: the diff's `t` is the replay's: past `PROMPT_IN_WORKER` messages it says it is
+    working, and opens the inspector when its worker is done, with the model's window."""
+    from support.waiting import wait_for
+    from swedeck.core.meter import model_window
+    from swedeck.core.prompt_view import step_prompt
+    from swedeck.tui.diff.app import DiffApp
+    from swedeck.tui.diff.diff_screen import DiffScreen
+    from swedeck.tui.shared import prompt_inspector
+
+    monkeypatch.setattr(prompt_inspector, "PROMPT_IN_WORKER", 1)
+    a, b = pair
+    app = DiffApp.of(str(a), str(b))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, DiffScreen))
+        screen = app.screen
+        await pilot.press("0", "l", "l", "T")
+        await wait_for(pilot, lambda: isinstance(app.screen, prompt_inspector.PromptInspector))
+        assert any("working out step" in notice.message for notice in app._notifications)
+        side = screen.sides["b"]
+        number = screen.alignment.rows[screen.row].b
+        expected = step_prompt(side.trajectory, number, screen.processors, model_window(side.trajectory.info.model_name))
+        assert [line.tokens for line in app.screen.lines] == [line.tokens for line in expected.lines]
+        assert str(app.screen.query_one("#inspector-summary").render()) == prompt_inspector.step_summary(expected)
+
+
 @pytest.mark.timeout(120)
 def test_the_installed_command_shows_the_diff_in_a_terminal(pair, tmp_path):
     import uuid

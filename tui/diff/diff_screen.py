@@ -5,7 +5,7 @@ the other side lacks set apart, the two context curves in one chart, and both ru
 State is in Textual vars (`DiffState`, beside this file) the header binds to; the moves,
 go-to, search (a worker over the core's `step_matches`), fork and quit are the replay's
 (`shared/step_browser.py`); the curve is computed in a worker that only posts a message; the
-prompt inspector is the replay's and the live screen's (`PromptInspector.at_step`); `f`/`F`
+prompt inspector is the replay's (`open_step_prompt`: a long history's in a worker); `f`/`F`
 end the app with a fork of A's or B's step.
 """
 
@@ -25,7 +25,7 @@ from textual.widgets import Static
 
 from swedeck.core.diff.align import Alignment, Row, step_key, totals_line
 from swedeck.core.diff.lines import changed_lines
-from swedeck.core.prompt_view import step_prompt
+from swedeck.core.meter import model_window
 from swedeck.core.replay.document import LoadedDocument, StepView
 from swedeck.core.replay.search import step_matches
 from swedeck.core.replay.step_text import command_lines, model_text, output_text
@@ -35,7 +35,7 @@ from swedeck.core.trajectory.model import Trajectory
 
 from ..kit.view_screen import background, css_beside
 from ..shared.highlight import highlighted
-from ..shared.prompt_inspector import PromptInspector
+from ..shared.prompt_inspector import open_step_prompt
 from ..shared.step_browser import StepBrowser
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.header_line import HeaderLine
@@ -229,7 +229,9 @@ class DiffScreen(DiffState, StepBrowser):
             self.notify(f"{key.upper()} took no step here", severity="warning")
             return
         side = self.sides[key]
-        self.app.push_screen(PromptInspector.at_step(step_prompt(side.trajectory, number, self.processors)))
+        row_now = self.row  # a long history's prompt is worked out in a worker, as the replay's `t` (issue 64)
+        open_step_prompt(self, side.trajectory, number, self.processors, model_window(side.trajectory.info.model_name),
+                         still=lambda: self.row == row_now)
 
     def action_fork(self, key: str) -> None:
         row = self.alignment.rows[self.row] if self.alignment.rows else None

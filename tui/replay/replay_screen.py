@@ -645,40 +645,11 @@ class ReplayScreen(ReplayState, StepBrowser):
         trajectory = self._trajectory()
         if trajectory is None:
             return
-        # here, not at import: the processors' models are not needed for the first frame (bench B2)
-        from swedeck.core.prompt_view import step_prompt
+        from ..shared.prompt_inspector import open_step_prompt  # on its key, not before the first frame
 
-        from ..shared.prompt_inspector import PROMPT_IN_WORKER, PromptInspector
-
-        processors, window = self.processors, self._window()
-        history = self.view.prompt_end if self.view is not None else 0
-        if history > PROMPT_IN_WORKER:  # each message built and its tokens counted: seconds, off the UI's thread
-            self.notify(visible(f"working out step {self.step}'s prompt: {history:,} messages…"), markup=False)
-            self.work_out_prompt(trajectory, self.step, processors, window)
-            return
-        prompt = step_prompt(trajectory, self.step, processors, window, trust_file=self.trust_file)
-        self.app.push_screen(PromptInspector.at_step(prompt))
-
-    class PromptReady(Message):
-        """A step's prompt, worked out by its worker."""
-
-        def __init__(self, path: Path, prompt: Any) -> None:
-            super().__init__()
-            self.path, self.prompt = path, prompt
-
-    @background(exclusive=True, group="prompt")
-    def work_out_prompt(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
-                        window: int | None) -> None:
-        from swedeck.core.prompt_view import step_prompt
-
-        prompt = step_prompt(trajectory, step, processors, window, trust_file=self.trust_file)
-        self.post_message(self.PromptReady(self.path, prompt))
-
-    def on_replay_screen_prompt_ready(self, message: PromptReady) -> None:
-        from ..shared.prompt_inspector import PromptInspector
-
-        if message.path == self.path and message.prompt.step == self.step and self.app.screen is self:
-            self.app.push_screen(PromptInspector.at_step(message.prompt))  # the person is still there
+        step = self.step
+        open_step_prompt(self, trajectory, step, self.processors, self._window(), trust_file=self.trust_file,
+                         still=lambda: self.step == step)
 
     _rules: list[str] = []
 

@@ -8,17 +8,19 @@ so both say the same things the same way. Text is shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, Static
 
 from swedeck.core.messages import Message
 from swedeck.core.prompt_view import PromptLine, StepPrompt, prompt_summary, step_summary
+from swedeck.core.text import visible
 
 from ..kit.view_screen import css_beside
 from ..widgets.prompt_view import PromptView
@@ -26,6 +28,7 @@ from ..widgets.text import literal
 
 if TYPE_CHECKING:
     from swedeck.core.session import PromptPreview
+    from swedeck.core.trajectory.model import Trajectory
 
 
 def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
@@ -39,8 +42,36 @@ def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
 
 PROMPT_IN_WORKER = 2_000
 """A step whose history holds more messages than this has its prompt worked out in a worker,
-by the replay's `t` and what-if (the last step of a 103,000-step rollout: 34 s of building
-messages and counting their tokens)."""
+by `t` (replay, diff: `open_step_prompt`) and what-if (the last step of a 103,000-step
+rollout: 34 s of building messages and counting their tokens)."""
+
+
+def open_step_prompt(screen: Screen[Any], trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
+                     window: int | None, *, trust_file: bool = False,
+                     still: Callable[[], bool] = lambda: True) -> None:
+    """`t` at a step (the replay's, the diff's, one way): what the model got, in the inspector.
+    Past `PROMPT_IN_WORKER` messages of history it is worked out in a worker (seconds of
+    building messages and counting their tokens), and opened once done if the person is still
+    on `screen` (`still`: and at that step); an error is the view's to say (`kit.view_screen`)."""
+    from swedeck.core.prompt_view import step_prompt  # not at import: the processors' models (bench B2)
+
+    history = trajectory.steps[step - 1].prompt_end
+    if history <= PROMPT_IN_WORKER:
+        screen.app.push_screen(PromptInspector.at_step(step_prompt(trajectory, step, processors, window,
+                                                                   trust_file=trust_file)))
+        return
+    screen.notify(visible(f"working out step {step}'s prompt: {history:,} messages…"), markup=False)
+    app = screen.app
+
+    def shown(prompt: StepPrompt) -> None:
+        if app.screen is screen and still():
+            app.push_screen(PromptInspector.at_step(prompt))
+
+    def work() -> None:
+        prompt = step_prompt(trajectory, step, processors, window, trust_file=trust_file)
+        with suppress(RuntimeError):  # the app ended meanwhile
+            app.call_from_thread(shown, prompt)
+    screen.run_worker(work, thread=True, exclusive=True, group="prompt", exit_on_error=False)
 
 
 class PromptInspector(ModalScreen[None]):
