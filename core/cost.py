@@ -293,7 +293,7 @@ def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[st
                 counted["prompt_tokens"] += int(own.get("prompt_tokens") or 0)
                 counted["completion_tokens"] += int(own.get("completion_tokens") or 0)
     if isinstance(counted, Mapping) and isinstance(counted.get("prompt_tokens"), int):
-        report.agent_tokens = dict(counted)
+        report.agent_tokens = {key: value for key, value in counted.items() if key != "covers"}
         report.token_reconciliation = reconcile_tokens(report)
     return report
 
