@@ -35,29 +35,43 @@ class AgentRun:
     output: str = ""
 
 
-def codex_code_mode(codex: str, folder: Path, *config: str) -> AgentRun:
-    """`codex exec` in code mode through `swedeck record`: the model's only way to run a command
-    is a JavaScript `exec` cell (`CELL`). `config`: more `-c` settings."""
+_CODEX_PROVIDER = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
+                   'wire_api="responses", env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}')
+"""Codex's provider: the record's endpoint, its token from the variable swedeck sets."""
+
+
+def _codex_folders(folder: Path) -> tuple[Path, Path]:
     home, work = folder / "home", folder / "work"
     (home / ".codex").mkdir(parents=True)
     work.mkdir()
-    provider = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
-                'wire_api="responses", env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}')
-    with ResponsesServer() as server:
-        server.script(Step(text="Let me look.", code=CELL, input_tokens=1200, cached_tokens=800), Step(text="Done it."))
-        done = subprocess.run([*swedeck_command(), "record", "-o", str(folder / "rec"), "--upstream", server.url,
-                               "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
-                               "-c", provider, "-m", "gpt-5.5", "-c", "features.code_mode=true",
-                               "-c", "features.code_mode_only=true", *(part for item in config for part in ("-c", item)),
-                               "run echo"],
-                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
-                                   "CODEX_HOME": str(home / ".codex"), "SWEDECK_DATA_DIR": str(folder / "data")},
-                              capture_output=True, text=True, timeout=100, cwd=work)
-        requests = list(server.requests)
+    return home, work
+
+
+def _record_codex(codex: str, folder: Path, server: ResponsesServer, home: Path, work: Path, *arguments: str) -> str:
+    """`codex exec ARGUMENTS` through `swedeck record`, against `server`; what it printed."""
+    done = subprocess.run([*swedeck_command(), "record", "-o", str(folder / "rec"), "--upstream", server.url,
+                           "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
+                           "-c", _CODEX_PROVIDER, *arguments],
+                          env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
+                               "CODEX_HOME": str(home / ".codex"), "SWEDECK_DATA_DIR": str(folder / "data")},
+                          capture_output=True, text=True, timeout=100, cwd=work)
     if done.returncode != 0:
         raise RuntimeError(f"codex exited {done.returncode}: {done.stderr[-3000:]}")
+    return done.stdout
+
+
+def codex_code_mode(codex: str, folder: Path, *config: str) -> AgentRun:
+    """`codex exec` in code mode through `swedeck record`: the model's only way to run a command
+    is a JavaScript `exec` cell (`CELL`). `config`: more `-c` settings."""
+    home, work = _codex_folders(folder)
+    with ResponsesServer() as server:
+        server.script(Step(text="Let me look.", code=CELL, input_tokens=1200, cached_tokens=800), Step(text="Done it."))
+        output = _record_codex(codex, folder, server, home, work, "-m", "gpt-5.5", "-c", "features.code_mode=true",
+                               "-c", "features.code_mode_only=true",
+                               *(part for item in config for part in ("-c", item)), "run echo")
+        requests = list(server.requests)
     return AgentRun(next((home / ".codex" / "sessions").rglob("rollout-*.jsonl")), folder / "rec.traj.json", requests,
-                    done.stdout)
+                    output)
 
 
 def claude_with_subagent(claude: str, folder: Path) -> AgentRun:
@@ -88,12 +102,8 @@ def codex_with_sub_agent(codex: str, folder: Path) -> AgentRun:
     `collaboration.spawn_agent`), waits for it, and ends; the sub-agent runs `ls` and answers. The
     sub-agent's requests (they name their parent's thread) take their own scripted answers: the
     two threads run at once. `own`: the root thread's rollout (the sub-agent's is beside it)."""
-    home, work = folder / "home", folder / "work"
-    (home / ".codex").mkdir(parents=True)
-    work.mkdir()
+    home, work = _codex_folders(folder)
     (work / "notes.txt").write_text("hello\n")
-    provider = ('model_providers.local={name="local", base_url="{endpoint}/v1", env_key="OPENAI_API_KEY", '
-                'wire_api="responses", env_http_headers={"X-Swedeck-Token"="SWEDECK_RECORD_TOKEN"}}')
     with ResponsesServer() as server:
         server.script(Step(text="Delegating.", call=("collaboration.spawn_agent", {
                           "task_name": "lister", "message": "list the files in this folder", "fork_turns": "none"})),
@@ -101,18 +111,11 @@ def codex_with_sub_agent(codex: str, folder: Path) -> AgentRun:
                       Step(text="The folder holds notes.txt."))
         server.script_sub_agents(Step(text="Listing.", call=("exec_command", {"cmd": "ls"}), input_tokens=700),
                                  Step(text="One file: notes.txt.", input_tokens=800, output_tokens=12))
-        done = subprocess.run([*swedeck_command(), "record", "-o", str(folder / "rec"), "--upstream", server.url,
-                               "--headless", "--", codex, "exec", "--skip-git-repo-check", "-c", "model_provider=local",
-                               "-c", provider, "look around with a helper"],
-                              env={**os.environ, "OPENAI_API_KEY": "sk-test-0000", "HOME": str(home),
-                                   "CODEX_HOME": str(home / ".codex"), "SWEDECK_DATA_DIR": str(folder / "data")},
-                              capture_output=True, text=True, timeout=100, cwd=work)
+        output = _record_codex(codex, folder, server, home, work, "look around with a helper")
         requests = list(server.requests)
-    if done.returncode != 0:
-        raise RuntimeError(f"codex exited {done.returncode}: {done.stderr[-3000:]}")
     rollouts = sorted((home / ".codex" / "sessions").rglob("rollout-*.jsonl"))
     root = next(path for path in rollouts if '"parent_thread_id"' not in path.read_text().split("\n", 1)[0])
-    return AgentRun(root, folder / "rec.traj.json", requests, done.stdout)
+    return AgentRun(root, folder / "rec.traj.json", requests, output)
 
 
 SCENARIOS = {"codex": codex_code_mode, "claude-code": claude_with_subagent}
