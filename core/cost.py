@@ -240,12 +240,12 @@ def account(calls: Iterable[Call], prices: Prices) -> CostReport:
 
 def trajectory_calls(trajectory: Trajectory, role: str = "main") -> list[Call]:
     """The model calls of a trajectory's steps, each with the model its answer names (else the file's)."""
-    calls = []
     facts = trajectory.step_facts()
     if facts is not None:  # known from the records' heads: no step is built
         fallback = trajectory.info.model_name
         return [Call(role, facts.model(index) or fallback, facts.usage(index), index + 1 if role == "main" else None)
                 for index in range(len(facts))]
+    calls = []
     for step in trajectory.steps:
         model = answered_by(trajectory.messages[step.message_index], trajectory.info.model_name)
         calls.append(Call(role, model, step.usage, step.index if role == "main" else None))

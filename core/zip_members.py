@@ -15,6 +15,7 @@ this while the UI imports.
 
 from __future__ import annotations
 
+import mmap
 import struct
 import zlib
 from array import array
@@ -63,15 +64,11 @@ class Member(NamedTuple):
     header_offset: int
 
 
-def is_zip(head: bytes) -> bool:
-    return head.startswith(b"PK\x03\x04")
-
-
 class Directory:
     """The members of the zip `data` (bytes or a mapped file) whose names `keep` accepts, in
     the directory's order; `count` is how many members it holds in all."""
 
-    def __init__(self, data: bytes, keep: Callable[[str], bool] = lambda name: True) -> None:
+    def __init__(self, data: bytes | mmap.mmap, keep: Callable[[str], bool] = lambda name: True) -> None:
         self.data = data
         self.names: list[str] = []
         self._entries = array("Q")
@@ -146,7 +143,7 @@ class Directory:
         return (data[at:min(at + _CHUNK, end)] for at in range(start, end, _CHUNK))
 
 
-def _directory(data: bytes) -> tuple[int, int, int]:
+def _directory(data: bytes | mmap.mmap) -> tuple[int, int, int]:
     """Where the central directory starts and ends in `data`, and how far every offset it gives
     is shifted (bytes before the zip, as a self-extracting archive has)."""
     tail = max(0, len(data) - (_END.size + 0xFFFF))

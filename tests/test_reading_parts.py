@@ -328,7 +328,7 @@ async def test_the_replay_shows_the_last_steps_numbered_from_the_end_until_the_f
         await wait_for(pilot, lambda: " · reading " in _text(screen, "#replay-header"))
         shown = screen.document.step_count
         assert 10 < shown < 100
-        assert screen.document.reading.source.pace is not None  # it steps aside for keys (`pacing.step_aside`)
+        assert screen.document.reading.source.pace is not None  # it steps aside for keys (`pacing.quiet.wait`)
         assert f"step -1 of the last {shown}" in _text(screen, "#replay-header")
         assert "step 200: look" in _text(screen, "#model-text")
         await pilot.press("h")

@@ -43,10 +43,15 @@ def inspect_samples(names: Iterable[str]) -> list[str]:
     """The sample members of an Inspect `.eval` among a zip's `names`, in the order its samples
     are numbered (`PATH#N`): by epoch, then by sample id (two stable sorts by one small key each:
     a tuple a name held 150 MB over a directory of 900,000 samples)."""
-    samples = [name for name in names if name.startswith("samples/") and name.endswith(".json")]
+    samples = [name for name in names if is_sample(name)]
     samples.sort(key=_sample_id)
     samples.sort(key=_epoch)
     return samples
+
+
+def is_sample(name: str) -> bool:
+    """A sample's member of an Inspect `.eval` (`samples/<id>_epoch_<n>.json`)."""
+    return name.startswith("samples/") and name.endswith(".json")
 
 
 def _sample_id(name: str) -> str:
@@ -153,7 +158,7 @@ class ReadAhead:
             with self.path.open("rb") as handle:
                 before = os.fstat(handle.fileno())
                 with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                    archive = Directory(data, _sample)  # type: ignore[arg-type]  # a mapped file reads as bytes
+                    archive = Directory(data, is_sample)
                     names = inspect_samples(archive.names)
                     if not names or archive.member(names[0]).compress_type not in (STORED, DEFLATED):
                         return  # Inspect's zstd: another library's import, not made ahead
@@ -163,7 +168,3 @@ class ReadAhead:
             return
         if key(before) == key(after):  # read whole, to the size its entry says, or refused
             self._done.append((key(after), names[0], member))
-
-
-def _sample(name: str) -> bool:
-    return name.startswith("samples/") and name.endswith(".json")

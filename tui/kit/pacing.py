@@ -2,7 +2,7 @@
 run beside it, in one place, typed on the app (`ViewApp.pacing`).
 
 - `quiet`: each key, click and scroll marked from its arrival to the frame after it is handled
-  (`key_quiet.KeyQuiet`); a worker calls `step_aside()` between pieces of its work and sleeps,
+  (`key_quiet.KeyQuiet`); a worker calls `quiet.wait()` between pieces of its work and sleeps,
   the GIL released, until that frame is drawn.
 - `worker_pace(every_quiet, every_yield, yield_s)`: the same for a worker that walks many
   items (the token curve): it looks every `every_quiet` items whether a key is handled, and
@@ -41,10 +41,6 @@ class Pacing:
 
     # --- workers ---------------------------------------------------------------------------
 
-    def step_aside(self) -> None:
-        """In a worker thread: return once no key is being handled (`KeyQuiet.wait`)."""
-        self.quiet.wait()
-
     def worker_pace(self, every_quiet: int, every_yield: int, yield_s: float) -> Callable[[int], None]:
         """For a worker walking items: called with each item's number, it steps aside for a key
         every `every_quiet` items and lets the UI's thread have the GIL every `every_yield`."""
@@ -55,10 +51,6 @@ class Pacing:
                 time.sleep(yield_s)
         return pace
 
-    def idle_left(self, quiet_s: float) -> float:
-        """How long until no key has come for `quiet_s` (0: it is quiet now)."""
-        return self.quiet.idle_left(quiet_s)
-
     # --- the collector ---------------------------------------------------------------------
 
     @staticmethod
@@ -68,10 +60,6 @@ class Pacing:
     @staticmethod
     def release() -> None:
         gc_tuning.release_collections()
-
-    @staticmethod
-    def held() -> bool:
-        return gc_tuning.collections_held()
 
     @staticmethod
     def collect_young() -> None:

@@ -509,9 +509,8 @@ class SessionScreen(SessionState, ViewScreen):
         """`S`: the subagent tree of the run so far (issue 65.4), from the record of the agent's
         traffic an ACP session keeps: a subagent is there once its first call is answered."""
         from swedeck.core.cost import Prices
-        from swedeck.core.replay.document import LiveDocument
+        from swedeck.core.replay.document import open_document
         from swedeck.core.trajectory.errors import TrajectoryError
-        from swedeck.core.trajectory.loader import load_trajectory
 
         from ..replay.subagent_screen import SubagentScreen  # on its key, not before the first frame
 
@@ -520,7 +519,7 @@ class SessionScreen(SessionState, ViewScreen):
             self.notify("nothing recorded yet", severity="warning")
             return
         try:
-            trajectory = LiveDocument(path).trajectory() if path.suffix == ".jsonl" else load_trajectory(path, lazy=True)
+            trajectory = open_document(path).trajectory()  # the live record as it is written, or its final file
         except TrajectoryError as error:
             self.notify(visible(str(error)), severity="error", markup=False)
             return

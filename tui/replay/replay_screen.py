@@ -277,7 +277,7 @@ class ReplayScreen(ReplayState, StepBrowser):
     # --- a large file, read whole in a worker while its start or end is shown ----------------
 
     def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
-        document.pace(pacing_of(self.app).step_aside)  # the reading steps aside while a key is handled
+        document.pace(pacing_of(self.app).quiet.wait)  # the reading steps aside while a key is handled
         self.step_list.from_end = document.at_end
         self.reading = ReadProgress(document.progress, document.at_end)
         self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)
@@ -422,7 +422,7 @@ class ReplayScreen(ReplayState, StepBrowser):
         # time took 200 MB); results for a file no longer open are dropped (`search_source`)
         document = worker_document(self.document, source)
         # a key waits for no step of the search (issue 49: search next p99 was 294-298 ms while it ran)
-        return matching_steps(document, query, pause=pacing_of(self.app).step_aside)
+        return matching_steps(document, query, pause=pacing_of(self.app).quiet.wait)
 
     def searched(self) -> None:
         if self.document is not None and not self.error:

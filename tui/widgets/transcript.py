@@ -217,7 +217,7 @@ class Transcript(VerticalScroll, can_focus=True):
         """Free the children let go (a walk of the whole heap: `long_lived`) once no key came
         for `QUIET_S`, or at once when so many wait that memory would grow."""
         pacing = pacing_of(self.app)
-        left = pacing.idle_left(QUIET_S)
+        left = pacing.quiet.idle_left(QUIET_S)
         if left > 0 and not pacing.long_lived.overdue:
             self.set_timer(left, self._collect_when_quiet)  # looked at again once it may be quiet
             return

@@ -375,8 +375,8 @@ def _main_head(lines: _Lines, index: int) -> Any:
         return lines.full(index)
 
 
-# What the plan needs of each record of the chain, kept in columns as the scan decodes it (issue
-# 61.14: a million records were decoded again, each, for the plan): its kind, then per kind.
+# What the plan needs of each record of the main line, taken once from its head into columns
+# (issue 61.14: the plan read a million heads through `get`, each a Python call): its kind, then per kind.
 _ASSISTANT, _BOUNDARY, _SYSTEM, _TURN_SYSTEM, _TURN_USER, _SNAPSHOT, _ATTACHMENT, _SUMMARY, _USER = range(1, 10)
 _META, _PROMPTED, _LISTED, _SAID, _PREFIXED = 1, 2, 4, 8, 16
 """Flags: `isMeta`; `promptSource: system`; content a list; a block that is no tool result; a
@@ -410,15 +410,6 @@ class _Columns:
     def kind(self, index: int) -> int:
         return self.codes[2 * index]
 
-    def flags(self, index: int) -> int:
-        return self.codes[2 * index + 1]
-
-    def calls(self, index: int) -> int:
-        return self.numbers[4 * index]
-
-    def shells(self, index: int) -> int:
-        return self.numbers[4 * index + 1]
-
     def label(self, index: int) -> str | None:
         return self.words[self.numbers[4 * index + 3]]
 
@@ -426,10 +417,8 @@ class _Columns:
     def of(cls, lines: _Lines, chain: list[int]) -> _Columns:
         """The columns of the chain's records, each from its head (held, or decoded now), by its place on it."""
         columns = cls()
-        add, heads, kept = columns.add, lines.heads, lines.kept
         for index in chain:
-            head = heads.get(index) or kept(index)
-            add(head if head is not None else _main_head(lines, index))
+            columns.add(_main_head(lines, index))
         return columns
 
     def _word(self, word: str | None) -> int:
@@ -463,13 +452,12 @@ class _Columns:
                 if (block.type if type(block) is _Block else _block_type(block)) in ("tool_use", "server_tool_use"):
                     calls += 1
                     shells += _shell(block)
-            ref = head.requestRef if type(head) is _MainHead else head.get("requestRef")
+            ref = optional_str(head.requestRef if type(head) is _MainHead else head.get("requestRef"))
             if ref is not None:
-                self.refs[index] = ref if type(ref) is str else str(ref)
+                self.refs[index] = ref
             slot = len(self.answer) // 2
             self.tokens.extend(_usage_numbers(usage))
-            self.answer.extend((self._word(model if type(model) is str else optional_str(model)),
-                                self._word(stop if type(stop) is str else optional_str(stop))))
+            self.answer.extend((self._word(optional_str(model)), self._word(optional_str(stop))))
         elif kind == "system":
             code = _BOUNDARY if head.get("subtype") == "compact_boundary" else _SYSTEM
             if code == _BOUNDARY:
@@ -743,15 +731,7 @@ _NO_USAGE = (-1, 0, 0, 0)
 
 def _usage_numbers(usage: Any) -> tuple[int, int, int, int]:
     """`_usage(usage)` as the columns keep it: prompt, completion, cached, cache write (0: none);
-    a prompt of -1 for none. Plain numbers are summed here, anything else the way `_usage` does."""
-    if type(usage) is dict:
-        given, output = usage.get("input_tokens"), usage.get("output_tokens")
-        read, created = usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens")
-        if all(value is None or type(value) is int for value in (given, output, read, created)):
-            read, created = read or 0, created or 0
-            numbers = [value if 0 <= value <= chat.MAX_COUNT else 0
-                       for value in ((given or 0) + read + created, output or 0, read, created)]
-            return _NO_USAGE if not any(numbers[:3]) else (numbers[0], numbers[1], numbers[2], numbers[3])
+    a prompt of -1 for none."""
     found = _usage(usage)
     return _NO_USAGE if found is None else (found.prompt_tokens, found.completion_tokens, found.cached_tokens,
                                             found.cache_write_tokens or 0)

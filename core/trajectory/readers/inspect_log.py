@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
 from ...messages import Message, MessageType
-from ...startup.read_ahead import inspect_samples
+from ...startup.read_ahead import inspect_samples, is_sample
 from ...zip_members import BadZip, Directory
 from ..coerce import mapping, optional_str
 from ..lazy import OnDemand
@@ -55,7 +55,7 @@ def _archive(source: Source) -> Directory:
 
 
 def _kept(name: str) -> bool:
-    return name == "header.json" or (name.startswith("samples/") and name.endswith(".json"))
+    return name == "header.json" or is_sample(name)
 
 
 def sniff(name: str, head: bytes, text: str) -> bool:
