@@ -197,11 +197,12 @@ async def test_a_long_historys_prompt_in_the_diff_is_worked_out_off_the_ui_threa
     from support.waiting import wait_for
     from swedeck.core.meter import model_window
     from swedeck.core.prompt_view import step_prompt
+    from swedeck.core.replay import open_run
     from swedeck.tui.diff.app import DiffApp
     from swedeck.tui.diff.diff_screen import DiffScreen
     from swedeck.tui.shared import prompt_inspector
 
-    monkeypatch.setattr(prompt_inspector, "PROMPT_IN_WORKER", 1)
+    monkeypatch.setattr(open_run, "PROMPT_IN_WORKER", 1)
     a, b = pair
     app = DiffApp.of(str(a), str(b))
     async with app.run_test(size=(140, 40)) as pilot:

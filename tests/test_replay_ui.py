@@ -194,11 +194,9 @@ async def test_a_long_historys_prompt_is_worked_out_off_the_ui_thread(monkeypatc
     """Past `PROMPT_IN_WORKER` messages (a huge run's last step: tens of seconds), `t` says it is
     working and opens the inspector when its worker is done, and what-if says it is working
     and shows the figures then; the same prompts."""
-    from swedeck.tui.replay import what_if_screen
-    from swedeck.tui.shared import prompt_inspector
+    from swedeck.core.replay import open_run
 
-    monkeypatch.setattr(prompt_inspector, "PROMPT_IN_WORKER", 1)
-    monkeypatch.setattr(what_if_screen, "PROMPT_IN_WORKER", 1)
+    monkeypatch.setattr(open_run, "PROMPT_IN_WORKER", 1)  # the one threshold: `t` and what-if alike
     trajectory = load_trajectory(MINI_FIXTURE)
     app = ReplayApp([MINI_FIXTURE], start_step=-1)
     async with app.run_test(size=SIZE) as pilot:
@@ -617,12 +615,11 @@ async def test_go_to_asks_on_a_line_over_the_view_and_the_footer_stays_as_it_is(
 async def test_a_search_of_a_file_read_whole_reads_the_open_one_and_steps_aside_for_keys(monkeypatch):
     # Issue 49: the search parsed a 97 MB ATIF file a second time (200 MB more), and held the GIL
     # from the keys pressed while it ran (search next p99 294-298 ms).
-    from swedeck.core.replay import search
-    from swedeck.tui.replay import replay_screen
+    from swedeck.core.replay import open_run, search
 
     opened: list[object] = []
-    open_document = replay_screen.open_document
-    monkeypatch.setattr(replay_screen, "open_document", lambda *a, **k: opened.append(a[0]) or open_document(*a, **k))
+    open_document = open_run.open_document
+    monkeypatch.setattr(open_run, "open_document", lambda *a, **k: opened.append(a[0]) or open_document(*a, **k))
     monkeypatch.setattr(search, "PAUSE_EVERY", 1)
     path = REPO_FIXTURES / "agents" / "atif" / "v1.5-plain.json"
     app = ReplayApp([path])

@@ -83,8 +83,9 @@ async def test_the_palette_offers_every_key_of_the_view(tmp_path, view, bindings
 async def test_a_worker_whose_file_disappears_says_so_and_ends_its_busy_state(tmp_path, work):
     """The search says it stopped and its header no longer says "(searching…)"; a worker
     without words of its own (the token curve) is said by the kit; the app goes on. (A file
-    read whole is searched where it is open: the search reads a live file again, by its lines.)"""
-    path = write_trajectory(tmp_path / "t", 3, finish=work != "search")
+    read whole is searched and its curve read where it is open: a live file is read again, by its
+    lines.)"""
+    path = write_trajectory(tmp_path / "t", 3, finish=False)
     app = ReplayApp([path])
     async with app.run_test(size=SIZE) as pilot:
         screen = app.screen
@@ -97,7 +98,7 @@ async def test_a_worker_whose_file_disappears_says_so_and_ends_its_busy_state(tm
             said = [n for n in app._notifications if n.title == "The search stopped"]
             assert said and path.name in said[0].message, [(n.title, n.message) for n in app._notifications]
         else:
-            screen.read_curve(path)  # reads the file again, in its worker
+            screen.run.start_curve()  # reads the live file again, in the open run's thread
             await wait_for(pilot, lambda: any(n.title == "The token curve failed" for n in app._notifications), 10)
         assert app.is_running
 

@@ -11,6 +11,7 @@ from typing import Literal
 
 from ..errors import UsageError
 from ..trajectory.loader import load_trajectory
+from ..trajectory.model import Trajectory
 from ..whole_file import write_whole
 from .atif import ATIF_VERSION, atif_chunks, step_range
 
@@ -43,10 +44,12 @@ def default_kind(out: Path) -> ExportFormat:
 
 
 def export(path: str | Path, kind: str, steps: str | None = None,
-           prices: Mapping[str, Mapping[str, float]] | None = None) -> Exported:
+           prices: Mapping[str, Mapping[str, float]] | None = None, trajectory: Trajectory | None = None) -> Exported:
     """`path` as ATIF or an HTML page (its steps `A:B`); the page's dollars priced with
-    `prices` (`model.prices`) over litellm's map."""
-    trajectory = load_trajectory(path, lazy=True)  # each message built as it is written (and a damaged one said then)
+    `prices` (`model.prices`) over litellm's map. `trajectory`: `path` already read whole (the
+    replay's open run), not read again."""
+    if trajectory is None:
+        trajectory = load_trajectory(path, lazy=True)  # each message built as it is written (and a damaged one said then)
     if not trajectory.steps and not len(trajectory.messages):
         raise UsageError(f"{path}: nothing to export (no messages)")
     if not trajectory.steps:  # messages and no model response (a sample of tool results alone): all of them

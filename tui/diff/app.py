@@ -113,11 +113,10 @@ def _pair_screen(a: str, b: str, processors: list[dict[str, Any]] | None, fork_m
 
     from swedeck.core.diff.align import align
     from swedeck.core.diff.nway import divergence
-    from swedeck.core.replay.document import LoadedDocument
     from swedeck.core.trajectory.loader import load_trajectory
 
     runs = list(read) if read is not None else [load_trajectory(a, lazy=True), load_trajectory(b, lazy=True)]
-    sides = [Side(Path(path).name, path, run, LoadedDocument(run)) for path, run in zip((a, b), runs, strict=True)]
+    sides = [Side(Path(path).name, path, run) for path, run in zip((a, b), runs, strict=True)]
     alignment = align(runs[0], runs[1])
     found = divergence((0, 1), runs[0], runs[1], alignment)
     why = "the runs never part" if found.step is None else f"they part at step {found.step} of A: {found.cls}"

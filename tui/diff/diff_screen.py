@@ -2,11 +2,12 @@
 the first divergence shown at open, each side's thought, commands and output with the lines
 the other side lacks set apart, the two context curves in one chart, and both runs' totals.
 
-State is in Textual vars (`DiffState`, beside this file) the header binds to; the moves,
-go-to, search (a worker over the core's `step_matches`), fork and quit are the replay's
-(`shared/step_browser.py`); the curve is computed in a worker that only posts a message; the
-prompt inspector is the replay's (`open_step_prompt`: a long history's in a worker); `f`/`F`
-end the app with a fork of A's or B's step.
+Each run is an open run, as the replay's file is (`core/replay/open_run.OpenRun`): its token
+curve read in its thread, a long history's prompt worked out there, both reported through
+`kit.run_events`. State is in Textual vars (`DiffState`, beside this file) the header binds
+to; the moves, go-to, search (a worker over the core's `step_matches`), fork and quit are the
+replay's (`shared/step_browser.py`); the prompt inspector is the replay's
+(`open_step_prompt`); `f`/`F` end the app with a fork of A's or B's step.
 """
 
 from __future__ import annotations
@@ -20,22 +21,23 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.message import Message
 from textual.widgets import Static
 
 from swedeck.core.diff.align import Alignment, Row, step_key, totals_line
 from swedeck.core.diff.lines import changed_lines
 from swedeck.core.meter import model_window
 from swedeck.core.replay.document import LoadedDocument, StepView
+from swedeck.core.replay.open_run import CurvePoints, Failed, OpenRun, PromptReady
 from swedeck.core.replay.search import step_matches
 from swedeck.core.replay.step_text import command_lines, model_text, output_text
-from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.text import visible
 from swedeck.core.trajectory.model import Trajectory
 
-from ..kit.view_screen import background, css_beside
+from ..kit.pacing import pacing_of
+from ..kit.run_events import RunEventMessage, posting
+from ..kit.view_screen import css_beside
 from ..shared.highlight import highlighted
-from ..shared.prompt_inspector import open_step_prompt
+from ..shared.prompt_inspector import open_step_prompt, shown_prompt
 from ..shared.step_browser import StepBrowser
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.header_line import HeaderLine
@@ -51,12 +53,11 @@ MARKS = {"same": "=", "changed": "≠", "a_only": "<", "b_only": ">"}
 
 @dataclass(frozen=True)
 class Side:
-    """One run in the view: what opens it, the trajectory, and its steps as the replay shows them."""
+    """One run in the view: what opens it, and the trajectory read."""
 
     name: str
     path: str
     trajectory: Trajectory
-    document: LoadedDocument
 
 
 class DiffScreen(DiffState, StepBrowser):
@@ -64,7 +65,8 @@ class DiffScreen(DiffState, StepBrowser):
     BINDINGS: ClassVar[list[BindingType]] = [*DIFF_BINDINGS]
     GOTO_PROMPT = "go to step (of A)"
     SEARCH_PROMPT = "search both runs' thoughts, commands and output"
-    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curves": "the token curves"}
+    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curves",
+                                      "prompt": "the step's prompt"}
 
     def __init__(self, a: Side, b: Side, alignment: Alignment, processors: list[dict[str, Any]] | None = None,
                  fork_model: str | None = None, why: str = "") -> None:
@@ -76,6 +78,8 @@ class DiffScreen(DiffState, StepBrowser):
         self.processors = list(processors or [])
         self.fork_model = fork_model
         self.curves: dict[str, dict[int, int]] = {"a": {}, "b": {}}
+        self.runs: dict[str, OpenRun] = {}
+        """Each side's run, open while the view is (its steps as the replay shows them, its curve, a prompt)."""
         self.set_reactive(DiffState.rows, len(alignment.rows))
         self.set_reactive(DiffState.names, (a.name, b.name))
         self.set_reactive(DiffState.first_divergence, alignment.first_divergence)
@@ -94,6 +98,8 @@ class DiffScreen(DiffState, StepBrowser):
         yield FittedFooter()
 
     def on_mount(self) -> None:
+        self.runs = {key: OpenRun.of(side.trajectory, posting(self), pacing_of(self.app))
+                     for key, side in self.sides.items()}
         rows = self.query_one(StepList)
         rows.set_count(len(self.alignment.rows))
         rows.set_commands({index + 1: self._row_label(row) for index, row in enumerate(self.alignment.rows)})
@@ -103,7 +109,12 @@ class DiffScreen(DiffState, StepBrowser):
         first = self.alignment.divergences()
         self.row = first[0] if first else 0  # the first divergence, at open
         self.watch_row()
-        self.compute_curves()
+        for run in self.runs.values():
+            run.start_curve()
+
+    def on_unmount(self) -> None:
+        for run in self.runs.values():
+            run.close()
 
     # --- rows ------------------------------------------------------------------------------
 
@@ -183,7 +194,9 @@ class DiffScreen(DiffState, StepBrowser):
         self.query_one(DualCurve).set_here(self.row)
 
     def _view(self, key: str, number: int | None) -> StepView | None:
-        return None if number is None else self.sides[key].document.step(number)
+        document = self.runs[key].document
+        assert document is not None
+        return None if number is None else document.step(number)
 
     def on_step_list_highlighted(self, event: StepList.Highlighted) -> None:
         if event.index != self.row:
@@ -191,19 +204,22 @@ class DiffScreen(DiffState, StepBrowser):
 
     # --- the curves ------------------------------------------------------------------------
 
-    class Curves(Message):
-        def __init__(self, curves: dict[str, dict[int, int]]) -> None:
-            super().__init__()
-            self.curves = curves
+    def on_run_event_message(self, message: RunEventMessage) -> None:
+        event = message.event
+        key = next((key for key, run in self.runs.items() if run is event.run), None)
+        if key is None or not event.run.current(event):
+            return
+        if isinstance(event, CurvePoints):
+            self.curves[key].update((point.step, point.tokens) for point in event.points)
+            if event.done:
+                self._draw_curves()
+        elif isinstance(event, PromptReady):
+            row = self.alignment.rows[self.row] if self.alignment.rows else None
+            shown_prompt(self, event, still=row is not None and getattr(row, key) == event.step)
+        elif isinstance(event, Failed):
+            self.say_failed(event.work, event.error)
 
-    @background(exclusive=True, group="curves")
-    def compute_curves(self) -> None:
-        curves = {key: {point.step: point.tokens for point in token_curve(LoadedDocument(side.trajectory))}
-                  for key, side in self.sides.items()}
-        self.post_message(self.Curves(curves))
-
-    def on_diff_screen_curves(self, message: Curves) -> None:
-        self.curves = message.curves
+    def _draw_curves(self) -> None:
         rows = self.alignment.rows
         self.query_one(DualCurve).set_points([self.curves["a"].get(row.a) if row.a else None for row in rows],
                                              [self.curves["b"].get(row.b) if row.b else None for row in rows])
@@ -228,10 +244,8 @@ class DiffScreen(DiffState, StepBrowser):
         if number is None:
             self.notify(f"{key.upper()} took no step here", severity="warning")
             return
-        side = self.sides[key]
-        row_now = self.row  # a long history's prompt is worked out in a worker, as the replay's `t` (issue 64)
-        open_step_prompt(self, side.trajectory, number, self.processors, model_window(side.trajectory.info.model_name),
-                         still=lambda: self.row == row_now)
+        window = model_window(self.sides[key].trajectory.info.model_name)
+        open_step_prompt(self, self.runs[key], number, self.processors, window)  # a long history's in its thread
 
     def action_fork(self, key: str) -> None:
         row = self.alignment.rows[self.row] if self.alignment.rows else None

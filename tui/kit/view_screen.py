@@ -41,10 +41,13 @@ class WorkerErrors:
         elif event.state == WorkerState.ERROR:
             if self.worker_failed(worker):
                 return
-            what = self.WORK.get(worker.group, worker.group if worker.group != "default" else "a background task")
-            error = worker.error
-            self.notify(visible(f"{type(error).__name__}: {error}"),  # type: ignore[attr-defined]
-                        title=f"{what[:1].upper()}{what[1:]} failed", severity="error", timeout=15, markup=False)
+            self.say_failed(worker.group, worker.error)
+
+    def say_failed(self, work: str, error: BaseException | None) -> None:
+        """Tell the person that `work` (a worker's group, an open run's work) failed, and why."""
+        what = self.WORK.get(work, work if work != "default" else "a background task")
+        self.notify(visible(f"{type(error).__name__}: {error}"),  # type: ignore[attr-defined]
+                    title=f"{what[:1].upper()}{what[1:]} failed", severity="error", timeout=15, markup=False)
 
     def worker_done(self, worker: Worker[Any]) -> None:
         """A worker of this view returned (its results came as messages before it)."""

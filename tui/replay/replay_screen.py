@@ -1,20 +1,21 @@
 """The replay view (SPEC §11.1): the live layout, read-only, for one saved trajectory.
 
-Steps are read from the document when shown (a `.traj.jsonl` is indexed, not parsed); the
-token curve is computed in a thread worker and drawn as it grows. Anything wrong with a
-file is an error view naming the file and the reason; in a folder L/H still move on.
+A view: layout, keys and drawing a step. What happens between opening a file and drawing a
+step is the open run's (`core/replay/open_run.OpenRun`, one per file shown): a large file's
+part then its whole, the token curve and each step's dollars, the search's places, a long
+history's prompt, the export, follow. It reports from its threads through `kit.run_events`;
+this view draws what it reports. Anything wrong with a file is an error view naming the file
+and the reason; in a folder L/H still move on.
 
 What it shows is state in Textual vars (`ReplayState`, its base class) that the widgets
 `data_bind` to; the moves, go-to, search, fork and quit are the diff's too
-(`shared/step_browser.py`); workers only post messages, and one that fails says so (the
-kit); the modal views (`t` the prompt inspector shared with the live screen, `p` what-if,
-`i` fidelity, `b` branches) get what they show from the core.
+(`shared/step_browser.py`); the modal views (`t` the prompt inspector shared with the live
+screen, `p` what-if, `i` fidelity, `b` branches, `s` subagents) get what they show from the core.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -25,24 +26,24 @@ from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import Key
-from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import Static
 
-from swedeck.core.cost import Prices, RunningCost, StepCost
+from swedeck.core.cost import Prices, StepCost
 from swedeck.core.errors import UsageError
 from swedeck.core.meter import model_window, step_meter
-from swedeck.core.replay.document import (
-    LoadedDocument,
-    ReadingDocument,
-    ReplayDocument,
-    StepView,
-    final_of,
-    open_document,
+from swedeck.core.replay.document import ReplayDocument, StepView
+from swedeck.core.replay.open_run import (
+    CurveEntry,
+    CurvePoints,
+    Exported,
+    Failed,
+    OpenRun,
+    Progress,
+    PromptReady,
+    Read,
+    WholeReadFailed,
 )
-from swedeck.core.replay.search import matching_steps
 from swedeck.core.replay.step_text import command_lines, model_text, opening, output_text
-from swedeck.core.replay.token_curve import token_curve
 from swedeck.core.startup.read_ahead import ReadAhead
 from swedeck.core.subagents import RunNode, agent_steps, subagent_files
 from swedeck.core.text import visible
@@ -50,10 +51,10 @@ from swedeck.core.trajectory.errors import TrajectoryError
 from swedeck.core.trajectory.fidelity import fidelity_of, summary, summary_lines
 from swedeck.core.trajectory.files import run_label
 from swedeck.core.trajectory.model import Branch, Trajectory
-from swedeck.core.trajectory.readers.source import Stopped
 
 from ..kit.pacing import pacing_of
-from ..kit.view_screen import background, css_beside
+from ..kit.run_events import RunEventMessage, posting
+from ..kit.view_screen import css_beside
 from ..shared.fork import ForkRequest
 from ..shared.highlight import highlighted
 from ..shared.step_browser import StepBrowser
@@ -76,19 +77,6 @@ PLAY_TICK_S = 0.05
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
 
 
-READ_PROGRESS_S = 0.25
-"""How often the header says how much of a large file its worker has read."""
-CURVE_BATCH_S = 0.5
-"""How often the token curve's worker hands its points to the UI (each batch redraws the chart)."""
-CURVE_YIELD_EVERY = 200
-CURVE_QUIET_EVERY = 10
-"""How often the worker looks whether a key is being handled (`kit.pacing`), and waits."""
-CURVE_YIELD_S = 0.002
-"""The curve's worker sleeps this long every so many steps: a thread that never blocks keeps
-the GIL from the UI's thread for its whole switch interval, again and again (bench: jumps of
-45,000-step files took 100-280 ms while it ran)."""
-
-
 class ReplaySettings(msgspec.Struct, frozen=True):
     """What the replay takes from the person's config besides `ui`."""
 
@@ -100,19 +88,11 @@ class ReplaySettings(msgspec.Struct, frozen=True):
     """`model.prices`: each step's dollars are priced with them over litellm's map."""
 
 
-def worker_document(shown: ReplayDocument | None, path: Path) -> ReplayDocument:
-    """What a worker reads `path` through: the open document when it was read whole (only read
-    from, never parsed a second time beside the UI's); else a reader of its own, as a lazy
-    document's file position is the UI's."""
-    return shown if isinstance(shown, LoadedDocument) else open_document(path)
-
-
 class ReplayScreen(ReplayState, StepBrowser):
     CSS_PATH = css_beside(__file__)
     BINDINGS: ClassVar[list[BindingType]] = [*REPLAY_BINDINGS]
     GOTO_PROMPT = "go to step (negative counts from the end)"
-    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "export": "the export",
-                                      "reading": "the reading of the whole file", "prompt": "the step's prompt"}
+    WORK: ClassVar[dict[str, str]] = {"search": "the search", "curve": "the token curve", "prompt": "the step's prompt"}
 
     def __init__(self, paths: list[Path], *, start_step: int | None = None, follow: bool = False,
                  play: bool = False, processors: list[dict[str, Any]] | None = None, file_index: int = 0,
@@ -122,8 +102,6 @@ class ReplayScreen(ReplayState, StepBrowser):
         super().__init__()
         self._ahead = ahead
         """The first file's bytes, read while the command's modules imported: for its first opening only."""
-        self._leaving = threading.Event()
-        """Set when the screen goes: the token curve's worker stops (issue 62.3: `q` leaves at once)."""
         self._settings = settings
         self._settings_lock = threading.Lock()
         """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
@@ -143,14 +121,12 @@ class ReplayScreen(ReplayState, StepBrowser):
         self._processors = list(processors or [])
         self._prices: dict[str, dict[str, float]] = {}
         self.costs: dict[int, StepCost] = {}
-        """Each step's dollars and the run's up to it, as the curve's worker prices them (issue 65)."""
-        self.document: ReplayDocument | None = None
+        """Each step's dollars and the run's up to it, as the open run's curve prices them (issue 65)."""
+        self.run: OpenRun | None = None
+        """The file shown, open (`core/replay/open_run.py`); None while none is."""
         self._play_shown = 0
         self.view: StepView | None = None
         self.window: int | None = None
-        self._progress_timer: Timer | None = None
-        self._after_reading: list[Callable[[], None]] = []
-        """What the person asked for that needs the whole of a file still read (a go-to, a search), in order."""
 
     # --- layout -------------------------------------------------------------------------
 
@@ -234,11 +210,16 @@ class ReplayScreen(ReplayState, StepBrowser):
     def path(self) -> Path:
         return self.paths[self.file_index]
 
+    @property
+    def document(self) -> ReplayDocument | None:
+        """What is open of the file shown: a large file's part while it is read whole, then the whole."""
+        return self.run.document if self.run is not None else None
+
     def open_file(self, index: int) -> None:
         self.workers.cancel_group(self, "search")
-        self._stop_reading()
+        self._leave_run()
         self.file_index = index
-        self.document, self.view = None, None
+        self.view = None
         self.curve, self.curve_points, self.matches, self.searching = {}, [], [], False
         self.costs = {}
         self.opened = OpenedFile(self.path.name)
@@ -246,127 +227,91 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.error = None
         steps = self.step_list
         steps.clear()
-        pacing_of(self.app).thaw()  # the previous file's objects: collectable again once unreferenced
         wanted = self.start_step if self.start_step is not None and index == self.file_index else 1
         self.start_step = None
+        run = self.run = OpenRun(self.path, posting(self), pacing_of(self.app), self.price_list)
         try:
             ahead, self._ahead = self._ahead, None
-            # a large file whose start or end reads alone shows it at once, read whole in a worker (issue 49)
-            self.document = open_document(self.path, ahead, part="end" if wanted < 0 else "start")
+            place = run.open(wanted, ahead)
         except TrajectoryError as error:
             self.show_error(str(error))
             return
-        # what the file became lives while it is open: out of the collector's full walks (a
-        # 45,000-step file is millions of objects, and each walk holds the GIL for the length of it)
-        pacing_of(self.app).freeze()
+        document = run.document
+        assert document is not None
         self._opened()
-        self.window = model_window(self.document.info.model_name)
-        count = self.document.step_count
+        self.window = model_window(document.info.model_name)
+        count = document.step_count
         steps.set_count(count)
         if count == 0:
             self.show_error(f"{self.path}: no steps to show (no assistant message yet)")
             return
-        if isinstance(self.document, ReadingDocument):
-            self._start_reading(self.document, wanted)
-            return
-        wanted = count + 1 + wanted if wanted < 0 else wanted
-        self.go(min(max(wanted, 1), count), force=True)
-        # After the first frame: reading every step for the curve competes for the GIL (bench B2).
-        self.call_after_refresh(self.read_curve, self.path, self.document)
+        reading = run.reading
+        if reading is not None:  # a large file: its start or end, read whole by the run (issue 49)
+            steps.from_end = reading.at_end
+            self.reading = ReadProgress(reading.progress, reading.at_end)
+            if place is None:
+                run.when_read(lambda: self.goto(wanted))
+                place = reading.step_count if reading.at_end else 1
+        self.go(place or 1, force=True)
+        self.call_after_refresh(run.start)  # after the first frame: it competes for the GIL (bench B2)
 
-    # --- a large file, read whole in a worker while its start or end is shown ----------------
+    def _leave_run(self) -> None:
+        if self.run is not None:
+            self.run.close()
+        self.run, self.reading = None, None
 
-    def _start_reading(self, document: ReadingDocument, wanted: int) -> None:
-        document.pace(pacing_of(self.app).quiet.wait)  # the reading steps aside while a key is handled
-        self.step_list.from_end = document.at_end
-        self.reading = ReadProgress(document.progress, document.at_end)
-        self._progress_timer = self.set_interval(READ_PROGRESS_S, self._read_progress)
-        place = self._place_in_part(wanted)
-        if place is None:
-            self._after_reading.append(lambda: self.goto(wanted))
-            place = document.step_count if document.at_end else 1
-        self.go(place, force=True)
-        self.call_after_refresh(self.read_whole, document)  # after the first frame: it competes for the GIL (bench B2)
-
-    def _place_in_part(self, number: int) -> int | None:
-        """Where step `number` of the file (negative: from the end) is among a reading's steps,
-        or None when it is not among them, or not known before the whole is read."""
-        document = self.document
-        assert isinstance(document, ReadingDocument)
-        count = document.step_count
-        if document.at_end:
-            return count + 1 + number if -count <= number < 0 else None
-        return number if 0 < number <= count else None
-
-    def _read_progress(self) -> None:
-        if isinstance(self.document, ReadingDocument) and self.reading is not None:
-            self.reading = ReadProgress(self.document.progress, self.reading.from_end)
+    def on_unmount(self) -> None:
+        self._leave_run()  # its reading and curve stop at their next step: `q` never waits for them
 
     def _wait_for_reading(self, what: str, then: Callable[[], None] | None = None) -> bool:
         """Whether the open file is still being read whole; then `what` is said to wait for it,
         and `then` is done when it is read (after what was asked before it)."""
-        if not isinstance(self.document, ReadingDocument) or self.reading is None:
+        if self.run is None or not self.run.when_read(then):
             return False
-        if then is not None:
-            self._after_reading.append(then)
-        self.notify(visible(f"{what} when the whole file is read ({self.reading.done:.0%} so far)"), markup=False)
+        done = self.reading.done if self.reading is not None else 0.0
+        self.notify(visible(f"{what} when the whole file is read ({done:.0%} so far)"), markup=False)
         return True
 
-    def _stop_reading(self) -> None:
-        if isinstance(self.document, ReadingDocument):
-            self.document.stop()
-        if self._progress_timer is not None:
-            self._progress_timer.stop()
-        self._progress_timer = None
-        self.reading, self._after_reading = None, []
+    # --- what the open run reports ---------------------------------------------------------
 
-    def on_unmount(self) -> None:
-        self._stop_reading()
-        self._leaving.set()  # the curve's worker stops at its next point: `q` never waits for it
+    def on_run_event_message(self, message: RunEventMessage) -> None:
+        event = message.event
+        run = self.run
+        if run is None or not run.current(event):
+            return  # a file left since, a curve started again
+        if isinstance(event, Progress):
+            if self.reading is not None:
+                self.reading = ReadProgress(event.done, self.reading.from_end)
+        elif isinstance(event, Read):
+            self._read(run, event)
+        elif isinstance(event, CurvePoints):
+            self._curve_points(event.points)
+        elif isinstance(event, PromptReady):
+            from ..shared.prompt_inspector import shown_prompt  # the inspector's modules: on `t`, not at the first frame
 
-    class Read(Message):
-        """A large file read whole by its worker (`document`), or why it cannot be (`error`)."""
+            shown_prompt(self, event, still=event.step == self.step)
+        elif isinstance(event, Exported):
+            self.notify(visible(event.text), severity="error" if event.failed else "information", markup=False,
+                        timeout=8)
+        elif isinstance(event, Failed):
+            self.say_failed(event.work, event.error)
 
-        def __init__(self, reading: ReadingDocument, document: LoadedDocument | None, error: str | None) -> None:
-            super().__init__()
-            self.reading, self.document, self.error = reading, document, error
-
-    @background(group="reading")
-    def read_whole(self, reading: ReadingDocument) -> None:
+    def _read(self, run: OpenRun, event: Read) -> None:
+        """The whole of a large file, read: shown from the same step, then what was asked meanwhile."""
+        self.reading = None
         try:
-            document = reading.finish()
-        except Stopped:
-            return  # the person left the file
-        except TrajectoryError as error:
-            self.post_message(self.Read(reading, None, str(error)))
+            place, then = run.adopt(event, self.step)
+        except WholeReadFailed as error:
+            self.show_error(str(error))
             return
-        except Exception as error:  # noqa: BLE001 - said for its own file (not left reading for ever), as a damaged one is
-            self.post_message(self.Read(reading, None, f"{reading.path}: the whole file could not be read "
-                                                       f"({type(error).__name__}: {error})"))
-            return
-        self.post_message(self.Read(reading, document, None))
-
-    def on_replay_screen_read(self, message: Read) -> None:
-        reading = message.reading
-        if reading is not self.document:
-            return  # a file left since
-        then = self._after_reading
-        self._stop_reading()
-        if message.document is None:
-            self.show_error(message.error or f"{self.path}: cannot be read")
-            return
-        shown, place = reading.step_count, self.step
-        self.document = message.document
-        pacing_of(self.app).freeze()
         self._opened()
-        count = self.document.step_count
         steps = self.step_list
         steps.from_end = False
-        steps.set_count(count)
-        self.go(count - (shown - place) if reading.at_end else place, force=True)
+        steps.set_count(self.step_count)
+        self.go(place, force=True)
         for asked in then:
             asked()
-        self.call_after_refresh(self.read_curve, self.path, self.document)
+        self.call_after_refresh(run.start_curve)
 
     def _opened(self) -> None:
         """The open document's name, format, model and step count, for the header."""
@@ -399,8 +344,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         return self.step_count
 
     def goto(self, number: int) -> None:
-        if isinstance(self.document, ReadingDocument) and self.reading is not None:
-            place = self._place_in_part(number)
+        run = self.run
+        if run is not None and run.reading is not None:
+            place = run.place_in_part(number)
             if place is None:
                 self._wait_for_reading(f"step {number}: shown", lambda: self.goto(number))
                 return
@@ -414,15 +360,11 @@ class ReplayScreen(ReplayState, StepBrowser):
         super().search(text)
 
     def search_source(self) -> object:
-        return self.path
+        return self.run  # results for a file no longer open are dropped
 
     def search_places(self, source: object, query: str) -> Iterator[int]:
-        assert isinstance(source, Path)
-        # the open document, as the token curve's worker reads (a 97 MB ATIF file parsed a second
-        # time took 200 MB); results for a file no longer open are dropped (`search_source`)
-        document = worker_document(self.document, source)
-        # a key waits for no step of the search (issue 49: search next p99 was 294-298 ms while it ran)
-        return matching_steps(document, query, pause=pacing_of(self.app).quiet.wait)
+        assert isinstance(source, OpenRun)
+        return source.search_places(query)
 
     def searched(self) -> None:
         if self.document is not None and not self.error:
@@ -478,48 +420,7 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     # --- token curve ----------------------------------------------------------------------
 
-    class CurvePoints(Message):
-        """Points of a file's token curve, from the worker that reads them."""
-
-        def __init__(self, path: Path, points: list[tuple[int, int, str, str, StepCost]]) -> None:
-            super().__init__()
-            self.path = path
-            self.points = points
-
-    @background(exclusive=True, group="curve")
-    def read_curve(self, path: Path, shared: ReplayDocument | None = None) -> None:
-        # No full collection while it runs: each walked what the steps made, 90-190 ms, 40 times
-        # over a 45,000-step file, keys waiting behind them (the young generations are still
-        # collected: `on_replay_screen_curve_points`). Released however it ends (a cancelled
-        # worker runs to its end too); what it made lives while the file is open: frozen.
-        pacing = pacing_of(self.app)
-        pacing.hold()
-        try:
-            self._read_curve(path, shared)
-        finally:
-            pacing.release()
-
-    def _read_curve(self, path: Path, shared: ReplayDocument | None) -> None:
-        document = worker_document(shared, path)
-        self._settled()  # the config's prices (issue 65)
-        priced = RunningCost(Prices(self._prices), document.info.model_name)
-        batch: list[tuple[int, int, str, str, StepCost]] = []
-        sent = time.monotonic()
-        pace = pacing_of(self.app).worker_pace(CURVE_QUIET_EVERY, CURVE_YIELD_EVERY, CURVE_YIELD_S)
-        for point in token_curve(document):
-            if self._leaving.is_set():  # the person left: the app ends without waiting for the curve
-                return
-            batch.append((point.step, point.tokens, point.label, point.mark, priced.add(point.usage, point.model)))
-            pace(point.step)  # while a key is handled the GIL is the UI's, and every so often anyway
-            if len(batch) >= 200 and time.monotonic() - sent >= CURVE_BATCH_S:  # a few redraws a second, at most
-                self.post_message(self.CurvePoints(path, batch))
-                batch, sent = [], time.monotonic()
-        self.post_message(self.CurvePoints(path, batch))
-
-    def on_replay_screen_curve_points(self, message: CurvePoints) -> None:
-        path, points = message.path, message.points
-        if path != self.path:
-            return
+    def _curve_points(self, points: list[CurveEntry]) -> None:
         commands = {}
         chart = self.query_one(TokenChart)
         marks = dict(chart.marks)
@@ -538,38 +439,36 @@ class ReplayScreen(ReplayState, StepBrowser):
         chart.window, chart.marks = self._window(), marks
         self.add_curve(tokens_of)
         pacing_of(self.app).collect_young()  # while collections are held, a dialog's widgets are still collected
-        if self.view is not None and any(point[0] == self.step for point in points):
+        if self.view is not None and any(point.step == self.step for point in points):
             self._meter()  # the estimate and the dollars of the shown step just arrived
 
     # --- follow and play ------------------------------------------------------------------
 
     def poll(self) -> None:
-        if self.document is None:
+        run = self.run
+        if run is None or run.document is None:
             return
-        self._answering()
+        self.answering = run.answering()
         at_end = self.step == self.step_count
         try:
-            new = self.document.refresh()
+            followed = run.follow()
         except TrajectoryError as error:
-            final = final_of(self.path)
-            if final is None:
-                self.show_error(str(error))
-            else:
-                self._go_on_in(final, at_end)
+            self.show_error(str(error))
             return
-        if not new:
+        if followed.final is not None:  # the session ended and its live file became this one
+            self.paths[self.file_index], self.following = followed.final, False
+            self._opened()
+            self.step_list.set_count(self.step_count)
+            self.go(self.step_count if at_end or self.step > self.step_count else self.step, force=True)
+            self.notify(visible(f"the session ended: now showing {followed.final.name}"), markup=False)
+        elif not followed.new:
             return
-        self.step_list.set_count(self.step_count)
-        self._opened()
-        if self.step == 0 or at_end:
-            self.go(self.step_count)
-        self.read_curve(self.path)
-
-    def _answering(self) -> None:
-        """A record's answer as it streams (`swedeck record` writes it beside the record)."""
-        from swedeck.core.record.live import streaming_answer  # a followed file's, after the first frame
-
-        self.answering = streaming_answer(self.path)
+        else:
+            self.step_list.set_count(self.step_count)
+            self._opened()
+            if self.step == 0 or at_end:
+                self.go(self.step_count)
+        run.start_curve()
 
     def watch_answering(self, answering: str | None) -> None:
         if self.document is None or self.error or self.step != self.step_count:
@@ -580,21 +479,6 @@ class ReplayScreen(ReplayState, StepBrowser):
         self.query_one("#model-text", Static).update(highlighted(
             f"(step {self.step_count + 1}, as it streams)\n{answering}", self.search_text))
         self.query_one("#model-command", Static).update("")
-
-    def _go_on_in(self, final: Path, at_end: bool) -> None:
-        """The session ended and its live file became `final`: show that, from the same step."""
-        try:
-            document = open_document(final)
-        except TrajectoryError as error:
-            self.show_error(str(error))
-            return
-        self.paths[self.file_index] = final
-        self.document, self.following = document, False
-        self._opened()
-        self.step_list.set_count(document.step_count)
-        self.go(document.step_count if at_end or self.step > document.step_count else self.step, force=True)
-        self.notify(visible(f"the session ended: now showing {final.name}"), markup=False)
-        self.read_curve(final)
 
     def play_tick(self) -> None:
         if not self.playing or self.document is None or self.error:
@@ -643,13 +527,11 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def action_prompt(self) -> None:
         trajectory = self._trajectory()
-        if trajectory is None:
+        if trajectory is None or self.run is None:
             return
         from ..shared.prompt_inspector import open_step_prompt  # on its key, not before the first frame
 
-        step = self.step
-        open_step_prompt(self, trajectory, step, self.processors, self._window(), trust_file=self.trust_file,
-                         still=lambda: self.step == step)
+        open_step_prompt(self, self.run, self.step, self.processors, self._window(), trust_file=self.trust_file)
 
     _rules: list[str] = []
 
@@ -720,51 +602,30 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def action_export(self) -> None:
         from ..shared.ask_screen import AskScreen  # on its key, not before the first frame
-        if self.document is None:
+        run = self.run
+        if run is None or run.document is None:
             self.notify("nothing to export here", severity="warning")
             return
-        source = str(self.path)
 
         def answer(value: str | None) -> None:
             if value and value.strip():
                 self.notify(visible(f"exporting to {value.strip()}…"), markup=False)
-                self.run_export(source, value.strip())
+                run.export(Path(value.strip()).expanduser(), self.price_table)
         suggestion = f"{self.path.name.split('#')[0].removesuffix('.json').removesuffix('.jsonl')}.atif.json"
         self.app.push_screen(AskScreen("export to (a .html name writes a page; any other, ATIF)", suggestion), answer)
 
-    class Exported(Message):
-        """What the export worker did: a line to tell the person, and whether it failed."""
-
-        def __init__(self, text: str, failed: bool) -> None:
-            super().__init__()
-            self.text, self.failed = text, failed
-
-    @background(group="export")
-    def run_export(self, source: str, target: str) -> None:
-        from swedeck.core.errors import SwedeckError
-        from swedeck.core.export.share import default_kind, export, write_export
-
-        out = Path(target).expanduser()
-        try:
-            self._settled()
-            result = export(source, default_kind(out), prices=self._prices)
-            write_export(out, result)
-        except (SwedeckError, TrajectoryError, OSError) as error:
-            self.post_message(self.Exported(f"export failed: {error}", failed=True))
-            return
-        lost = f"; not held: {len(result.losses)} kinds (swedeck export --json lists them)" if result.losses else ""
-        self.post_message(self.Exported(f"wrote {out} ({result.version}, {result.steps} steps){lost}", failed=False))
-
-    def on_replay_screen_exported(self, message: Exported) -> None:
-        self.notify(visible(message.text), severity="error" if message.failed else "information", markup=False,
-                    timeout=8)
+    def price_table(self) -> dict[str, dict[str, float]]:
+        """`model.prices` as the config gives them (from any thread: the config is read once)."""
+        self._settled()
+        return self._prices
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
         if trajectory is not None:
             from .what_if_screen import WhatIfScreen  # with the processors' models (not at the first frame)
 
-            self.app.push_screen(WhatIfScreen(trajectory, self.step, self.processors, self._window()))
+            assert self.run is not None
+            self.app.push_screen(WhatIfScreen(self.run, self.step, self.processors, self._window()))
 
     def _window(self) -> int | None:
         """The window the meter shows for this step: recorded with it, else the model's from the map."""

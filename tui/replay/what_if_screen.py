@@ -15,11 +15,11 @@ from textual.worker import Worker, get_current_worker
 
 from swedeck.core.errors import SwedeckError
 from swedeck.core.prompt_view import StepPrompt, step_summary
-from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve, what_if_prompt
-from swedeck.core.trajectory.model import Trajectory
+from swedeck.core.replay.open_run import Failed, OpenRun, PromptReady
+from swedeck.core.replay.what_if import starting_processors, total_saved, what_if_curve
 
+from ..kit.run_events import RunEventMessage, posting
 from ..kit.view_screen import ViewModal, background, css_beside
-from ..shared.prompt_inspector import PROMPT_IN_WORKER
 from ..widgets.text import literal
 from ..widgets.token_chart import TokenChart
 
@@ -30,17 +30,17 @@ class WhatIfScreen(ViewModal[None]):
                 *[Binding(str(n), f"toggle_processor({n - 1})", f"Toggle {n}", show=False) for n in range(1, 10)],
                 Binding("plus", "bump(1)", "n+1", show=False), Binding("minus", "bump(-1)", "n-1", show=False)]
 
-    def __init__(self, trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
+    def __init__(self, run: OpenRun, step: int, processors: list[dict[str, Any]],
                  window: int | None = None) -> None:
         super().__init__()
-        self.trajectory = trajectory
+        self.run = run
+        """The replay's open run, read whole: the step's prompt is its (`OpenRun.prompt`)."""
+        self.trajectory = trajectory = run.trajectory()
         self.step = step
         self.window = window
         self.processors = starting_processors(trajectory, step, processors)
         self.prompt: StepPrompt | None = None
         """The step's prompt for the chosen processors (None while a worker works it out)."""
-        steps = trajectory.steps
-        self._history = steps[step - 1].prompt_end if 0 < step <= len(steps) else len(trajectory.messages)
         self.curve: list[int] = []
         self.run_saved: int | None = None
         """Tokens the chosen processors save over the whole run (None until the curve is computed)."""
@@ -66,18 +66,19 @@ class WhatIfScreen(ViewModal[None]):
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
         chosen = [dict(processor) for processor in self.processors]
-        if self._history > PROMPT_IN_WORKER:  # each message built and its tokens counted: off the UI's thread
+        try:  # past `PROMPT_IN_WORKER` messages, worked out in the run's thread (each message built and counted)
+            prompt = self.run.prompt(self.step, chosen, self.window, what_if=True, emit=posting(self))
+        except SwedeckError as error:  # a config swedeck refuses (a file's recorded one): said, not raised
             self.prompt = None
             self.query_one("#what-if-figures", Static).update(
-                Content(f"working out step {self.step}'s prompt: {self._history:,} messages…"))
-            self.compute_prompt(chosen)
+                literal(f"step {self.step}'s prompt could not be computed: {type(error).__name__}: {error}"))
         else:
-            try:
-                self._show_prompt(what_if_prompt(self.trajectory, self.step, self.processors, self.window))
-            except SwedeckError as error:  # a config swedeck refuses (a file's recorded one): said, not raised
+            if prompt is not None:
+                self._show_prompt(prompt)
+            else:
                 self.prompt = None
                 self.query_one("#what-if-figures", Static).update(
-                    literal(f"step {self.step}'s prompt could not be computed: {type(error).__name__}: {error}"))
+                    Content(f"working out step {self.step}'s prompt: {self.run.history_at(self.step):,} messages…"))
         self.query_one("#what-if-run", Static).update(Content("whole run: computing…"))
         self.compute_curve(chosen)
 
@@ -85,22 +86,17 @@ class WhatIfScreen(ViewModal[None]):
         self.prompt = prompt
         self.query_one("#what-if-figures", Static).update(literal(step_summary(prompt)))
 
-    @background(exclusive=True, group="prompt")
-    def compute_prompt(self, processors: list[dict[str, Any]]) -> None:
-        prompt = what_if_prompt(self.trajectory, self.step, processors, self.window)
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.PromptDone(processors, prompt))
+    def on_run_event_message(self, message: RunEventMessage) -> None:
+        event = message.event
+        if not event.run.current(event):
+            return
+        if isinstance(event, PromptReady) and event.processors == self.processors_chosen():
+            self._show_prompt(event.prompt)  # else worked out for a choice since changed
+        elif isinstance(event, Failed):
+            self._failed(event.work, event.error)
 
-    class PromptDone(Message):
-        """The step's prompt for the chosen processors, from the worker that worked it out."""
-
-        def __init__(self, processors: list[dict[str, Any]], prompt: StepPrompt) -> None:
-            super().__init__()
-            self.processors, self.prompt = processors, prompt
-
-    def on_what_if_screen_prompt_done(self, message: PromptDone) -> None:
-        if message.processors == self.processors:  # else computed for a choice since changed
-            self._show_prompt(message.prompt)
+    def processors_chosen(self) -> list[dict[str, Any]]:
+        return [dict(processor) for processor in self.processors]
 
     @background(exclusive=True, group="curve")
     def compute_curve(self, processors: list[dict[str, Any]]) -> None:
@@ -135,13 +131,15 @@ class WhatIfScreen(ViewModal[None]):
 
     def worker_failed(self, worker: Worker[Any]) -> bool:
         """A worker raised: the figure it was working out says so, not "computing…" for ever."""
-        error = worker.error
+        self._failed(worker.group, worker.error)
+        return True
+
+    def _failed(self, work: str, error: BaseException | None) -> None:
         said = f"could not be computed: {type(error).__name__}: {error}"
-        if worker.group == "curve":
+        if work == "curve":
             self.query_one("#what-if-run", Static).update(literal(f"whole run: {said}"))
         else:
             self.query_one("#what-if-figures", Static).update(literal(f"step {self.step}'s prompt {said}"))
-        return True
 
     def action_toggle_processor(self, index: int) -> None:
         if index < len(self.processors):

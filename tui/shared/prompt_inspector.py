@@ -8,8 +8,7 @@ so both say the same things the same way. Text is shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
@@ -27,8 +26,8 @@ from ..widgets.prompt_view import PromptView
 from ..widgets.text import literal
 
 if TYPE_CHECKING:
+    from swedeck.core.replay.open_run import OpenRun, PromptReady
     from swedeck.core.session import PromptPreview
-    from swedeck.core.trajectory.model import Trajectory
 
 
 def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
@@ -40,38 +39,24 @@ def next_prompt_summary(preview: PromptPreview, history_size: int) -> str:
                           dropped=max(0, history_size - len(preview.messages)))
 
 
-PROMPT_IN_WORKER = 2_000
-"""A step whose history holds more messages than this has its prompt worked out in a worker,
-by `t` (replay, diff: `open_step_prompt`) and what-if (the last step of a 103,000-step
-rollout: 34 s of building messages and counting their tokens)."""
-
-
-def open_step_prompt(screen: Screen[Any], trajectory: Trajectory, step: int, processors: list[dict[str, Any]],
-                     window: int | None, *, trust_file: bool = False,
-                     still: Callable[[], bool] = lambda: True) -> None:
+def open_step_prompt(screen: Screen[Any], run: OpenRun, step: int, processors: list[dict[str, Any]],
+                     window: int | None, *, trust_file: bool = False) -> None:
     """`t` at a step (the replay's, the diff's, one way): what the model got, in the inspector.
-    Past `PROMPT_IN_WORKER` messages of history it is worked out in a worker (seconds of
-    building messages and counting their tokens), and opened once done if the person is still
-    on `screen` (`still`: and at that step); an error is the view's to say (`kit.view_screen`)."""
-    from swedeck.core.prompt_view import step_prompt  # not at import: the processors' models (bench B2)
-
-    history = trajectory.steps[step - 1].prompt_end
-    if history <= PROMPT_IN_WORKER:
-        screen.app.push_screen(PromptInspector.at_step(step_prompt(trajectory, step, processors, window,
-                                                                   trust_file=trust_file)))
+    Past `open_run.PROMPT_IN_WORKER` messages of history the run works it out in a thread
+    (seconds of building messages and counting their tokens): said now, and opened by the
+    view's handler of its `PromptReady` (`shown_prompt`)."""
+    prompt = run.prompt(step, processors, window, trust_file=trust_file)
+    if prompt is not None:
+        screen.app.push_screen(PromptInspector.at_step(prompt))
         return
-    screen.notify(visible(f"working out step {step}'s prompt: {history:,} messages…"), markup=False)
-    app = screen.app
+    screen.notify(visible(f"working out step {step}'s prompt: {run.history_at(step):,} messages…"), markup=False)
 
-    def shown(prompt: StepPrompt) -> None:
-        if app.screen is screen and still():
-            app.push_screen(PromptInspector.at_step(prompt))
 
-    def work() -> None:
-        prompt = step_prompt(trajectory, step, processors, window, trust_file=trust_file)
-        with suppress(RuntimeError):  # the app ended meanwhile
-            app.call_from_thread(shown, prompt)
-    screen.run_worker(work, thread=True, exclusive=True, group="prompt", exit_on_error=False)
+def shown_prompt(screen: Screen[Any], ready: PromptReady, *, still: bool) -> None:
+    """A prompt the run worked out in its thread, opened if the person is still on `screen`
+    (`still`: and at its step)."""
+    if screen.app.screen is screen and still:
+        screen.app.push_screen(PromptInspector.at_step(ready.prompt))
 
 
 class PromptInspector(ModalScreen[None]):
