@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from conftest import MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
+from conftest import FIXTURES, MINI_FIXTURE, SWEAGENT_OLDER_FIXTURE, swedeck_command
 from support.terminal import TMUX, capture, exit_code, send_keys, wait_for_text
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -27,6 +27,31 @@ def test_replay_in_tmux(tmp_path):
         screen = wait_for_text(session, "mini-swe-agent · step", timeout=20)
         total = re.search(r"step \d+/(\d+)", screen).group(1)
         wait_for_text(session, f"step {total}/{total}", timeout=20)
+        send_keys(session, "q")
+        assert exit_code(done) == "0"
+    finally:
+        subprocess.run([*TMUX, "kill-session", "-t", session], capture_output=True)
+
+
+def test_the_replay_prices_each_step_with_the_configs_model_prices_in_tmux(tmp_path):
+    """`model.prices` prices the replay's steps as it prices `--print` (the UI's settings dropped
+    them: each step was priced with litellm's map alone)."""
+    import json
+
+    path = FIXTURES / "agents" / "atif" / "v1.5-plain.json"
+    prices = ["-c", "'model.prices={\"openai/gpt-5\": {\"input\": 1000, \"output\": 2000}}'"]
+    printed = subprocess.run([*swedeck_command(), "replay", str(path), "--print", "--json", "-c",
+                              'model.prices={"openai/gpt-5": {"input": 1000, "output": 2000}}'],
+                             capture_output=True, text=True, timeout=60, check=True)
+    first = json.loads(printed.stdout.splitlines()[1])
+    assert first["step"] == 1 and first["cost_usd"] > 0.1  # priced by the config, not litellm's map
+    session = f"swedeck-prices-{uuid.uuid4().hex[:6]}"
+    done = tmp_path / "exit-code"
+    command = " ".join([*swedeck_command(), "replay", str(path), *prices]) + f"; echo $? > {done}"
+    subprocess.run([*TMUX, "new-session", "-d", "-s", session, "-x", "160", "-y", "48", command], check=True)
+    try:
+        screen = wait_for_text(session, f"${first['cost_usd']:.4f}", timeout=30)  # the step list's column
+        assert re.search(rf"1 ls +\${first['cost_usd']:.4f}", screen), screen
         send_keys(session, "q")
         assert exit_code(done) == "0"
     finally:

@@ -300,7 +300,7 @@ async def test_R_in_replay_and_watch_shows_the_dry_run_table(tmp_path, anyio_bac
     from support.waiting import wait_for
     from swedeck.core.watch import DirectoryWatcher
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.replay_screen import ReplaySettings
+    from swedeck.tui.replay.replay_settings import ReplaySettings
     from swedeck.tui.shared.rules_screen import RulesScreen
     from swedeck.tui.watch.app import WatchApp
 
@@ -334,7 +334,7 @@ async def test_R_over_a_malformed_codex_rule_says_so_and_the_replay_goes_on(tmp_
     the dry run's worker). Now the file and line are said in the dialog; Esc comes back."""
     from support.waiting import wait_for
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.replay_screen import ReplaySettings
+    from swedeck.tui.replay.replay_settings import ReplaySettings
     from swedeck.tui.shared.rules_screen import RulesScreen
 
     run = next((Path(__file__).parent / "fixtures").rglob("mini-v2-tool-calls.traj.json"))

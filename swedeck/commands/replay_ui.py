@@ -38,7 +38,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     from swedeck.core.ui_settings import load_ui_settings
     from swedeck.tui.live.launch import ui_ended
     from swedeck.tui.replay.app import ReplayApp
-    from swedeck.tui.replay.replay_screen import ReplaySettings
+    from swedeck.tui.replay.replay_settings import ReplaySettings
 
     if not args.follow:  # `--follow` waits for a file that is not there yet
         named_path(args.path)
@@ -53,7 +53,7 @@ def run_replay_ui(args: argparse.Namespace) -> int:
     def settings() -> ReplaySettings:
         whole = config()
         return ReplaySettings([p.model_dump(mode="json") for p in whole.agent.history_processors],
-                              whole.model.model_name, list(whole.agent.rules))
+                              whole.model.model_name, list(whole.agent.rules), dict(whole.model.prices))
 
     app = ReplayApp(replay_paths(Path(args.path)), ui=load_ui_settings(args.config, flags), theme=args.theme,
                     start_step=args.step, follow=args.follow, play=args.play, settings=settings,

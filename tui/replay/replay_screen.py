@@ -21,7 +21,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
-import msgspec
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -67,6 +66,7 @@ from ..widgets.text_view import TextView
 from ..widgets.token_chart import TokenChart
 from .bindings import REPLAY_BINDINGS
 from .header import ReadProgress, ReplayHeaderBar
+from .replay_settings import ReplaySettings, SettingsOnce
 from .replay_state import OpenedFile, ReplayState
 
 FOLLOW_INTERVAL_S = 0.5
@@ -75,17 +75,6 @@ PLAY_TICK_S = 0.05
 
 
 __all__ = ["ForkRequest", "ReplayScreen", "ReplaySettings"]
-
-
-class ReplaySettings(msgspec.Struct, frozen=True):
-    """What the replay takes from the person's config besides `ui`."""
-
-    processors: list[dict[str, Any]]
-    fork_model: str | None
-    rules: list[str] = msgspec.field(default_factory=list)
-    """`agent.rules`: the approval rules `R` tries over the open file."""
-    prices: dict[str, dict[str, float]] = msgspec.field(default_factory=dict)
-    """`model.prices`: each step's dollars are priced with them over litellm's map."""
 
 
 class ReplayScreen(ReplayState, StepBrowser):
@@ -102,24 +91,20 @@ class ReplayScreen(ReplayState, StepBrowser):
         super().__init__()
         self._ahead = ahead
         """The first file's bytes, read while the command's modules imported: for its first opening only."""
-        self._settings = settings
-        self._settings_lock = threading.Lock()
-        """Where `processors` and `fork_model` come from when they are first needed (`t`, `p`, `b`,
-        `f`): the person's config, read after the first frame, not before it (bench B2)."""
+        self.settings = SettingsOnce(settings, ReplaySettings(list(processors or []), fork_model),
+                                     self._config_unreadable)
+        """The person's processors, fork model, rules and prices: the config, read when first needed."""
         self.verifier = verifier
         """(title, text): a batch instance's verifier output, shown beside the command output (`swedeck watch`)."""
         self.set_reactive(ReplayState.branch, branch)
         self.trust_file = trust_file
         """`--trust-trajectory`: run a custom_filter the file records (else it is shown, not run)."""
-        self._fork_model = fork_model
         self.paths = paths
         self.set_reactive(ReplayState.files, len(paths))
         self.set_reactive(ReplayState.file_index, file_index)
         self.set_reactive(ReplayState.following, follow)
         self.set_reactive(ReplayState.playing, play)
         self.start_step = start_step
-        self._processors = list(processors or [])
-        self._prices: dict[str, dict[str, float]] = {}
         self.costs: dict[int, StepCost] = {}
         """Each step's dollars and the run's up to it, as the open run's curve prices them (issue 65)."""
         self.run: OpenRun | None = None
@@ -148,39 +133,24 @@ class ReplayScreen(ReplayState, StepBrowser):
         yield ContextMeter(id="replay-meter").data_bind(status=ReplayState.meter_status, notes=ReplayState.meter_notes)
         yield FittedFooter()
 
-    def _settled(self) -> None:
-        """Read the config's processors, model and prices now, once (a config that cannot be read
-        is said, and the replay goes on without them). From the UI's thread or the curve's worker
-        (which reads it first, off the UI's thread: the config's import is 125 ms)."""
-        with self._settings_lock:
-            settings, self._settings = self._settings, None
-            if settings is None:
-                return
-            try:
-                loaded = settings()
-            except UsageError as error:
-                said = partial(self.notify, visible(str(error)), title="The config cannot be read", severity="error",
-                               markup=False)
-                if threading.current_thread() is threading.main_thread():
-                    said()
-                else:
-                    self.app.call_from_thread(said)
-                return
-            self._processors, self._fork_model = list(loaded.processors), loaded.fork_model
-            self._prices = dict(loaded.prices)
-            self._rules = list(loaded.rules)
+    def _config_unreadable(self, error: UsageError) -> None:
+        """Said, and the replay goes on without the config (from the UI's thread or the curve's)."""
+        said = partial(self.notify, visible(str(error)), title="The config cannot be read", severity="error",
+                       markup=False)
+        if threading.current_thread() is threading.main_thread():
+            said()
+        else:
+            self.app.call_from_thread(said)
 
     @property
     def processors(self) -> list[dict[str, Any]]:
         """The person's configured processors (what-if and the prompt inspector start from them)."""
-        self._settled()
-        return self._processors
+        return self.settings.get().processors
 
     @property
     def fork_model(self) -> str | None:
         """The model a fork (`f`) continues with; None: `f` says how to name one."""
-        self._settled()
-        return self._fork_model
+        return self.settings.get().fork_model
 
     @property
     def step_list(self) -> StepList:
@@ -287,7 +257,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         elif isinstance(event, CurvePoints):
             self._curve_points(event.points)
         elif isinstance(event, PromptReady):
-            from ..shared.prompt_inspector import shown_prompt  # the inspector's modules: on `t`, not at the first frame
+            from ..shared.prompt_inspector import (
+                shown_prompt,  # the inspector's modules: on `t`, not at the first frame
+            )
 
             shown_prompt(self, event, still=event.step == self.step)
         elif isinstance(event, Exported):
@@ -533,13 +505,10 @@ class ReplayScreen(ReplayState, StepBrowser):
 
         open_step_prompt(self, self.run, self.step, self.processors, self._window(), trust_file=self.trust_file)
 
-    _rules: list[str] = []
-
     def action_rules(self) -> None:
         from ..shared.rules_screen import RulesScreen  # on its key, not before the first frame
 
-        self._settled()
-        self.app.push_screen(RulesScreen(self._rules, [self.path]))
+        self.app.push_screen(RulesScreen(self.settings.get().rules, [self.path]))
 
     def action_fidelity(self) -> None:
         from .fidelity_screen import FidelityScreen  # on its key, not before the first frame
@@ -564,8 +533,7 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def price_list(self) -> Prices:
         """The config's prices over litellm's map (from any thread: the config is read once)."""
-        self._settled()
-        return Prices(self._prices)
+        return Prices(self.settings.get().prices)
 
     def action_subagents(self) -> None:
         from .subagent_screen import SubagentScreen  # on its key, not before the first frame
@@ -610,14 +578,9 @@ class ReplayScreen(ReplayState, StepBrowser):
         def answer(value: str | None) -> None:
             if value and value.strip():
                 self.notify(visible(f"exporting to {value.strip()}…"), markup=False)
-                run.export(Path(value.strip()).expanduser(), self.price_table)
+                run.export(Path(value.strip()).expanduser(), lambda: self.settings.get().prices)
         suggestion = f"{self.path.name.split('#')[0].removesuffix('.json').removesuffix('.jsonl')}.atif.json"
         self.app.push_screen(AskScreen("export to (a .html name writes a page; any other, ATIF)", suggestion), answer)
-
-    def price_table(self) -> dict[str, dict[str, float]]:
-        """`model.prices` as the config gives them (from any thread: the config is read once)."""
-        self._settled()
-        return self._prices
 
     def action_what_if(self) -> None:
         trajectory = self._trajectory()
