@@ -53,7 +53,7 @@ def test_raw_records_are_the_records_json_has(records: list[dict[str, Any]]) -> 
         assert head.get("role") == record.get("role")
         extra = record.get("extra")
         if isinstance(extra, dict):
-            assert head["extra"] == {key: extra[key] for key in ("message_type", "is_demo") if key in extra}
+            assert dict(head["extra"]) == {key: extra[key] for key in ("message_type", "is_demo") if key in extra}
 
 
 @pytest.mark.parametrize("value", ["NaN", '"\\ud83d"', "1e999", "123456789012345678901234567890"])

@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
-from .outline import RawRecords
+from .outline import Part, RawRecords
 
 
 def optional_str(value: object) -> str | None:
@@ -19,8 +19,8 @@ def optional_str(value: object) -> str | None:
 
 def mapping(value: object) -> Mapping[str, Any]:
     """`value` where it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
-    if isinstance(value, dict):  # what JSON gives: checked first, as `isinstance` of the ABC is slow (per record)
-        return value
+    if isinstance(value, dict | Part):  # what JSON gives, or a head: checked first, as `isinstance` of the ABC is slow
+        return cast(Mapping[str, Any], value)  # a `Part` is a `Mapping` (registered)
     return value if value is not None and isinstance(value, Mapping) else {}
 
 

@@ -6,7 +6,9 @@ tenth of what building it costs, so a document whose top is an object is read as
 `Outline`: its keys, and each value parsed when first read. A list of records (the
 messages) comes as `RawRecords`: each record parsed when it is read, and what the reader
 needs of every record up front (`heads`: by default its role and the step marks of its
-`extra`; SWE-agent's reader asks for more) parsed at once.
+`extra`; SWE-agent's reader asks for more) parsed at once, as a `Part`: a msgspec struct of
+the fields the reader names, the rest passed over, read as the record's `dict` would be (a
+reader's code reads a head and a record parsed whole the same way).
 
 The values are `parse.loads`'s, as when the whole document is parsed: whatever msgspec
 refuses to pass over (NaN, a lone UTF-16 surrogate) makes the document a plain one, parsed
@@ -17,8 +19,8 @@ from __future__ import annotations
 
 import mmap
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any, TypedDict
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Any
 
 import msgspec
 
@@ -26,16 +28,55 @@ from .lazy import LazySequence
 from .parse import loads
 
 
-class HeadExtra(TypedDict, total=False):
-    message_type: Any
-    is_demo: Any
+class Part(msgspec.Struct, gc=False):
+    """Part of a record read as a struct (the fields a reader names, the rest passed over), read
+    as the record's `dict` would be: a `Mapping` of the fields the record holds (a field it does
+    not hold is `UNSET`: missing, not None), so `get`, `in` and `[]` say what they say of the
+    `dict`. Not followed by the collector: a head holds no cycle, and a million are made and
+    dropped. A field is never named as a `Mapping` method (`get`, `items`, `keys`, `values`)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, msgspec.UNSET)
+        return default if value is msgspec.UNSET else value
+
+    def __getitem__(self, key: str) -> Any:
+        value = getattr(self, key, msgspec.UNSET)
+        if value is msgspec.UNSET:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and getattr(self, key, msgspec.UNSET) is not msgspec.UNSET
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self.__struct_fields__ if getattr(self, name) is not msgspec.UNSET)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def keys(self) -> KeysView[str]:
+        return KeysView(self)
+
+    def items(self) -> ItemsView[str, Any]:
+        return ItemsView(self)
+
+    def values(self) -> ValuesView[Any]:
+        return ValuesView(self)
 
 
-class Head(TypedDict, total=False):
+Mapping.register(Part)
+
+
+class HeadExtra(Part):
+    message_type: Any = msgspec.UNSET
+    is_demo: Any = msgspec.UNSET
+
+
+class Head(Part):
     """What a reader needs of every record before it builds any (other keys are passed over)."""
 
-    role: Any
-    extra: HeadExtra | None
+    role: Any = msgspec.UNSET
+    extra: HeadExtra | None | msgspec.UnsetType = msgspec.UNSET
 
 
 _object = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
@@ -105,7 +146,7 @@ class Outline(Mapping[str, Any]):
 
     def records(self, key: str, head: type = Head) -> Any:
         """The value at `key` (None when missing); a list of objects as `RawRecords` whose
-        heads are read as `head` (a `TypedDict` of what the reader needs up front)."""
+        heads are read as `head` (a `Part` of what the reader needs up front)."""
         if key not in self._raw or key in self._values:
             return self.get(key)
         try:

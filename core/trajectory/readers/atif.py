@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import msgspec
 
@@ -27,7 +27,7 @@ from ...startup.read_ahead import MAX_FILE_BYTES
 from ..coerce import as_number, mapping, optional_str
 from ..files import inside_folder, read_in_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..outline import RawRecords, heads, records_at
+from ..outline import Part, RawRecords, heads, records_at
 from ..parse import loads
 from . import chat
 from .source import Source
@@ -98,43 +98,43 @@ def read(source: Source) -> Trajectory:
     return chat.trajectory(source, FORMAT, entries, info, fidelity)
 
 
-class _MetricsHead(TypedDict, total=False):
-    prompt_tokens: Any
-    completion_tokens: Any
-    cached_tokens: Any
-    cost_usd: Any
-    prompt_token_ids: msgspec.Raw
+class _MetricsHead(Part):
+    prompt_tokens: Any = msgspec.UNSET
+    completion_tokens: Any = msgspec.UNSET
+    cached_tokens: Any = msgspec.UNSET
+    cost_usd: Any = msgspec.UNSET
+    prompt_token_ids: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     """Passed over: only whether it is a list counts."""
 
 
-class _ResultHead(TypedDict, total=False):
-    source_call_id: Any
-    extra: Any
-    subagent_trajectory_ref: Any
+class _ResultHead(Part):
+    source_call_id: Any = msgspec.UNSET
+    extra: Any = msgspec.UNSET
+    subagent_trajectory_ref: Any = msgspec.UNSET
 
 
-class _ObservationHead(TypedDict, total=False):
-    results: list[_ResultHead] | None
+class _ObservationHead(Part):
+    results: list[_ResultHead] | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _CallHead(TypedDict, total=False):
+class _CallHead(Part):
     """Of a tool call, its id only: its arguments are read when its step is shown."""
 
-    tool_call_id: Any
+    tool_call_id: Any = msgspec.UNSET
 
 
-class _StepHead(TypedDict, total=False):
+class _StepHead(Part):
     """What the plan needs of a step (issue 49): its source, what swedeck wrote down, its calls
     and usage, whom each result answers. Its message, reasoning and results' content are read
     when its entries are built."""
 
-    source: Any
-    step_id: Any
-    is_copied_context: Any
-    metrics: _MetricsHead | None
-    tool_calls: list[_CallHead] | None
-    observation: _ObservationHead | None
-    extra: Any
+    source: Any = msgspec.UNSET
+    step_id: Any = msgspec.UNSET
+    is_copied_context: Any = msgspec.UNSET
+    metrics: _MetricsHead | None | msgspec.UnsetType = msgspec.UNSET
+    tool_calls: list[_CallHead] | None | msgspec.UnsetType = msgspec.UNSET
+    observation: _ObservationHead | None | msgspec.UnsetType = msgspec.UNSET
+    extra: Any = msgspec.UNSET
 
 
 class _Steps:

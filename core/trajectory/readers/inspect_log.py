@@ -16,7 +16,9 @@ Inspect's `input_tokens` leaves out cache reads and writes, so the prompt is the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
+
+import msgspec
 
 from ...messages import Message, MessageType
 from ...startup.read_ahead import inspect_samples, is_sample
@@ -24,7 +26,7 @@ from ...zip_members import BadZip, Directory
 from ..coerce import mapping, optional_str
 from ..lazy import OnDemand
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..outline import Outline, RawRecords, heads, outline, records_at
+from ..outline import Outline, Part, RawRecords, heads, outline, records_at
 from ..parse import loads
 from . import chat
 from .source import Source
@@ -83,37 +85,37 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
         else samples[source.unit - 1]
 
 
-class _Nothing(TypedDict, total=False):
+class _Nothing(Part):
     """No part of a record is needed up front (the samples of a `.json` log, the message pool)."""
 
 
-class _EventHead(TypedDict, total=False):
+class _EventHead(Part):
     """What the reader needs of every event up front: a model event's output (its message's id,
     its usage), model and input ranges, a compaction's figures. A model event's `input` (the
     whole history, in logs without `input_refs`) is parsed only when its step's prompt is shown."""
 
-    event: Any
-    type: Any
-    model: Any
-    output: _OutputHead | None
-    input_refs: Any
-    tokens_before: Any
-    tokens_after: Any
+    event: Any = msgspec.UNSET
+    type: Any = msgspec.UNSET
+    model: Any = msgspec.UNSET
+    output: _OutputHead | None | msgspec.UnsetType = msgspec.UNSET
+    input_refs: Any = msgspec.UNSET
+    tokens_before: Any = msgspec.UNSET
+    tokens_after: Any = msgspec.UNSET
 
 
-class _OutputHead(TypedDict, total=False):
+class _OutputHead(Part):
     """Of a model event's output, its usage and its message's id (the message is the sample's)."""
 
-    choices: list[_ChoiceHead] | None
-    usage: Any
+    choices: list[_ChoiceHead] | None | msgspec.UnsetType = msgspec.UNSET
+    usage: Any = msgspec.UNSET
 
 
-class _ChoiceHead(TypedDict, total=False):
-    message: _IdHead | None
+class _ChoiceHead(Part):
+    message: _IdHead | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _IdHead(TypedDict, total=False):
-    id: Any
+class _IdHead(Part):
+    id: Any = msgspec.UNSET
 
 
 def _member(archive: Directory, name: str) -> bytearray:
@@ -381,17 +383,17 @@ class _Firsts:
         return first
 
 
-class _MessageHead(TypedDict, total=False):
+class _MessageHead(Part):
     """What the plan needs of a sample's message (issue 49): the rest is read when its step is shown."""
 
-    role: Any
-    id: Any
-    metadata: _Metadata | None
-    tool_calls: list[_Nothing] | None
+    role: Any = msgspec.UNSET
+    id: Any = msgspec.UNSET
+    metadata: _Metadata | None | msgspec.UnsetType = msgspec.UNSET
+    tool_calls: list[_Nothing] | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Metadata(TypedDict, total=False):
-    summary: Any
+class _Metadata(Part):
+    summary: Any = msgspec.UNSET
 
 
 class _Later(chat.Later):

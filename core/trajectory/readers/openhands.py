@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any
 
 import msgspec
 
@@ -30,7 +30,7 @@ from ...startup.read_ahead import MAX_FILE_BYTES
 from ..coerce import mapping, optional_str
 from ..files import read_in_folder
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
-from ..outline import RawList, heads
+from ..outline import Part, RawList, heads
 from ..parse import loads
 from . import chat
 from .source import Source, sniff_lines
@@ -139,36 +139,36 @@ def _first(entries: list[chat.Entry], kind: MessageType) -> bool:
     return not any(entry.kind == kind for entry in entries)
 
 
-class _ResponseHead(TypedDict, total=False):
-    id: Any
-    model: Any
-    usage: Any
+class _ResponseHead(Part):
+    id: Any = msgspec.UNSET
+    model: Any = msgspec.UNSET
+    usage: Any = msgspec.UNSET
 
 
-class _MetadataHead(TypedDict, total=False):
-    tool_call_id: Any
-    model_response: _ResponseHead | None
+class _MetadataHead(Part):
+    tool_call_id: Any = msgspec.UNSET
+    model_response: _ResponseHead | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _ArgsHead(TypedDict, total=False):
-    tools: Any
+class _ArgsHead(Part):
+    tools: Any = msgspec.UNSET
 
 
-class _EventHead(TypedDict, total=False):
+class _EventHead(Part):
     """What the plan needs of a v0 event (issue 49): what it is, whose it is, the call it makes
     or answers, its model response's id and usage. Its text, arguments and output are read
     when its step is shown."""
 
-    id: Any
-    action: Any
-    observation: Any
-    source: Any
-    cause: Any
-    tool_call_metadata: _MetadataHead | None
-    args: _ArgsHead | None
+    id: Any = msgspec.UNSET
+    action: Any = msgspec.UNSET
+    observation: Any = msgspec.UNSET
+    source: Any = msgspec.UNSET
+    cause: Any = msgspec.UNSET
+    tool_call_metadata: _MetadataHead | None | msgspec.UnsetType = msgspec.UNSET
+    args: _ArgsHead | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _Object(TypedDict, total=False):
+class _Object(Part):
     """Nothing of a record: only that it is an object."""
 
 

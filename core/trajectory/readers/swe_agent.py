@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, cast
 
 import msgspec
 
@@ -35,7 +35,7 @@ from ..coerce import as_mapping_list, maybe_parsed
 from ..lazy import LazySequence, MessageList, StepList
 from ..model import Fidelity, Trajectory, TrajectoryFormat
 from ..normalize import build_message, check_roles, counts_as_step, foreign_extra
-from ..outline import heads, records_at
+from ..outline import Part, heads, records_at
 from .common import info_of, model_name
 from .source import Source
 
@@ -57,25 +57,25 @@ Entry = tuple[dict[str, Any], dict[str, Any], MessageType]
 """A message before it is built: its chat fields, its `extra`, its type."""
 
 
-class _Marks(TypedDict, total=False):
-    message_type: Any
-    is_demo: Any
-    action: Any
-    actions: Any
+class _Marks(Part):
+    message_type: Any = msgspec.UNSET
+    is_demo: Any = msgspec.UNSET
+    action: Any = msgspec.UNSET
+    actions: Any = msgspec.UNSET
 
 
-class _HistoryHead(_Marks, total=False):
+class _HistoryHead(_Marks):
     """What a `history` entry's type depends on (its own keys, and those of its `extra`)."""
 
-    role: Any
-    extra: _Marks | None
+    role: Any = msgspec.UNSET
+    extra: _Marks | None | msgspec.UnsetType = msgspec.UNSET
 
 
-class _RecordHead(TypedDict, total=False):
+class _RecordHead(Part):
     """What matching needs of a `trajectory` record: its action, and whether it has an observation."""
 
-    action: Any
-    observation: msgspec.Raw
+    action: Any = msgspec.UNSET
+    observation: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
 class _Planned(NamedTuple):
@@ -142,14 +142,19 @@ def read(source: Source) -> Trajectory:
                       info=info)
 
 
+def _merged(record: Mapping[str, Any], extra: Mapping[str, Any]) -> Callable[[str], Any]:
+    """`{**record, **extra}.get`, without the merge: `extra`'s value where it holds the key."""
+    return lambda key: extra[key] if key in extra else record.get(key)
+
+
 def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> list[_Planned]:
     """Each entry's type from its head (what the type depends on); its entry is built from the
     whole record when its step is read."""
     planned: list[_Planned] = []
     seen_task = after_query = False
     for index, (head, role) in enumerate(zip(heads(history), roles, strict=True)):
-        marks = head.get("extra")  # JSON: an object is a dict (and `isinstance` of an ABC costs 10 % here)
-        mark = {**head, **marks}.get if isinstance(marks, dict) else head.get  # as `foreign_extra` merges them
+        marks = head.get("extra")  # a head's is a `_Marks`, a record's a dict (`isinstance` of an ABC costs 10 % here)
+        mark = _merged(head, cast(Mapping[str, Any], marks)) if isinstance(marks, _Marks | dict) else head.get  # as `foreign_extra` merges them
         recorded = mark("message_type")
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
         demo = bool(mark("is_demo"))
