@@ -432,7 +432,8 @@ class OpenRun:
     def export(self, out: Path, prices: Callable[[], dict[str, dict[str, float]]]) -> None:
         """Write the open run to `out` (a `.html` name a page, any other ATIF) in a thread;
         `Exported` says what was written or why not. A run read whole is written from what
-        is open; a live file, or a large one while it is read whole, is read again by its path."""
+        is open; a live file, or a large one while it is read whole, is read again by its path.
+        Said even after the run is closed (the person moved on: what was written still is)."""
         shown = None if self.reading is not None else self.document
 
         def in_thread() -> None:
@@ -444,13 +445,13 @@ class OpenRun:
                 result: Export = export(self.path, default_kind(out), prices=prices(), trajectory=trajectory)
                 write_export(out, result)
             except (SwedeckError, TrajectoryError, OSError) as error:
-                self._tell(Exported(self, f"export failed: {error}", failed=True))
+                self.emit(Exported(self, f"export failed: {error}", failed=True))
                 return
             except Exception as error:  # noqa: BLE001 - said as a failed export, the app goes on
-                self._tell(Exported(self, f"export failed: {type(error).__name__}: {error}", failed=True))
+                self.emit(Exported(self, f"export failed: {type(error).__name__}: {error}", failed=True))
                 return
             lost = f"; not held: {len(result.losses)} kinds (swedeck export --json lists them)" if result.losses else ""
-            self._tell(Exported(self, f"wrote {out} ({result.version}, {result.steps} steps){lost}", failed=False))
+            self.emit(Exported(self, f"wrote {out} ({result.version}, {result.steps} steps){lost}", failed=False))
         self._thread(in_thread, name="export")
 
     # --- follow ------------------------------------------------------------------------------

@@ -246,6 +246,10 @@ class ReplayScreen(ReplayState, StepBrowser):
 
     def on_run_event_message(self, message: RunEventMessage) -> None:
         event = message.event
+        if isinstance(event, Exported):  # of any file shown here: what was written still is
+            self.notify(visible(event.text), severity="error" if event.failed else "information", markup=False,
+                        timeout=8)
+            return
         run = self.run
         if run is None or not run.current(event):
             return  # a file left since, a curve started again
@@ -262,9 +266,6 @@ class ReplayScreen(ReplayState, StepBrowser):
             )
 
             shown_prompt(self, event, still=event.step == self.step)
-        elif isinstance(event, Exported):
-            self.notify(visible(event.text), severity="error" if event.failed else "information", markup=False,
-                        timeout=8)
         elif isinstance(event, Failed):
             self.say_failed(event.work, event.error)
 
