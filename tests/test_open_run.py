@@ -124,13 +124,15 @@ def test_a_large_file_shows_its_end_then_its_whole_with_what_was_asked_meanwhile
     large.set()
     read = sink.until(lambda event: isinstance(event, Read))
     assert isinstance(read, Read) and run.current(read)
+    # its thread is done, the UI's has not taken it yet: still the part, and what is asked still waits
+    assert run.reading is part and run.when_read(lambda: asked.append("prompt"))
     shown = place - 3  # the person moved 3 steps back meanwhile
     number, then = run.adopt(read, shown)
     assert number == total - 3 and run.reading is None and isinstance(run.document, LoadedDocument)
     assert run.document.step_count == total
     for asked_for in then:
         asked_for()
-    assert asked == ["go to 5", "search"] and not run.when_read(lambda: asked.append("later"))
+    assert asked == ["go to 5", "search", "prompt"] and not run.when_read(lambda: asked.append("later"))
 
 
 def test_a_whole_reading_that_fails_is_said_for_its_file(tmp_path, large, monkeypatch):

@@ -210,8 +210,9 @@ class Followed:
 def worker_document(shown: ReplayDocument | None, path: Path) -> ReplayDocument:
     """What a thread reads `path` through: the open document when it was read whole (only read
     from, never parsed a second time beside the UI's); else a reader of its own, as a lazy
-    document's file position is the UI's."""
-    return shown if isinstance(shown, LoadedDocument) else open_document(path)
+    document's file position is the UI's, and a large file's part is not the whole."""
+    whole = isinstance(shown, LoadedDocument) and not isinstance(shown, ReadingDocument)
+    return shown if whole and shown is not None else open_document(path)
 
 
 @dataclass
@@ -238,6 +239,9 @@ class OpenRun:
     def __post_init__(self) -> None:
         self._closed = threading.Event()
         self._read = threading.Event()
+        """The whole reading's thread ended (its progress is said until then)."""
+        self._adopted = False
+        """`adopt` took its end, on the UI's thread: the part is no longer what is being read."""
         self._deferred: list[Callable[[], None]] = []
         self._curve = _Work()
         self._prompt = _Work()
@@ -279,9 +283,10 @@ class OpenRun:
 
     @property
     def reading(self) -> ReadingDocument | None:
-        """The part shown while the whole file is read (None: nothing is being read)."""
+        """The part shown while the whole file is read (None: nothing is being read). A part
+        stays one until its whole is taken on the UI's thread (`adopt`), not when its thread ends."""
         document = self.document
-        return document if isinstance(document, ReadingDocument) and not self._read.is_set() else None
+        return document if isinstance(document, ReadingDocument) and not self._adopted else None
 
     def place_in_part(self, number: int) -> int | None:
         """Where step `number` of the file (negative: from the end) is among a reading's
@@ -326,7 +331,7 @@ class OpenRun:
         (a step of the part shown) is the same step's number in the whole; what was asked
         meanwhile comes back to be done, in order. `WholeReadFailed` says why it could not be."""
         reading, deferred = event.reading, self._deferred
-        self._deferred = []
+        self._deferred, self._adopted = [], True
         if event.document is None:
             raise WholeReadFailed(event.error or f"{self.path}: cannot be read")
         self.document = event.document
@@ -434,14 +439,15 @@ class OpenRun:
         `Exported` says what was written or why not. A run read whole is written from what
         is open; a live file, or a large one while it is read whole, is read again by its path.
         Said even after the run is closed (the person moved on: what was written still is)."""
-        shown = None if self.reading is not None else self.document
+        shown = self.document
 
         def in_thread() -> None:
             from ..errors import SwedeckError
             from ..export.share import default_kind, export, write_export
 
             try:
-                trajectory = shown.trajectory() if isinstance(shown, LoadedDocument) else None
+                whole = isinstance(shown, LoadedDocument) and not isinstance(shown, ReadingDocument)
+                trajectory = shown.trajectory() if whole and shown is not None else None
                 result: Export = export(self.path, default_kind(out), prices=prices(), trajectory=trajectory)
                 write_export(out, result)
             except (SwedeckError, TrajectoryError, OSError) as error:
