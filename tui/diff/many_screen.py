@@ -14,16 +14,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.coordinate import Coordinate
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from swedeck.core.diff.nway import Comparison, first_rows, parts, place, rows
-from swedeck.core.replay.document import LoadedDocument
-from swedeck.core.replay.token_curve import token_curve
+from swedeck.core.replay.open_run import CurvePoints, Failed, OpenRun
 from swedeck.core.text import one_line, visible
 
-from ..kit.view_screen import ViewScreen, background, css_beside
+from ..kit.pacing import pacing_of
+from ..kit.run_events import RunEventMessage, posting
+from ..kit.view_screen import ViewScreen, css_beside
 from ..widgets.fitted_footer import FittedFooter
 from ..widgets.text import literal
 from .many_curve import ManyCurve, mark
@@ -46,7 +46,7 @@ class ManyRunsScreen(ViewScreen):
                 tooltip="The next row where the chosen run parts from the reference"),
         Binding("q", "quit_diff", "Quit", id="many_diff_quit", tooltip="Quit"),
         Binding("f1,question_mark", "app.help", "Help", id="many_diff_help", tooltip="This help")]
-    WORK: ClassVar[dict[str, str]] = {"curves": "the token curves"}
+    WORK: ClassVar[dict[str, str]] = {"curve": "the token curves"}
 
     def __init__(self, paths: list[str], comparison: Comparison, pair_screen: Callable[[int], Screen[Any]]) -> None:
         super().__init__()
@@ -71,7 +71,16 @@ class ManyRunsScreen(ViewScreen):
         self._header()
         self._columns()
         self.query_one(DataTable).focus()
-        self.compute_curves()
+        # each run's token curve, as the replay's and the pair view's are read (`OpenRun`)
+        self.runs = [OpenRun.of(run, posting(self), pacing_of(self.app)) for run in self.comparison.runs]
+        self.curves: list[dict[int, int]] = [{} for _ in self.runs]
+        self._curves_read: set[int] = set()
+        for run in self.runs:
+            run.start_curve()
+
+    def on_unmount(self) -> None:
+        for run in self.runs:
+            run.close()
 
     def on_resize(self) -> None:
         self._columns()
@@ -159,27 +168,33 @@ class ManyRunsScreen(ViewScreen):
 
     # --- the curves ------------------------------------------------------------------------
 
-    class Curves(Message):
-        def __init__(self, series: list[list[int | None]]) -> None:
-            super().__init__()
-            self.series = series
+    def on_run_event_message(self, message: RunEventMessage) -> None:
+        event = message.event
+        index = next((index for index, run in enumerate(self.runs) if run is event.run), None)
+        if index is None or not event.run.current(event):
+            return
+        if isinstance(event, Failed):
+            self.say_failed(event.work, event.error)
+            return
+        if not isinstance(event, CurvePoints):
+            return
+        self.curves[index].update((point.step, point.tokens) for point in event.points)
+        if event.done:
+            self._curves_read.add(index)
+            if len(self._curves_read) == len(self.runs):
+                self._draw_curves(self.curves)
 
-    @background(exclusive=True, group="curves")
-    def compute_curves(self) -> None:
-        tokens = [{point.step: point.tokens for point in token_curve(LoadedDocument(run))}
-                  for run in self.comparison.runs]
+    def _draw_curves(self, tokens: list[dict[int, int]]) -> None:
+        """Every run's curve over the aligned rows, once all are read."""
         series: list[list[int | None]] = [[tokens[0].get(row["ref_step"]) if row["ref_step"] else None
                                            for row in self.rows]]
-        for run in range(1, len(self.comparison.runs)):
+        for run in range(1, len(tokens)):
             values = []
             for row in self.rows:
                 other = place(row, run)
                 values.append(tokens[run].get(other["step"]) if other is not None and other["step"] else None)
             series.append(values)
-        self.post_message(self.Curves(series))
-
-    def on_many_runs_screen_curves(self, message: Curves) -> None:
-        self.query_one(ManyCurve).set_points(message.series)
+        self.query_one(ManyCurve).set_points(series)
 
     # --- actions ---------------------------------------------------------------------------
 
