@@ -23,7 +23,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from support.isolation import isolate_user_dirs  # noqa: E402 - after the environment above
 
-pytest_plugins = ["support.openai_server"]
+pytest_plugins = ["support.openai_server", "support.reading"]
 
 KILL_SEED = "SWEDECK_KILL_SEED"
 """The seed of the kill-9 trials' moments (tests/test_reliability_kill.py): new each run, the

@@ -8,7 +8,6 @@ meanwhile, a long history's prompt, the export, follow and closing.
 from __future__ import annotations
 
 import queue
-import threading
 import time
 from collections.abc import Callable
 
@@ -31,9 +30,7 @@ from swedeck.core.replay.open_run import (
     WholeReadFailed,
 )
 from swedeck.core.replay.token_curve import token_curve
-from swedeck.core.trajectory import loader
 from swedeck.core.trajectory.loader import load_trajectory
-from swedeck.core.trajectory.readers import source as sources
 
 
 class Sink:
@@ -84,24 +81,7 @@ def test_a_file_read_whole_opens_at_the_step_asked_and_its_curve_is_the_cores(tm
     assert curve_of(sink, run) == expected
 
 
-@pytest.fixture
-def large(monkeypatch):
-    """Every file read a part first, as a large one is; its whole reading waits for `gate`."""
-    monkeypatch.setattr(loader, "MAP_BYTES", 1)
-    monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
-    monkeypatch.setattr(sources, "PART_BYTES", 32768)
-    gate = threading.Event()
-    real = ReadingDocument.finish
-
-    def finish(self: ReadingDocument) -> LoadedDocument:
-        gate.wait(30)
-        return real(self)
-
-    monkeypatch.setattr(ReadingDocument, "finish", finish)
-    return gate
-
-
-def test_a_large_file_shows_its_end_then_its_whole_with_what_was_asked_meanwhile_in_order(tmp_path, large):
+def test_a_large_file_shows_its_end_then_its_whole_with_what_was_asked_meanwhile_in_order(tmp_path, held):
     path = write_rollout(tmp_path / "rollout.jsonl", rounds=200)
     total = len(load_trajectory(path).steps)
     sink = Sink()
@@ -121,7 +101,7 @@ def test_a_large_file_shows_its_end_then_its_whole_with_what_was_asked_meanwhile
     assert run.when_read(lambda: asked.append("go to 5")) and run.when_read(lambda: asked.append("search"))
     run.start()
     sink.until(lambda event: isinstance(event, Progress))  # said while it reads
-    large.set()
+    held.set()
     read = sink.until(lambda event: isinstance(event, Read))
     assert isinstance(read, Read) and run.current(read)
     # its thread is done, the UI's has not taken it yet: still the part, and what is asked still waits
@@ -135,7 +115,7 @@ def test_a_large_file_shows_its_end_then_its_whole_with_what_was_asked_meanwhile
     assert asked == ["go to 5", "search", "prompt"] and not run.when_read(lambda: asked.append("later"))
 
 
-def test_a_whole_reading_that_fails_is_said_for_its_file(tmp_path, large, monkeypatch):
+def test_a_whole_reading_that_fails_is_said_for_its_file(tmp_path, held, monkeypatch):
     def broken(self: ReadingDocument) -> LoadedDocument:
         raise RuntimeError("the disk went away")
 
@@ -151,7 +131,7 @@ def test_a_whole_reading_that_fails_is_said_for_its_file(tmp_path, large, monkey
         run.adopt(read, 1)
 
 
-def test_a_closed_run_stops_reading_and_says_nothing_more(tmp_path, large):
+def test_a_closed_run_stops_reading_and_says_nothing_more(tmp_path, held):
     path = write_rollout(tmp_path / "rollout.jsonl", rounds=200)
     sink = Sink()
     run = OpenRun(path, sink)
@@ -160,7 +140,7 @@ def test_a_closed_run_stops_reading_and_says_nothing_more(tmp_path, large):
     assert part is not None
     run.start()
     run.close()
-    large.set()
+    held.set()
     assert part.reading.source.stopped
     run.start_curve()  # nothing reported once closed
     with pytest.raises(AssertionError, match="no such event"):

@@ -158,13 +158,6 @@ def _without_kept(view: StepView) -> StepView:
     return msgspec.structs.replace(view, compaction_detail=detail)
 
 
-@pytest.fixture
-def mapped(monkeypatch):
-    """Every file mapped, as a large one is (`MAP_BYTES`), and read a part first (`PART_FROM_BYTES`)."""
-    monkeypatch.setattr(loader, "MAP_BYTES", 1)
-    monkeypatch.setattr(loader, "PART_FROM_BYTES", 1)
-
-
 @pytest.mark.parametrize(("write", "at_end"), [(write_rollout, True), (write_rollout, False), (write_session, True)],
                          ids=["codex-end", "codex-start", "claude-code-end"])
 def test_a_part_shows_its_steps_as_the_whole_reading_does_wherever_it_is_cut(tmp_path, monkeypatch, mapped, write,
@@ -291,22 +284,6 @@ def test_a_reading_is_paced_every_1024_lines(tmp_path):
 
 
 # --- the replay screen ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def held(monkeypatch, mapped):
-    """The whole reading waits until the test lets it go (`release`), so what the screen
-    shows meanwhile is seen; it is the real reading once let go."""
-    gate = threading.Event()
-    real = ReadingDocument.finish
-
-    def finish(self: ReadingDocument) -> LoadedDocument:
-        gate.wait(30)
-        return real(self)
-
-    monkeypatch.setattr(ReadingDocument, "finish", finish)
-    monkeypatch.setattr(sources, "PART_BYTES", 32768)
-    return gate
 
 
 def _text(screen: Any, selector: str) -> str:
