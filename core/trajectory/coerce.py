@@ -17,9 +17,13 @@ def optional_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
+_OBJECTS = (dict, Part)
+"""A tuple, made once: `dict | Part` would build a union at each call (a million records' worth)."""
+
+
 def mapping(value: object) -> Mapping[str, Any]:
     """`value` where it is a JSON object, else an empty one: a field of the wrong type reads as missing."""
-    if isinstance(value, dict | Part):  # what JSON gives, or a head: checked first, as `isinstance` of the ABC is slow
+    if isinstance(value, _OBJECTS):  # what JSON gives, or a head: checked first, as `isinstance` of the ABC is slow
         return cast(Mapping[str, Any], value)  # a `Part` is a `Mapping` (registered)
     return value if value is not None and isinstance(value, Mapping) else {}
 

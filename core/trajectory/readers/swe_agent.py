@@ -64,6 +64,10 @@ class _Marks(Part):
     actions: Any = msgspec.UNSET
 
 
+_MARKS = (_Marks, dict)
+"""What a history entry's `extra` is when it is an object: a head's, or a record's parsed whole."""
+
+
 class _HistoryHead(_Marks):
     """What a `history` entry's type depends on (its own keys, and those of its `extra`)."""
 
@@ -154,7 +158,7 @@ def _from_history(history: Sequence[Mapping[str, Any]], roles: list[str]) -> lis
     seen_task = after_query = False
     for index, (head, role) in enumerate(zip(heads(history), roles, strict=True)):
         marks = head.get("extra")  # a head's is a `_Marks`, a record's a dict (`isinstance` of an ABC costs 10 % here)
-        mark = _merged(head, cast(Mapping[str, Any], marks)) if isinstance(marks, _Marks | dict) else head.get  # as `foreign_extra` merges them
+        mark = _merged(head, cast(Mapping[str, Any], marks)) if isinstance(marks, _MARKS) else head.get  # as `foreign_extra` merges them
         recorded = mark("message_type")
         kind = _TYPES.get(str(recorded)) if recorded is not None else None
         demo = bool(mark("is_demo"))
