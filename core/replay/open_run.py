@@ -272,8 +272,10 @@ class OpenRun:
     def start(self) -> None:
         """Begin the background work of an open file: the whole reading of a large file's
         part (the curve follows it, `adopt`), else the token curve. After the first frame: it
-        competes for the GIL (bench B2)."""
+        competes for the GIL (bench B2). Nothing once closed (the person left before it began)."""
         document = self.document
+        if self._closed.is_set():
+            return
         if isinstance(document, ReadingDocument):
             if not self._read.is_set():
                 self._thread(self._read_whole, document, name="read")
@@ -360,6 +362,8 @@ class OpenRun:
 
     def start_curve(self) -> None:
         """Read the token curve (again, from its first step), superseding one running."""
+        if self._closed.is_set():
+            return
         self._thread(self._read_curve, self.document, self.path, self._curve.start(), name="curve")
 
     def _read_curve(self, shown: ReplayDocument | None, path: Path, generation: int) -> None:

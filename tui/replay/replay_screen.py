@@ -261,9 +261,8 @@ class ReplayScreen(ReplayState, StepBrowser):
         elif isinstance(event, CurvePoints):
             self._curve_points(event.points)
         elif isinstance(event, PromptReady):
-            from ..shared.prompt_inspector import (
-                shown_prompt,  # the inspector's modules: on `t`, not at the first frame
-            )
+            # the inspector's modules: on `t`, not at the first frame
+            from ..shared.prompt_inspector import shown_prompt
 
             shown_prompt(self, event, still=event.step == self.step)
         elif isinstance(event, Failed):
