@@ -766,3 +766,37 @@ def test_a_background_jobs_later_output_is_kept_apart(tmp_path, env_kind):
         assert failing.returncode == 1
         assert failing.output == ("<printed by background jobs of earlier commands, before this one ran:>\n"
                                   "12 passed\n\n<end of their output>\n")
+
+
+@pytest.mark.parametrize("figure", ['"lots"', "[1]", "true", "-5"])
+def test_a_usage_figure_of_the_wrong_type_reads_as_missing_not_as_an_unreadable_file(tmp_path, figure):
+    """A Claude Code or Inspect file whose one call's input count is not a count: that figure
+    reads as 0 (the rest of its usage kept), and the file reads as before, not "unexpected
+    content (TypeError …)" (the figures were added before each was checked)."""
+    from conftest import FIXTURES
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    claude = tmp_path / "cc.jsonl"
+    lines = (FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl").read_text().splitlines()
+    place = next(index for index, line in enumerate(lines) if '"type": "assistant"' in line or '"type":"assistant"' in line)
+    answer = json.loads(lines[place])["message"]["id"]  # the first answer: each of its records (its usage is its last's)
+    for index, line in enumerate(lines):
+        if f'"{answer}"' in line:  # the fixture's other lines as they are (one is torn on purpose)
+            record = json.loads(line)
+            usage = record["message"]["usage"]
+            expected_prompt = usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+            usage["input_tokens"] = json.loads(figure)
+            lines[index] = json.dumps(record)
+    claude.write_text("\n".join(lines) + "\n")
+    inspect = tmp_path / "calc.json"
+    log = json.loads((FIXTURES / "agents" / "inspect" / "calc.json").read_text())
+    model = next(event for event in log["samples"][0]["events"] if event.get("event") == "model")
+    model["output"]["usage"]["input_tokens"] = json.loads(figure)
+    inspect.write_text(json.dumps(log))
+    for path, original, prompt in ((claude, FIXTURES / "agents" / "claude-code" / "cc-session-1.jsonl", expected_prompt),
+                                   (inspect, FIXTURES / "agents" / "inspect" / "calc.json", 0)):
+        read, before = load_trajectory(path), load_trajectory(original)
+        assert len(read.steps) == len(before.steps) and len(read.messages) == len(before.messages), path
+        usage_read = read.steps[0].usage
+        assert (usage_read.prompt_tokens if usage_read else 0) == prompt, path
+        assert [step.usage for step in read.steps[1:]] == [step.usage for step in before.steps[1:]], path

@@ -722,8 +722,9 @@ def _usage(usage: Any) -> Any:
     usage = mapping(usage)
     if not usage:
         return None
-    read, created = usage.get("cache_read_input_tokens") or 0, usage.get("cache_creation_input_tokens") or 0
-    return chat.usage((usage.get("input_tokens") or 0) + read + created, usage.get("output_tokens"), read, created)
+    # each figure a count or 0 before they are added (a string or a list there reads as missing, as elsewhere)
+    read, created = chat.count(usage.get("cache_read_input_tokens")), chat.count(usage.get("cache_creation_input_tokens"))
+    return chat.usage(chat.count(usage.get("input_tokens")) + read + created, usage.get("output_tokens"), read, created)
 
 
 _NO_USAGE = (-1, 0, 0, 0)

@@ -306,9 +306,9 @@ def _usage_of(event: Mapping[str, Any]) -> dict[str, Any]:
     usage = mapping(mapping(event.get("output")).get("usage"))
     if not usage:
         return {}
-    read = usage.get("input_tokens_cache_read") or 0
-    written = usage.get("input_tokens_cache_write") or 0
-    recorded = chat.usage((usage.get("input_tokens") or 0) + read + written, usage.get("output_tokens"), read, written,
+    # each figure a count or 0 before they are added (a string or a list there reads as missing, as elsewhere)
+    read, written = chat.count(usage.get("input_tokens_cache_read")), chat.count(usage.get("input_tokens_cache_write"))
+    recorded = chat.usage(chat.count(usage.get("input_tokens")) + read + written, usage.get("output_tokens"), read, written,
                           usage.get("reasoning_tokens"))
     return {"usage": recorded} if recorded else {}
 
