@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -800,3 +801,65 @@ def test_a_usage_figure_of_the_wrong_type_reads_as_missing_not_as_an_unreadable_
         usage_read = read.steps[0].usage
         assert (usage_read.prompt_tokens if usage_read else 0) == prompt, path
         assert [step.usage for step in read.steps[1:]] == [step.usage for step in before.steps[1:]], path
+
+
+WRONG_TYPES = [  # (fixture, path to the value, the value): each made the whole file "unexpected content (TypeError …)"
+    ("agents/claude-code/cc-session-1/subagents/agent-ag1.jsonl", (1, "message", "id"), {"a": 1}),
+    ("agents/atif/v1.5-plain.json", ("steps", 3, "observation", "results"), 1e308),
+    ("agents/atif/harbor-0.25.0-of-mini-v2-tool-calls.json", ("steps", 2, "observation", "results"), True),
+    ("agents/openhands/v0-events.json", (0, "id"), [1]),
+    ("agents/openhands/v0-events.json", (4, "id"), {"a": 1}),
+    ("agents/openhands/eval-output.jsonl", (0, "history", 0, "id"), {"a": 1}),
+    ("agents/inspect/calc.json", ("samples", 0, "events", 2, "output", "choices"), True),
+    ("agents/inspect/calc.json", ("samples", 0, "messages", 4, "tool_calls"), 1e308),
+]
+
+
+@pytest.mark.parametrize(("name", "where", "value"), WRONG_TYPES, ids=lambda value: str(value)[:40])
+def test_a_field_of_the_wrong_type_reads_as_missing_not_as_an_unreadable_file(tmp_path, name, where, value):
+    """Found by replacing the fixtures' values one at a time with values of other types: each of
+    these made the reader fail whole. The file now reads, every step shows, and its summary is made."""
+    from conftest import FIXTURES
+    from swedeck.core.replay.document import LoadedDocument
+    from swedeck.core.trajectory.fidelity import summary
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    source = FIXTURES / name
+    if source.suffix == ".jsonl":
+        lines = source.read_text().splitlines()
+        record = json.loads(lines[where[0]])
+        _set(record, where[1:], value)
+        lines[where[0]] = json.dumps(record)
+        text = "\n".join(lines) + "\n"
+    else:
+        document = json.loads(source.read_text())
+        _set(document, where, value)
+        text = json.dumps(document)
+    path = tmp_path / source.name
+    path.write_text(text)
+    trajectory = load_trajectory(path)
+    document = LoadedDocument(trajectory)
+    assert document.step_count > 0
+    for number in range(1, document.step_count + 1):
+        document.step(number)
+    summary(trajectory)
+
+
+@pytest.mark.parametrize("role", [[1], {"a": 1}])
+def test_a_role_that_is_a_list_or_an_object_is_said_by_its_message(tmp_path, role):
+    from conftest import FIXTURES
+    from swedeck.core.trajectory.errors import TrajectoryError
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    document = json.loads((FIXTURES / "mini-v2-tool-calls.traj.json").read_text())
+    document["messages"][3]["role"] = role
+    path = tmp_path / "mini.traj.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(TrajectoryError, match=r"message 3: unknown message role"):
+        load_trajectory(path)
+
+
+def _set(document: Any, where: tuple[Any, ...], value: Any) -> None:
+    for part in where[:-1]:
+        document = document[part]
+    document[where[-1]] = value

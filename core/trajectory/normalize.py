@@ -68,7 +68,7 @@ def check_roles(records: Sequence[Mapping[str, Any]]) -> list[str]:
     checked = []
     for number, raw in enumerate(roles):
         role = _ROLE_ALIASES.get(str(raw), raw)
-        if role not in _ROLES:
+        if not isinstance(role, str) or role not in _ROLES:
             raise ValueError(f"message {number}: unknown message role {raw!r}")
         checked.append(role)
     return checked

@@ -195,7 +195,7 @@ def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, p
             cost = as_number(metrics.get("cost_usd"))
             extra = {key: value for key, value in (("usage", usage), ("cost", cost)) if value is not None}
             planned = [("assistant", MessageType.ACTION if call_ids else MessageType.ASSISTANT_MESSAGE, extra)]
-            for result in mapping(step.get("observation")).get("results") or []:
+            for result in _results_of(step):
                 if not isinstance(result, Mapping):
                     continue
                 _subagents(step, result, fidelity, path)
@@ -211,6 +211,12 @@ def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, p
             system = system or kind == MessageType.SYSTEM
             task = task or kind == MessageType.TASK
     return entries, token_ids
+
+
+def _results_of(step: Mapping[str, Any]) -> list[Any]:
+    """A step's observation's results, where they are a list (else none: a field of the wrong type reads as missing)."""
+    results = mapping(step.get("observation")).get("results")
+    return results if isinstance(results, list) else []
 
 
 def _call_ids(tool_calls: Any, number: int) -> set[str]:
@@ -300,7 +306,7 @@ def _subagents(step: Mapping[str, Any], result: Mapping[str, Any], fidelity: Fid
 
 def _results(step: Mapping[str, Any], call_ids: set[str]) -> list[chat.Entry]:
     out = []
-    for result in mapping(step.get("observation")).get("results") or []:
+    for result in _results_of(step):
         if not isinstance(result, Mapping):
             continue
         text = _text(result.get("content"))

@@ -447,7 +447,10 @@ class _Columns:
                 named, content, usage, model, stop = (_get(message, "id"), _get(message, "content"),
                                                       _get(message, "usage"), _get(message, "model"),
                                                       _get(message, "stop_reason"))
-            identity = (hash(named) or 1) if named else 0
+            try:
+                identity = (hash(named) or 1) if named else 0
+            except TypeError:  # an id that is a list or an object: none
+                identity = 0
             for block in content if isinstance(content, list) else ():
                 if (block.type if type(block) is _Block else _block_type(block)) in ("tool_use", "server_tool_use"):
                     calls += 1

@@ -282,8 +282,18 @@ def _v0(heads: Any, events: _Events, tally: chat.Tally, fidelity: Fidelity) -> l
         else:
             tally.skip(f"action/{action}" if action else f"observation/{observation}" if observation else None)
             continue
-        at[event.get("id")] = len(entries) - 1
+        _place(at, event.get("id"), len(entries) - 1)
     return entries
+
+
+_KEYS = (str, int)
+"""What an event's id can be to be found again (a list or an object there: an id nothing names)."""
+
+
+def _place(at: dict[Any, int], key: Any, entry: int) -> None:
+    """The entry an event became, by its id, where the id is one (`_KEYS`)."""
+    if isinstance(key, _KEYS):
+        at[key] = entry
 
 
 def _calls(event: Mapping[str, Any]) -> list[tuple[dict[str, Any], Any]]:
@@ -327,7 +337,7 @@ def _condensation(args: Mapping[str, Any], at: dict[Any, int]) -> chat.Entry:
     start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
     if not ids and isinstance(start, int) and isinstance(end, int):
         ids = list(range(start, end + 1))
-    forgotten = sorted({at[i] for i in ids if i in at})
+    forgotten = sorted({at[i] for i in ids if isinstance(i, _KEYS) and i in at})
     summary = args.get("summary")
     return chat.compaction(str(summary) if summary else f"(condensation: {len(forgotten)} events forgotten)",
                            forgotten=forgotten, source="openhands condensation")
@@ -391,12 +401,12 @@ def _v1(events: list[Any], tally: chat.Tally, fidelity: Fidelity) -> list[chat.E
                                       tool_call_id=answered))
         elif kind == "Condensation":
             ids = event.get("forgotten_event_ids") or []
-            forgotten = sorted({at[i] for i in ids if i in at})
+            forgotten = sorted({at[i] for i in ids if isinstance(i, _KEYS) and i in at})
             summary = event.get("summary")
             entries.append(chat.compaction(str(summary) if summary else f"(condensation: {len(forgotten)} events forgotten)",
                                            forgotten=forgotten, source="openhands condensation"))
         else:
             tally.skip(kind)
             continue
-        at[event.get("id")] = len(entries) - 1
+        _place(at, event.get("id"), len(entries) - 1)
     return entries
