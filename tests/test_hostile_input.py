@@ -863,3 +863,16 @@ def _set(document: Any, where: tuple[Any, ...], value: Any) -> None:
     for part in where[:-1]:
         document = document[part]
     document[where[-1]] = value
+
+
+def test_an_inspect_log_whose_samples_are_not_a_list_says_it_has_none(tmp_path):
+    from conftest import FIXTURES
+    from swedeck.core.trajectory.errors import TrajectoryError
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    log = json.loads((FIXTURES / "agents" / "inspect" / "calc.json").read_text())
+    log["samples"] = True  # was "unexpected content (TypeError: object of type 'bool' has no len())"
+    path = tmp_path / "calc.json"
+    path.write_text(json.dumps(log))
+    with pytest.raises(TrajectoryError, match="the log has no samples"):
+        load_trajectory(path)

@@ -78,11 +78,16 @@ def _samples(source: Source) -> tuple[Mapping[str, Any], int, Any]:
             if 1 <= source.unit <= len(names) else None
         return header, len(names), sample
     document = source.document
-    samples = records_at(document, "samples", _Nothing) or []
+    samples = records_at(document, "samples", _Nothing)
+    if not isinstance(samples, _SAMPLES):  # not a list: no samples, as a field of the wrong type reads
+        samples = []
     if not 1 <= source.unit <= len(samples):
         return document, len(samples), None
     return document, len(samples), samples.outline(source.unit - 1) if isinstance(samples, RawRecords) \
         else samples[source.unit - 1]
+
+
+_SAMPLES = (list, RawRecords)
 
 
 class _Nothing(Part):
