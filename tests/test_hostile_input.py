@@ -876,3 +876,24 @@ def test_an_inspect_log_whose_samples_are_not_a_list_says_it_has_none(tmp_path):
     path.write_text(json.dumps(log))
     with pytest.raises(TrajectoryError, match="the log has no samples"):
         load_trajectory(path)
+
+
+@pytest.mark.parametrize("role", [[1], {"a": 1}])
+def test_a_large_live_file_with_a_role_that_is_a_list_or_an_object_reads_as_a_small_one(tmp_path, monkeypatch, role):
+    """A mapped swedeck `.traj.jsonl` (read in windows of heads) whose one line's role is a list
+    or an object: read line by line there, as the small file is (it was a TypeError)."""
+    from support.replay import write_trajectory
+    from swedeck.core.trajectory import loader
+    from swedeck.core.trajectory.loader import load_trajectory
+
+    path = write_trajectory(tmp_path / "live", 4, finish=False)
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[3])
+    record["role"] = role
+    lines[3] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    small = load_trajectory(path)
+    monkeypatch.setattr(loader, "MAP_BYTES", 1)
+    large = load_trajectory(path)
+    assert [message.text for message in large.messages] == [message.text for message in small.messages]
+    assert [step.message_index for step in large.steps] == [step.message_index for step in small.steps]

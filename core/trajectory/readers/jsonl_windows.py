@@ -130,10 +130,10 @@ def _fast(chunk: bytes, lines_in_chunk: int) -> list[_Head] | None:
     """Each line's head, when every line of the window is a record msgspec reads, with a known role."""
     try:
         heads = _heads(chunk)
-    except msgspec.MsgspecError:
+        if len(heads) != lines_in_chunk or not {head.role for head in heads} <= _ROLES:
+            return None  # a blank line, two values on a line, an unknown role: line by line
+    except (msgspec.MsgspecError, TypeError):  # TypeError: a role that is a list or an object
         return None
-    if len(heads) != lines_in_chunk or not {head.role for head in heads} <= _ROLES:
-        return None  # a blank line, two values on a line, an unknown role: line by line
     return heads
 
 
