@@ -8,6 +8,7 @@ meanwhile, a long history's prompt, the export, follow and closing.
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from collections.abc import Callable
 
@@ -210,6 +211,7 @@ def test_follow_sees_new_steps_then_the_final_file_the_live_one_became(tmp_path)
 
 def test_what_a_run_is_paced_by_is_asked_and_its_collector_policy_kept(tmp_path):
     calls: list[str] = []
+    released = threading.Event()
 
     class Quiet:
         def wait(self) -> None:
@@ -226,6 +228,7 @@ def test_what_a_run_is_paced_by_is_asked_and_its_collector_policy_kept(tmp_path)
 
         def release(self) -> None:
             calls.append("release")
+            released.set()
 
         def freeze(self) -> None:
             calls.append("freeze")
@@ -240,8 +243,6 @@ def test_what_a_run_is_paced_by_is_asked_and_its_collector_policy_kept(tmp_path)
     assert calls == ["thaw", "freeze"]  # the previous file's objects let go, this one's frozen
     run.start()
     curve_of(sink, run)
-    deadline = time.monotonic() + 10
-    while "release" not in calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert released.wait(10)  # after the curve's last points, however it ends
     assert calls[2] == "hold" and calls.count("pace") == 3 and calls[-1] == "release"
     assert list(run.search_places("step-2-output")) == [2]
