@@ -28,6 +28,11 @@ def mapping(value: object) -> Mapping[str, Any]:
     return value if value is not None and isinstance(value, Mapping) else {}
 
 
+def listed(value: object) -> list[Any]:
+    """`value` where it is a JSON list, else an empty one: a field of the wrong type reads as missing."""
+    return value if isinstance(value, list) else []
+
+
 def as_mapping_list(value: object, what: str) -> Sequence[Mapping[str, Any]]:
     if isinstance(value, RawRecords):  # objects all, checked when it was read
         return value

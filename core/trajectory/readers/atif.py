@@ -24,7 +24,7 @@ import msgspec
 
 from ...messages import MessageType
 from ...startup.read_ahead import MAX_FILE_BYTES
-from ..coerce import as_number, mapping, optional_str
+from ..coerce import as_number, listed, mapping, optional_str
 from ..files import inside_folder, read_in_folder
 from ..model import Branch, Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..outline import Part, RawRecords, heads, records_at
@@ -195,7 +195,7 @@ def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, p
             cost = as_number(metrics.get("cost_usd"))
             extra = {key: value for key, value in (("usage", usage), ("cost", cost)) if value is not None}
             planned = [("assistant", MessageType.ACTION if call_ids else MessageType.ASSISTANT_MESSAGE, extra)]
-            for result in _results_of(step):
+            for result in listed(mapping(step.get("observation")).get("results")):
                 if not isinstance(result, Mapping):
                     continue
                 _subagents(step, result, fidelity, path)
@@ -213,16 +213,10 @@ def _planned(heads: Any, steps: _Steps, fidelity: Fidelity, tally: chat.Tally, p
     return entries, token_ids
 
 
-def _results_of(step: Mapping[str, Any]) -> list[Any]:
-    """A step's observation's results, where they are a list (else none: a field of the wrong type reads as missing)."""
-    results = mapping(step.get("observation")).get("results")
-    return results if isinstance(results, list) else []
-
-
 def _call_ids(tool_calls: Any, number: int) -> set[str]:
     """The ids of a step's tool calls, as `_call` names them."""
-    return {str(item.get("tool_call_id") or f"call_{number}_{k}") for k, item in enumerate(tool_calls or [])
-            if isinstance(item, Mapping)} if isinstance(tool_calls, list) else set()
+    return {str(item.get("tool_call_id") or f"call_{number}_{k}") for k, item in enumerate(listed(tool_calls))
+            if isinstance(item, Mapping)}
 
 
 def _step_entries(step: Mapping[str, Any], number: int, first: bool) -> list[chat.Entry]:
@@ -238,9 +232,7 @@ def _step_entries(step: Mapping[str, Any], number: int, first: bool) -> list[cha
             return [chat.Entry("user", text, kind, _compaction(step))]
         return [chat.Entry("user", text, kind or (MessageType.TASK if first else MessageType.USER_MESSAGE))]
     metrics = mapping(step.get("metrics"))
-    tool_calls = step.get("tool_calls")
-    calls = [_call(item, number, k) for k, item in enumerate(tool_calls or [] if isinstance(tool_calls, list) else [])
-             if isinstance(item, Mapping)]
+    calls = [_call(item, number, k) for k, item in enumerate(listed(step.get("tool_calls"))) if isinstance(item, Mapping)]
     extra = {key: step[key] for key in ("step_id", "timestamp", "model_name", "is_copied_context", "llm_call_count")
              if step.get(key) is not None}
     response = chat.assistant(text, calls, reasoning=optional_str(step.get("reasoning_content")),
@@ -306,7 +298,7 @@ def _subagents(step: Mapping[str, Any], result: Mapping[str, Any], fidelity: Fid
 
 def _results(step: Mapping[str, Any], call_ids: set[str]) -> list[chat.Entry]:
     out = []
-    for result in _results_of(step):
+    for result in listed(mapping(step.get("observation")).get("results")):
         if not isinstance(result, Mapping):
             continue
         text = _text(result.get("content"))

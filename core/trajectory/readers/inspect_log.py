@@ -23,7 +23,7 @@ import msgspec
 from ...messages import Message, MessageType
 from ...startup.read_ahead import inspect_samples, is_sample
 from ...zip_members import BadZip, Directory
-from ..coerce import mapping, optional_str
+from ..coerce import listed, mapping, optional_str
 from ..lazy import OnDemand
 from ..model import Fidelity, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..outline import Outline, Part, RawRecords, heads, outline, records_at
@@ -289,13 +289,8 @@ def _prompts(pool: Sequence[Any], attachments: Mapping[str, Any], events: Sequen
     return OnDemand(found, build, keep=4)
 
 
-def _listed(value: Any) -> list[Any]:
-    """`value` where it is a list, else none (a field of the wrong type reads as missing)."""
-    return value if isinstance(value, list) else []
-
-
 def _output_message(event: Mapping[str, Any], attachments: Mapping[str, Any]) -> Mapping[str, Any]:
-    choices = _listed(mapping(event.get("output")).get("choices"))  # a field of the wrong type reads as missing
+    choices = listed(mapping(event.get("output")).get("choices"))  # a field of the wrong type reads as missing
     return mapping(_resolved(mapping(mapping(choices[0]).get("message")), attachments)) if choices else {}
 
 
@@ -361,7 +356,7 @@ def _entry(message: Mapping[str, Any], first: bool) -> chat.Entry:
     extra: dict[str, Any] = {"inspect_id": message.get("id")} if message.get("id") else {}
     if role == "assistant":
         calls = [chat.call(str(call.get("id") or ""), str(call.get("function") or ""), call.get("arguments") or {})
-                 for call in (mapping(item) for item in _listed(message.get("tool_calls")))]
+                 for call in (mapping(item) for item in listed(message.get("tool_calls")))]
         return chat.assistant(text, calls, reasoning=reasoning, **extra)
     if role == "tool":
         error = mapping(message.get("error"))
@@ -424,7 +419,7 @@ def _planned(head: Mapping[str, Any], messages: Sequence[Any], index: int, attac
     role = head.get("role")
     extra: dict[str, Any] = {"inspect_id": head.get("id")} if head.get("id") else {}
     if role == "assistant":
-        kind = MessageType.ACTION if _listed(head.get("tool_calls")) else MessageType.ASSISTANT_MESSAGE
+        kind = MessageType.ACTION if listed(head.get("tool_calls")) else MessageType.ASSISTANT_MESSAGE
     elif role == "tool":
         kind = MessageType.OBSERVATION
     elif role == "system":
