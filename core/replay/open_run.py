@@ -207,12 +207,22 @@ class Followed:
 # --- the run -----------------------------------------------------------------------------
 
 
+def _history(trajectory: Trajectory, step: int) -> int:
+    """How many messages step `step`'s prompt is built from (past the last step: all of them)."""
+    steps = trajectory.steps
+    return steps[step - 1].prompt_end if 0 < step <= len(steps) else len(trajectory.messages)
+
+
+def read_whole(shown: ReplayDocument | None) -> LoadedDocument | None:
+    """`shown` where it is a file read whole: not a lazy document (its file position is the
+    UI's), and not a large file's part."""
+    return shown if isinstance(shown, LoadedDocument) and not isinstance(shown, ReadingDocument) else None
+
+
 def worker_document(shown: ReplayDocument | None, path: Path) -> ReplayDocument:
     """What a thread reads `path` through: the open document when it was read whole (only read
-    from, never parsed a second time beside the UI's); else a reader of its own, as a lazy
-    document's file position is the UI's, and a large file's part is not the whole."""
-    whole = isinstance(shown, LoadedDocument) and not isinstance(shown, ReadingDocument)
-    return shown if whole and shown is not None else open_document(path)
+    from, never parsed a second time beside the UI's); else a reader of its own."""
+    return read_whole(shown) or open_document(path)
 
 
 @dataclass
@@ -411,12 +421,13 @@ class OpenRun:
 
         trajectory = self.trajectory()
         chosen = [dict(processor) for processor in processors]
+        history = _history(trajectory, step)
 
         def work() -> StepPrompt:
             if what_if:
                 return what_if_prompt(trajectory, step, chosen, window)
             return step_prompt(trajectory, step, chosen, window, trust_file=trust_file)
-        if self.history_at(step) <= PROMPT_IN_WORKER:
+        if history <= PROMPT_IN_WORKER:
             return work()
         generation = self._prompt.start()
         tell = emit or self._tell
@@ -434,9 +445,7 @@ class OpenRun:
 
     def history_at(self, step: int) -> int:
         """How many messages of history step `step`'s prompt is built from (what `prompt` weighs)."""
-        trajectory = self.trajectory()
-        steps = trajectory.steps
-        return steps[step - 1].prompt_end if 0 < step <= len(steps) else len(trajectory.messages)
+        return _history(self.trajectory(), step)
 
     def export(self, out: Path, prices: Callable[[], dict[str, dict[str, float]]]) -> None:
         """Write the open run to `out` (a `.html` name a page, any other ATIF) in a thread;
@@ -450,8 +459,8 @@ class OpenRun:
             from ..export.share import default_kind, export, write_export
 
             try:
-                whole = isinstance(shown, LoadedDocument) and not isinstance(shown, ReadingDocument)
-                trajectory = shown.trajectory() if whole and shown is not None else None
+                whole = read_whole(shown)
+                trajectory = whole.trajectory() if whole is not None else None
                 result: Export = export(self.path, default_kind(out), prices=prices(), trajectory=trajectory)
                 write_export(out, result)
             except (SwedeckError, TrajectoryError, OSError) as error:

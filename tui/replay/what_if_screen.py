@@ -65,7 +65,7 @@ class WhatIfScreen(ViewModal[None]):
             box = "[x]" if processor["enabled"] else "[ ]"
             rows.append(f"{number} {box} {processor['type']}({params})")
         self.query_one("#what-if-list", Static).update(literal("\n".join(rows)))  # a file's values, shown as text
-        chosen = [dict(processor) for processor in self.processors]
+        chosen = self.processors_chosen()
         try:  # past `PROMPT_IN_WORKER` messages, worked out in the run's thread (each message built and counted)
             prompt = self.run.prompt(self.step, chosen, self.window, what_if=True, emit=posting(self))
         except SwedeckError as error:  # a config swedeck refuses (a file's recorded one): said, not raised
