@@ -20,7 +20,8 @@ Roles: the main line; each subagent whose run the file has beside it (Claude Cod
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,12 +44,16 @@ class Price:
     source: str = "litellm"
 
     def dollars(self, usage: Usage) -> dict[str, float]:
-        cached, written = usage.cached_tokens or 0, usage.cache_write_tokens or 0
-        plain = max(0, usage.prompt_tokens - cached - written)
-        return {"input": plain * self.input,
-                "cache_read": cached * (self.cache_read if self.cache_read is not None else self.input),
-                "cache_write": written * (self.cache_write if self.cache_write is not None else self.input),
-                "output": usage.completion_tokens * self.output}
+        return dict(zip(KINDS, self.split(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens or 0,
+                                          usage.cache_write_tokens or 0), strict=True))
+
+    def split(self, prompt: int, completion: int, cached: int, written: int) -> tuple[float, float, float, float]:
+        """A call's dollars by kind (`KINDS`), from its usage's figures."""
+        plain = prompt - cached - written
+        return (plain * self.input if plain > 0 else 0 * self.input,
+                cached * (self.cache_read if self.cache_read is not None else self.input),
+                written * (self.cache_write if self.cache_write is not None else self.input),
+                completion * self.output)
 
 
 class Prices:
@@ -206,35 +211,66 @@ def money(dollars: float) -> str:
     return f"${dollars:.4f}" if dollars < 1 else f"${dollars:.3f}" if dollars < 10 else f"${dollars:,.2f}"
 
 
+_NO_USAGE = (-1, 0, 0, 0)
+
+
 def account(calls: Iterable[Call], prices: Prices) -> CostReport:
     """The calls' dollars, by kind, role and model; unpriced models named, not summed."""
+    return account_rows(map(_row, calls), prices)
+
+
+Row = tuple[str, str | None, int | None, int, int, int, int]
+"""A call as `account_rows` reads it: role, model, step, and its usage's figures: prompt,
+completion, cached, cache write (0: none); a prompt of -1 for no usage."""
+
+
+def _row(call: Call) -> Row:
+    usage = call.usage
+    if usage is None:
+        return (call.role, call.model, call.step, *_NO_USAGE)
+    return (call.role, call.model, call.step, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens or 0,
+            usage.cache_write_tokens or 0)
+
+
+def account_rows(rows: Iterable[Row], prices: Prices) -> CostReport:
+    """`account` of calls given as rows (a reader's `StepFacts` gives a million steps' so, no
+    call or usage built for each), summed in their order."""
     report = CostReport()
-    for call in calls:
-        if call.usage is not None:
-            report.tokens["prompt_tokens"] += call.usage.prompt_tokens
-            report.tokens["completion_tokens"] += call.usage.completion_tokens
-        if call.usage is None or not counted(call.usage):
-            report.without_usage += 1
-            if call.step is not None:
-                report.steps[call.step] = None
+    tokens, steps, unpriced, by_role, by_model = report.tokens, report.steps, report.unpriced, report.by_role, report.by_model
+    prompts = completions = without = 0
+    total = input_usd = read_usd = write_usd = output_usd = 0.0
+    price_of = prices.of
+    for role, model, step, prompt, completion, cached, written in rows:
+        if prompt >= 0:
+            prompts += prompt
+            completions += completion
+        if prompt < 0 or not (prompt or completion):  # no usage, or none that counts (`counted`)
+            without += 1
+            if step is not None:
+                steps[step] = None
             continue
-        price = prices.of(call.model)
+        price = price_of(model)
         if price is None:
-            name = call.model or "(no model named)"
-            report.unpriced[name] = report.unpriced.get(name, 0) + 1
-            if call.step is not None:
-                report.steps[call.step] = None
+            name = model or "(no model named)"
+            unpriced[name] = unpriced.get(name, 0) + 1
+            if step is not None:
+                steps[step] = None
             continue
-        dollars = price.dollars(call.usage)
-        cost = sum(dollars.values())
-        report.total_usd += cost
-        for kind, value in dollars.items():
-            report.by_kind[kind] += value
-        report.by_role[call.role] = report.by_role.get(call.role, 0.0) + cost
-        model = call.model or "(no model named)"
-        report.by_model[model] = report.by_model.get(model, 0.0) + cost
-        if call.step is not None:
-            report.steps[call.step] = cost
+        plain, read, write, output = price.split(prompt, completion, cached, written)
+        cost = plain + read + write + output
+        total += cost
+        input_usd += plain
+        read_usd += read
+        write_usd += write
+        output_usd += output
+        by_role[role] = by_role.get(role, 0.0) + cost
+        name = model or "(no model named)"
+        by_model[name] = by_model.get(name, 0.0) + cost
+        if step is not None:
+            steps[step] = cost
+    tokens["prompt_tokens"], tokens["completion_tokens"], report.without_usage = prompts, completions, without
+    report.total_usd = total
+    report.by_kind = dict(zip(KINDS, (input_usd, read_usd, write_usd, output_usd), strict=True))
     return report
 
 
@@ -250,6 +286,15 @@ def trajectory_calls(trajectory: Trajectory, role: str = "main") -> list[Call]:
         model = answered_by(trajectory.messages[step.message_index], trajectory.info.model_name)
         calls.append(Call(role, model, step.usage, step.index if role == "main" else None))
     return calls
+
+
+def trajectory_rows(trajectory: Trajectory, role: str = "main") -> Iterator[Row]:
+    """`trajectory_calls` as `account_rows` reads them: from a reader's `StepFacts` where it
+    has them (no call, usage or step built for each)."""
+    facts = trajectory.step_facts()
+    if facts is None:
+        return map(_row, trajectory_calls(trajectory, role))
+    return facts.rows(role, trajectory.info.model_name, numbered=role == "main")
 
 
 def side_calls(trajectory: Trajectory) -> list[Call]:
@@ -273,10 +318,9 @@ def cost_of(trajectory: Trajectory, prices: Prices, subagents: Iterable[tuple[st
     """A trajectory's cost report: its main line, the subagent runs given (id, trajectory), the
     side calls of a record; reconciled with the agent's own total where the file has one."""
     subagents = list(subagents)  # read twice: their calls, and their own counts
-    calls = trajectory_calls(trajectory) + side_calls(trajectory)
-    for name, run in subagents:
-        calls += trajectory_calls(run, f"subagent {name}")
-    report = account(calls, prices)
+    rows = [trajectory_rows(trajectory), map(_row, side_calls(trajectory)),
+            *(trajectory_rows(run, f"subagent {name}") for name, run in subagents)]
+    report = account_rows(itertools.chain.from_iterable(rows), prices)
     agent = trajectory.info.raw.get("agent_cost")
     if isinstance(agent, Mapping) and isinstance(agent.get("total_usd"), int | float):
         report.agent_total_usd = float(agent["total_usd"])

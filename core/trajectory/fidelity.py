@@ -71,11 +71,7 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     facts = trajectory.step_facts()
     if facts is not None:  # known from the records' heads: no step is built
         steps = len(facts)
-        for index in range(steps):
-            tool_calls += facts.tool_calls(index)
-            shell_commands += facts.shell_commands(index)
-            usage = facts.usage(index)
-            with_usage += usage is not None and usage.prompt_tokens > 0
+        tool_calls, shell_commands, with_usage = facts.totals()
         by_step.update(prompt_provenance(trajectory, number) for number in range(1, steps + 1))
     for step in trajectory.steps if facts is None else ():
         steps += 1

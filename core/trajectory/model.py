@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -117,46 +118,49 @@ class StepFacts:
     records' heads: a session of a million records is summed without building a step (issue
     61.14: building them took 26 of 41 s). Each figure is what the built step says."""
 
-    def __init__(self) -> None:
-        self._tokens = array("q")
-        """Per step: prompt, completion, cached, cache write (0: none) tokens; a prompt of -1: no usage."""
-        self._calls = array("l")
-        """Per step: tool calls, shell commands."""
-        self._models = array("l")
-        self._names: list[str | None] = [None]
-        self._known: dict[str | None, int] = {None: 0}
+    def __init__(self, prompt: array[int] | None = None, completion: array[int] | None = None,
+                 cached: array[int] | None = None, written: array[int] | None = None,
+                 tool_calls: array[int] | None = None, shell_commands: array[int] | None = None,
+                 models: array[int] | None = None, names: list[str | None] | None = None) -> None:
+        """Per step: its prompt, completion, cached and cache write (0: none) tokens, a prompt of
+        -1 for no usage; its tool calls and shell commands; its model (a number into `names`)."""
+        self._prompt, self._completion = prompt or array("q"), completion or array("q")
+        self._cached, self._written = cached or array("q"), written or array("q")
+        self._calls, self._shells = tool_calls or array("q"), shell_commands or array("q")
+        self._models, self._names = models or array("q"), names or []
 
-    def add(self, model: str | None, usage: Usage | None, tool_calls: int, shell_commands: int) -> None:
-        if usage is None:
-            self._tokens.extend((-1, 0, 0, 0))
-        else:
-            self._tokens.extend((usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
-                                 usage.cache_write_tokens or 0))
-        self._calls.extend((tool_calls, shell_commands))
-        number = self._known.get(model)
-        if number is None:
-            number = self._known[model] = len(self._names)
-            self._names.append(model)
-        self._models.append(number)
+    def totals(self) -> tuple[int, int, int]:
+        """Tool calls, shell commands, and the steps with a prompt's usage (the summary's)."""
+        return sum(self._calls), sum(self._shells), sum(1 for prompt in self._prompt if prompt > 0)
 
     def __len__(self) -> int:
         return len(self._models)
 
     def usage(self, index: int) -> Usage | None:
-        prompt, completion, cached, written = self._tokens[4 * index:4 * index + 4]
+        prompt = self._prompt[index]
         if prompt < 0:
             return None
-        return Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
-                     cache_write_tokens=written or None)
+        return Usage(prompt_tokens=prompt, completion_tokens=self._completion[index], cached_tokens=self._cached[index],
+                     cache_write_tokens=self._written[index] or None)
 
     def model(self, index: int) -> str | None:
         return self._names[self._models[index]]
 
+    def rows(self, role: str, fallback: str | None, numbered: bool) -> Iterator[tuple[Any, ...]]:
+        """Each step as `cost.account_rows` reads a call: role, model (else `fallback`), step
+        (1-based, when `numbered`), prompt, completion, cached, cache write (a prompt of -1: no
+        usage). Made by C's loops (`zip`, `map`): a million steps."""
+        count = len(self._models)
+        models = map([name or fallback for name in self._names].__getitem__, self._models)
+        steps = range(1, count + 1) if numbered else itertools.repeat(None, count)
+        return zip(itertools.repeat(role, count), models, steps, self._prompt, self._completion, self._cached,
+                   self._written, strict=True)
+
     def tool_calls(self, index: int) -> int:
-        return self._calls[2 * index]
+        return self._calls[index]
 
     def shell_commands(self, index: int) -> int:
-        return self._calls[2 * index + 1]
+        return self._shells[index]
 
 
 class Trajectory(msgspec.Struct):

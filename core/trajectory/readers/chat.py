@@ -72,11 +72,16 @@ class Later(Entry):
         return made.build()
 
 
+def shell_tool(name: str) -> bool:
+    """Whether a tool of this name is a shell (`shell_command`)."""
+    return name.lower().rsplit("__", 1)[-1] in SHELL_TOOLS
+
+
 def shell_command(name: str, arguments: Any) -> str | None:
     """The command line of a shell tool's call, or None when the tool is not a shell. A shell
     tool an MCP server offers is one too (`mcp__acp__Bash`: Claude Code's Bash under its ACP
     adapter); only its `command` is the command (its description and timeout are not)."""
-    if name.lower().rsplit("__", 1)[-1] not in SHELL_TOOLS or not isinstance(arguments, Mapping):
+    if not shell_tool(name) or not isinstance(arguments, Mapping):
         return None
     command = arguments.get("command", arguments.get("cmd"))
     if isinstance(command, str):

@@ -20,19 +20,20 @@ tool list: both are `unknown`; the messages are `reconstructed`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import mmap
 import re
 import sys
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Annotated, Any, cast
 
 import msgspec
 
-from ...messages import MessageType, ModelStats, Usage
+from ...messages import MessageType, ModelStats
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..lazy import OnDemand
@@ -104,8 +105,9 @@ class _Head(_Part):
 
 _decode_head = msgspec.json.Decoder(_Head).decode
 _FULL_TYPES = ("api-request-shape", "api-request-blob", "api-request")
-HELD_HEADS = 16 << 20
-"""A file smaller than this (16 MB) is read once for its records' heads, and its plan's kept."""
+ROWS_OF_ALL = 16 << 20
+"""A file smaller than this (16 MB) is read for every record's figures, its sidechains' too (a
+subagent's file is all sidechain: a session's 404 of them are summed in a second)."""
 
 
 class _Lines:
@@ -115,12 +117,10 @@ class _Lines:
     def __init__(self, source: Source) -> None:
         self.content = source.content
         self.starts, self.ends = array("q"), array("q")
-        self.heads = {}
+        self.columns: _Columns | None = _Columns()
+        """The plan's figures of each record read for them as the lines were (`_scan`); None once planned."""
         self._full: dict[int, Mapping[str, Any]] = {}
         self._last_index, self._last_record = -1, {}  # type: tuple[int, Mapping[str, Any]]
-
-    heads: dict[int, Any]
-    """The plan's heads (`_MainHead`) read with the lines, for a file under `HELD_HEADS`."""
 
     def full(self, index: int) -> Mapping[str, Any]:
         record = self._full.get(index)
@@ -134,12 +134,40 @@ class _Lines:
     def line(self, index: int) -> Any:
         return span(self.content, self.starts[index], self.ends[index])
 
+    def main_heads(self, indices: Iterable[int]) -> Iterator[Any]:
+        """Each record's `_MainHead`, or the record whole where it does not fit one."""
+        content, starts, ends, kept = self.content, self.starts, self.ends, self._full
+        for index in indices:
+            head: Any = kept.get(index) if kept else None
+            if head is None:
+                try:
+                    head = _decode_main(span(content, starts[index], ends[index]))
+                except msgspec.MsgspecError:
+                    head = self.full(index)
+            yield head
+
+    def planning(self, chain: list[int]) -> tuple[_Columns, array[int]]:
+        """The columns, and the row of each record of `chain` in them (those read for the tree
+        alone read now); the lines no longer hold the columns (the entries hold the lines)."""
+        columns, self.columns = cast(_Columns, self.columns), None
+        row_of = columns.row_of
+        missing = [index for index in chain if row_of[index] < 0]
+        for index, head in zip(missing, self.main_heads(missing), strict=True):
+            row_of[index] = columns.add(head)
+        return columns, array("l", map(row_of.__getitem__, chain))
+
+    def said(self, index: int) -> Any:
+        """Record `index`'s `_Said`, or the record whole where it does not fit one."""
+        kept = self._full.get(index)
+        if kept is not None:
+            return kept
+        try:
+            return _decode_said(self.line(index))
+        except msgspec.MsgspecError:
+            return self.full(index)
+
     def keep(self, index: int, record: Mapping[str, Any]) -> None:
         self._full[index] = record
-
-    def kept(self, index: int) -> Mapping[str, Any] | None:
-        """Record `index` if it was read whole in the scan (it did not fit the tree's head)."""
-        return self._full.get(index)
 
 
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
@@ -150,18 +178,22 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     records of a file's end, from `start`."""
     lines = _Lines(source)
     tree = _Tree(lines.full, part=part)
-    # a file under HELD_HEADS is read once for its plan's heads too, and they are kept (a session's
-    # 404 subagent files are summed in a second); a larger one's are read again as its plan needs them
-    decode = _decode_main if len(source.content) < HELD_HEADS else _decode_head
-    held = lines.heads if decode is _decode_main else None
+    columns = cast(_Columns, lines.columns)
+    # Each record is read once for the tree and the plan's figures (`_Columns`), but a record of a
+    # sidechain in a large file (a subagent's run inside it: most of it, issue 49), read for the
+    # tree alone; its figures are read when a branch's plan needs them. Which one a record is
+    # shows only once it is read: records come in runs, so each is read as the one before was.
+    every = len(source.content) < ROWS_OF_ALL
+    main = True
     starts, starts_append, ends_append, tree_add = lines.starts, lines.starts.append, lines.ends.append, tree.add
+    rows_append, add = columns.row_of.append, columns.add
     for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
             continue
         end = line_start + len(line)
         try:
-            head: Any = decode(line)
+            head: Any = _decode_main(line) if main or every else _decode_head(line)
         except msgspec.MsgspecError:
             try:
                 record = loads(line)
@@ -177,11 +209,11 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
         if kind in _CHAIN_TYPES and isinstance(head.uuid if struct else head.get("uuid"), str):
             if not struct:
                 lines.keep(len(starts), head)
-            elif held is not None:
-                held[len(starts)] = head
             starts_append(line_start)  # its place (inline: a million lines)
             ends_append(end)
             tree_add(head)
+            rows_append(-1 if type(head) is _Head else add(head))
+            main = not (head.isSidechain if struct else head.get("isSidechain"))
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
@@ -226,12 +258,11 @@ def read(source: Source) -> Trajectory:
         fidelity.notes.append(f"session title: {titles[-1][:120]}")
     del tree  # its uuids (a million strings) are not held while the plan is made
     plan = _Plan(requests.requests, info.model_stats)
-    columns = _Columns.of(lines, chain)
-    entries = _planned(lines, chain, columns, tally, plan=plan)  # each entry built from its records when shown
-    info.session = _session(_main_head(lines, chain[0]) if chain else {})
-    info.model_name = next((columns.model_of(place) for place in range(len(chain))
-                            if columns.kind(place) == _ASSISTANT), None)
-    del columns  # planned: not held beside the entries
+    columns, rows = lines.planning(chain)
+    entries = _planned(lines, chain, rows, columns, tally, plan=plan)  # each entry built from its records when shown
+    info.session = _session(lines.said(chain[0]) if chain else {})
+    info.model_name = next((columns.answer(row)[1] for row in rows if columns.kind(row) == _ASSISTANT), None)
+    del columns, rows  # planned: not held beside the entries
     tally.said(fidelity)
     # Claude Code's own request records name the main line's messages by their content: read whole for them
     prompts = requests.prompts(plan.refs, chain if requests.requests else [], lines.full, fidelity)
@@ -268,7 +299,8 @@ def part(source: Source, at_end: bool) -> Trajectory | None:
         chain = tree.chain(main[-1]) if main else []
         if not chain or chain[0] not in tree.cut:
             continue  # no main line here, or one that begins in the part: read more
-        entries = _planned(lines, chain, _Columns.of(lines, chain), tally, task=True)
+        columns, rows = lines.planning(chain)
+        entries = _planned(lines, chain, rows, columns, tally, task=True)
         starts = [index for index, entry in enumerate(entries) if entry.is_step]
         if len(starts) < 2:
             continue
@@ -318,10 +350,24 @@ class _Block(_Part):
     input: _CallInput | None = None
 
 
+_Count = Annotated[int, msgspec.Meta(ge=0, le=chat.MAX_COUNT)] | None
+
+
+class _UsageHead(_Part):
+    """A call's usage where each figure is a count (checked as it is decoded: no Python runs
+    per figure, a million records); a usage of any other shape fails the head, and its record
+    is read whole (`_usage`)."""
+
+    input_tokens: _Count = 0
+    output_tokens: _Count = 0
+    cache_read_input_tokens: _Count = 0
+    cache_creation_input_tokens: _Count = 0
+
+
 class _MessageHead(_Part):
     id: Any = None
     model: Any = None
-    usage: Any = None
+    usage: _UsageHead | None = None
     stop_reason: Any = None
     content: str | list[_Block | str] | None = None
     """Each block's type (its text, input and output are passed over)."""
@@ -348,31 +394,27 @@ class _MainHead(_Head):
     isCompactSummary: Any = None
     compactMetadata: Any = None
     requestRef: Any = None
-    sessionId: Any = None
-    cwd: Any = None
-    version: Any = None
-    gitBranch: Any = None
-    timestamp: Any = None
     toolUseResult: _ToolResultHead | str | None = None
     """What a tool call returned, beside its result (an `Agent` call: the subagent it started); a list: read whole."""
     message: _MessageHead | None = None
 
 
 _decode_main = msgspec.json.Decoder(_MainHead).decode
+_NO_MESSAGE = _MessageHead()
 
 
-def _main_head(lines: _Lines, index: int) -> Any:
-    """Record `index`'s `_MainHead`, or the record whole where it does not fit one."""
-    kept = lines.kept(index)
-    if kept is not None:
-        return kept
-    head = lines.heads.get(index)
-    if head is not None:
-        return head
-    try:
-        return _decode_main(lines.line(index))
-    except msgspec.MsgspecError:
-        return lines.full(index)
+class _Said(_Part):
+    """What a record of the main line says of the session (`_session`) and its time: read of
+    its first and last records alone (not of a million)."""
+
+    sessionId: Any = None
+    cwd: Any = None
+    version: Any = None
+    gitBranch: Any = None
+    timestamp: Any = None
+
+
+_decode_said = msgspec.json.Decoder(_Said).decode
 
 
 # What the plan needs of each record of the main line, taken once from its head into columns
@@ -384,139 +426,132 @@ snapshot's `cliPrefix`."""
 
 
 class _Columns:
-    """Per record of the main line (by its place on it): the plan's figures. Strings that
-    repeat (models, stop reasons, subtypes) are numbers into one list; the rare ones (a request
-    reference, a subagent's id, a boundary's figure) sit in dicts by position."""
+    """The plan's figures of records, a row each (`row_of`: a record's, by its position among the
+    lines; -1 until read), packed in few numbers (a million records: a call per row, not one per
+    figure). Strings that repeat (an answer's model and stop reason, subtypes) are numbers into
+    one list; the rare ones (a request reference, a subagent's id, a boundary's figure) sit in
+    dicts by row."""
 
     def __init__(self) -> None:
-        self.codes = bytearray()
-        """Two per record: its kind, its flags."""
-        self.message = array("q")
-        """An assistant record's `message.id`, hashed (0: none): one call's records share it."""
-        self.numbers = array("l")
-        """Four per record: an assistant record's tool calls (a user record's tool results), its
-        shell commands, where its usage, model and stop are in the columns below (-1: none), and a
-        system record's subtype or an attachment's type (a number into `words`)."""
-        self.tokens = array("q")
-        """Four per slot: prompt, completion, cached, cache write (a prompt of -1: no usage)."""
-        self.answer = array("l")
-        """Two per slot: the model's and the stop reason's numbers."""
+        self.row_of = array("l")
+        self.rows = array("q")
+        """Four per row: its kind, flags and label (`code`: `kind | flags << 8 | label << 16`, the
+        label a system record's subtype or an attachment's type, a number into `words`); an
+        assistant record's `message.id` hashed (0: none; one call's records share it); its tool
+        calls (a user record's tool results) and shell commands, as `calls | shells << 32` (the
+        sum of two rows' is their sums'); an assistant record's slot in `answers` (-1: none)."""
+        self.answers = array("q")
+        """Five per slot: prompt, completion, cached, cache write tokens (a prompt of -1: no
+        usage), and its model and stop reason (a number into `pairs`)."""
         self.words: list[str | None] = [None]
-        self._numbers: dict[str | None, int] = {None: 0}
+        self._words: dict[str | None, int] = {None: 0}
+        self.pairs: list[tuple[str | None, str | None]] = []
+        self._pairs: dict[tuple[str | None, str | None], int] = {}
         self.refs: dict[int, str] = {}
         self.agents: dict[int, str] = {}
         self.pre_tokens: dict[int, int] = {}
 
-    def kind(self, index: int) -> int:
-        return self.codes[2 * index]
+    def kind(self, row: int) -> int:
+        return self.rows[4 * row] & 255
 
-    def label(self, index: int) -> str | None:
-        return self.words[self.numbers[4 * index + 3]]
+    def label(self, row: int) -> str | None:
+        return self.words[self.rows[4 * row] >> 16]
 
-    @classmethod
-    def of(cls, lines: _Lines, chain: list[int]) -> _Columns:
-        """The columns of the chain's records, each from its head (held, or decoded now), by its place on it."""
-        columns = cls()
-        for index in chain:
-            columns.add(_main_head(lines, index))
-        return columns
+    def answer(self, row: int) -> tuple[tuple[int, int, int, int], str | None, str | None]:
+        """An assistant record's usage figures (`answers`), model and stop reason."""
+        slot = self.rows[4 * row + 3]
+        prompt, completion, cached, written, pair = self.answers[5 * slot:5 * slot + 5]
+        return (prompt, completion, cached, written), *self.pairs[pair]
 
     def _word(self, word: str | None) -> int:
-        number = self._numbers.get(word)
+        number = self._words.get(word)
         if number is None:
-            number = self._numbers[word] = len(self.words)
+            number = self._words[word] = len(self.words)
             self.words.append(word)
         return number
 
-    def add(self, head: Any) -> None:
-        """The next chain record's head (a `_MainHead`, or the record whole)."""
-        index = len(self.message)
-        if type(head) is _MainHead:
-            kind, message = head.type, head.message
-        else:
-            kind, message = head.get("type"), head.get("message")
-        flags = calls = shells = label = 0
-        slot = -1
-        identity = 0
-        if kind == "assistant":
-            code = _ASSISTANT
-            if type(message) is _MessageHead:  # the usual head: its fields read directly (a million of them)
-                named, content, usage, model, stop = (message.id, message.content, message.usage, message.model,
-                                                      message.stop_reason)
-            else:
-                named, content, usage, model, stop = (_get(message, "id"), _get(message, "content"),
-                                                      _get(message, "usage"), _get(message, "model"),
-                                                      _get(message, "stop_reason"))
+    def add(self, head: Any) -> int:
+        """A record's row, from its head (a `_MainHead`; a record read whole is read as one first)."""
+        if type(head) is not _MainHead:
+            head = _as_head(head)
+        row = len(self.rows) >> 2
+        kind, message = head.type, head.message
+        if kind == "assistant":  # a million of them: inline
+            if message is None:
+                message = _NO_MESSAGE
+            named, calls, shells = message.id, 0, 0
             try:
                 identity = (hash(named) or 1) if named else 0
             except TypeError:  # an id that is a list or an object: none
                 identity = 0
-            for block in content if isinstance(content, list) else ():
-                if (block.type if type(block) is _Block else _block_type(block)) in ("tool_use", "server_tool_use"):
-                    calls += 1
-                    shells += _shell(block)
-            ref = optional_str(head.requestRef if type(head) is _MainHead else head.get("requestRef"))
-            if ref is not None:
-                self.refs[index] = ref
-            slot = len(self.answer) // 2
-            self.tokens.extend(_usage_numbers(usage))
-            self.answer.extend((self._word(optional_str(model)), self._word(optional_str(stop))))
-        elif kind == "system":
-            code = _BOUNDARY if head.get("subtype") == "compact_boundary" else _SYSTEM
+            content = message.content
+            if type(content) is list:
+                for block in content:
+                    if type(block) is _Block and block.type in _CALLS:
+                        calls += 1
+                        shells += _shell(block)
+            if head.requestRef is not None:
+                self.refs[row] = str(head.requestRef)
+            model, stop = message.model, message.stop_reason
+            answer = (model if type(model) is str else optional_str(model),
+                      stop if type(stop) is str else optional_str(stop))
+            pair = self._pairs.get(answer)
+            if pair is None:
+                pair = self._pairs[answer] = len(self.pairs)
+                self.pairs.append(answer)
+            slot = len(self.answers) // 5
+            usage = message.usage
+            if usage is None:
+                self.answers.extend((-1, 0, 0, 0, pair))
+            else:  # as `_usage` reads it (each figure a count: checked as it was decoded)
+                read, written = usage.cache_read_input_tokens or 0, usage.cache_creation_input_tokens or 0
+                prompt, completion = (usage.input_tokens or 0) + read + written, usage.output_tokens or 0
+                if prompt > chat.MAX_COUNT:  # as `chat.usage` takes the sum: past any provider's count, none
+                    prompt = 0
+                self.answers.extend((prompt, completion, read, written, pair) if prompt or completion or read
+                                    else (-1, 0, 0, 0, pair))
+            self.rows.extend((_ASSISTANT, identity, calls | shells << 32, slot))
+            return row
+        flags = calls = label = 0
+        if kind == "system":
+            code = _BOUNDARY if head.subtype == "compact_boundary" else _SYSTEM
             if code == _BOUNDARY:
-                metadata = head.get("compactMetadata")
+                metadata = head.compactMetadata
                 pre = metadata.get("preTokens") if isinstance(metadata, Mapping) else None
-                self.pre_tokens[index] = pre if isinstance(pre, int) else 0
+                self.pre_tokens[row] = pre if isinstance(pre, int) else 0
             else:
-                label = self._word(str(head.get("subtype") or "message"))
+                label = self._word(str(head.subtype or "message"))
         elif kind == "attachment":
-            attachment, role = head.get("attachment"), head.get("renderedRole")
+            attachment, role = head.attachment, head.renderedRole
             if role == "system":
                 code = _TURN_SYSTEM
             elif role == "user":
                 code = _TURN_USER
-            elif _get(attachment, "type") == "prompt_snapshot":
+            elif attachment is not None and attachment.type == "prompt_snapshot":
                 code = _SNAPSHOT
-                flags = _PREFIXED if _get(attachment, "cliPrefix") else 0
+                flags = _PREFIXED if attachment.cliPrefix else 0
             else:
                 code = _ATTACHMENT
-                label = self._word(str(_get(attachment, "type") or "unknown"))
-        elif (head.isCompactSummary if type(head) is _MainHead else head.get("isCompactSummary")):
+                label = self._word(str(attachment.type if attachment is not None and attachment.type else "unknown"))
+        elif head.isCompactSummary:
             code = _SUMMARY
         else:
             code = _USER
-            if type(head) is _MainHead:
-                result, meta, prompted = head.toolUseResult, head.isMeta, head.promptSource
-            else:
-                result, meta, prompted = head.get("toolUseResult"), head.get("isMeta"), head.get("promptSource")
-            agent = result.agentId if type(result) is _ToolResultHead else None if result is None \
-                else _get(result, "agentId")
+            result = head.toolUseResult
+            agent = result.agentId if type(result) is _ToolResultHead else None
             if isinstance(agent, str) and agent:
-                self.agents[index] = agent
-            flags = (_META if meta else 0) | (_PROMPTED if prompted == "system" else 0)
-            content = message.content if type(message) is _MessageHead else _get(message, "content")
-            if isinstance(content, list):
+                self.agents[row] = agent
+            flags = (_META if head.isMeta else 0) | (_PROMPTED if head.promptSource == "system" else 0)
+            content = message.content if message is not None else None
+            if type(content) is list:
                 flags |= _LISTED
-                calls = sum(1 for block in content
-                            if (block.type if type(block) is _Block else _block_type(block)) == "tool_result")
+                for block in content:
+                    if type(block) is _Block and block.type == "tool_result":
+                        calls += 1
                 if calls < len(content):
                     flags |= _SAID
-        self.codes.extend((code, flags))
-        self.message.append(identity)
-        self.numbers.extend((calls, shells, slot, label))
-
-    def usage(self, index: int) -> Usage | None:
-        """Assistant record `index`'s usage, or None."""
-        slot = self.numbers[4 * index + 2]
-        prompt, completion, cached, written = self.tokens[4 * slot:4 * slot + 4]
-        return None if prompt < 0 else Usage(prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached,
-                                             cache_write_tokens=written or None)
-
-    def model_of(self, index: int) -> str | None:
-        return self.words[self.answer[2 * self.numbers[4 * index + 2]]]
-
-    def stop_of(self, index: int) -> str | None:
-        return self.words[self.answer[2 * self.numbers[4 * index + 2] + 1]]
+        self.rows.extend((code | flags << 8 | label << 16, 0, calls, -1))
+        return row
 
 
 _NOTHING: Any = MappingProxyType({})
@@ -562,18 +597,6 @@ class _Later(chat.Later, gc=False):
         return _user(record, mapping(record.get("message")), self.first)[self.position]
 
 
-def _at(records: tuple[int, ...]) -> int | tuple[int, ...]:
-    return records[0] if len(records) == 1 else records
-
-
-def _get(value: Any, key: str) -> Any:
-    """`value[key]` of a record's part, parsed (a dict) or a head (a Struct with `get`); None for anything else."""
-    try:
-        return value.get(key)
-    except AttributeError:
-        return None
-
-
 class _Plan(msgspec.Struct):
     """What the whole reading's plan keeps beside the entries: each step's request id, by
     step (one string with the request's own), and the usage's totals."""
@@ -583,6 +606,10 @@ class _Plan(msgspec.Struct):
     refs: list[str | None] = msgspec.field(default_factory=list)
     facts: StepFacts = msgspec.field(default_factory=StepFacts)
     """Each step's model, usage and calls (the summary and the cost read them, not the steps)."""
+    slots: array[int] = msgspec.field(default_factory=lambda: array("q"))
+    """Each step's answer (its last record's slot in `_Columns.answers`), as the plan goes."""
+    counts: array[int] = msgspec.field(default_factory=lambda: array("q"))
+    """Each step's tool calls and shell commands, as `_Columns.rows` keeps them."""
     outline: dict[str, Any] = msgspec.field(default_factory=lambda: {
         "cached_tokens": 0, "cache_write_tokens": 0, "models": [], "first_at": None, "last_at": None, "stop": None,
         "agent_steps": {}})
@@ -590,28 +617,59 @@ class _Plan(msgspec.Struct):
     models that answered, its first and last timestamps, how its last answer stopped, and the
     step whose call started each subagent (its result's `toolUseResult.agentId`)."""
 
+    def step(self, columns: _Columns, first: int, last: int, counts: int) -> None:
+        """A model call (rows `first` to `last` of its records): its request; its answer and
+        calls, summed when the plan is done (`summed`)."""
+        if columns.refs:
+            ref = columns.refs.get(first)
+            self.refs.append(self.requests[ref].id if ref is not None and ref in self.requests else ref)
+        self.slots.append(columns.rows[4 * last + 3])
+        self.counts.append(counts)
+
+    def summed(self, columns: _Columns) -> None:
+        """Every step planned: the usage's totals, the models that answered, how the last answer
+        stopped, and each step's facts, over the columns at once (a million steps)."""
+        slots, answers, count = self.slots, columns.answers, len(self.slots)
+        prompt, completion, cached, written, pair = (array("q", map(answers[figure::5].__getitem__, slots))
+                                                     for figure in range(5))
+        stats, outline = self.stats, self.outline
+        stats.api_calls += count
+        stats.prompt_tokens += sum(prompt) + prompt.count(-1)  # -1: no usage (its other figures 0)
+        stats.completion_tokens += sum(completion)
+        outline["cached_tokens"] += sum(cached)
+        outline["cache_write_tokens"] += sum(written)
+        models, stops = [model for model, _ in columns.pairs], [stop for _, stop in columns.pairs]
+        outline["models"] += [model for model in dict.fromkeys(map(models.__getitem__, pair)) if model]
+        outline["stop"] = next((stop for stop in map(stops.__getitem__, reversed(pair)) if stop), None)
+        if not columns.refs:
+            self.refs = [None] * count
+        counts = self.counts
+        self.facts = StepFacts(prompt, completion, cached, written, array("q", (both & 0xFFFFFFFF for both in counts)),
+                               array("q", (both >> 32 for both in counts)), pair, models)
+
     def saw(self, lines: _Lines, chain: list[int]) -> None:
         """The main line's first and last times: of the first record, and the last, that has one
         (read from their heads alone)."""
         for order in (chain, reversed(chain)):
             for index in order:
-                at = _main_head(lines, index).get("timestamp")
+                at = lines.said(index).get("timestamp")
                 if isinstance(at, str):
                     self.outline["first_at" if order is chain else "last_at"] = at
                     break
 
 
-def _planned(lines: _Lines, chain: list[int], columns: _Columns, tally: chat.Tally, task: bool = False,
-             plan: _Plan | None = None) -> list[chat.Entry]:
-    """The main line's entries from its records' columns (`_Columns`, taken as the scan read
-    each record): each entry's role, type, usage and request now, its text when it is shown. One
+def _planned(lines: _Lines, chain: list[int], rows: array[int], columns: _Columns, tally: chat.Tally,
+             task: bool = False, plan: _Plan | None = None) -> list[chat.Entry]:
+    """The main line's entries from its records' figures (`rows`: each chain record's row in
+    `columns`): each entry's role, type, usage and request now, its text when it is shown. One
     model call is the run of `assistant` records of one `message.id`; a user record is a tool
     message per `tool_result` block, then its text; the user record after a compact boundary
     (`isCompactSummary`) is a compaction marker, with the boundary's `preTokens`. `task`: the
     task was before these records (a file's end). `plan`: what the whole reading keeps of each
     step beside its entry (its request, usage)."""
-    codes, identities, numbers = columns.codes, columns.message, columns.numbers
+    figures = columns.rows
     entries: list[chat.Entry] = []
+    append = entries.append
     pre_tokens: int | None = None
     snapshot: int | None = None
     prefixed = False
@@ -620,75 +678,65 @@ def _planned(lines: _Lines, chain: list[int], columns: _Columns, tally: chat.Tal
     if plan is not None and chain:
         plan.saw(lines, chain)
     place, count = 0, len(chain)
-    while place < count:  # the columns by place on the chain; `at`, the record's position among the lines
-        at = chain[place]
-        kind, flags = codes[2 * place], codes[2 * place + 1]
+    while place < count:  # by place on the chain; `at`, the record's position among the lines; `row`, its figures'
+        at, row = chain[place], rows[place]
+        code = figures[4 * row]
+        kind, flags = code & 255, code >> 8 & 255
         if kind == _ASSISTANT:
-            group = [place]
-            identity = identities[place]
-            while identity and place + 1 < count and identities[place + 1] == identity \
-                    and codes[2 * (place + 1)] == _ASSISTANT:
+            first_row, counts, identity = row, figures[4 * row + 2], figures[4 * row + 1]
+            records: int | tuple[int, ...] = at
+            # the records after it of the same message (only an assistant row has an identity)
+            while identity and place + 1 < count and figures[4 * rows[place + 1] + 1] == identity:
                 place += 1
-                group.append(place)
-            called = sum(numbers[4 * member] for member in group)
+                row = rows[place]
+                counts += figures[4 * row + 2]
+                records = (*(records if isinstance(records, tuple) else (records,)), chain[place])
+            called = counts & 0xFFFFFFFF
             if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
-                ref = columns.refs.get(group[0])
-                plan.refs.append(plan.requests[ref].id if ref is not None and ref in plan.requests else ref)
-                last = group[-1]
-                usage = columns.usage(last)
-                if usage is not None:
-                    plan.stats.prompt_tokens += usage.prompt_tokens
-                    plan.stats.completion_tokens += usage.completion_tokens
-                    plan.outline["cached_tokens"] += usage.cached_tokens
-                    plan.outline["cache_write_tokens"] += usage.cache_write_tokens or 0
-                model, stop = columns.model_of(last), columns.stop_of(last)
-                if model and model not in plan.outline["models"]:
-                    plan.outline["models"].append(model)
-                plan.outline["stop"] = stop or plan.outline["stop"]
-                plan.stats.api_calls += 1
-                plan.facts.add(model, usage, called, sum(numbers[4 * member + 1] for member in group))
-            entries.append(_Later("assistant", "", MessageType.ACTION if called else MessageType.ASSISTANT_MESSAGE,
-                                  _NOTHING, lines=lines, at=_at(tuple(chain[member] for member in group))))
+                plan.step(columns, first_row, row, counts)
+            append(_Later("assistant", "", MessageType.ACTION if called else MessageType.ASSISTANT_MESSAGE,
+                          _NOTHING, lines=lines, at=records))
         elif kind == _BOUNDARY:
-            pre_tokens = columns.pre_tokens.get(place, 0)
+            pre_tokens = columns.pre_tokens.get(row, 0)
         elif kind == _SYSTEM:
-            tally.skip(f"system/{columns.label(place)}")
+            tally.skip(f"system/{columns.label(row)}")
         elif kind in (_TURN_SYSTEM, _TURN_USER):
             if kind == _TURN_SYSTEM and turn is not None and entries and entries[-1] is turn:
                 turn.at = (*turn.records, at)  # one system turn, as Claude Code sends it
             else:
                 role = "system" if kind == _TURN_SYSTEM else "user"
                 later = _Later(role, "", MessageType.USER_MESSAGE, _NOTHING, lines=lines, at=at, how="attachment")
-                entries.append(later)
+                append(later)
                 turn = later if kind == _TURN_SYSTEM else turn
         elif kind == _SNAPSHOT:
             if snapshot is None or (not prefixed and flags & _PREFIXED):
                 snapshot, prefixed = at, bool(flags & _PREFIXED)  # the first whole one
             tally.skip("attachment/prompt_snapshot", _WHY["prompt_snapshot"])
         elif kind == _ATTACHMENT:
-            tally.skip(f"attachment/{columns.label(place)}", _WHY["attachment"])
+            tally.skip(f"attachment/{columns.label(row)}", _WHY["attachment"])
         elif kind == _SUMMARY:
-            entries.append(_Later("user", "", MessageType.COMPACTION, _NOTHING, lines=lines, at=at,
-                                  how="compaction", before=pre_tokens or None))
+            append(_Later("user", "", MessageType.COMPACTION, _NOTHING, lines=lines, at=at,
+                          how="compaction", before=pre_tokens or None))
             pre_tokens = None
         else:
-            agent = columns.agents.get(place)
-            if plan is not None and agent is not None:  # an `Agent`/`Task` call's result
-                plan.outline["agent_steps"].setdefault(agent, plan.stats.api_calls)
+            if plan is not None and columns.agents:  # an `Agent`/`Task` call's result
+                agent = columns.agents.get(row)
+                if agent is not None:
+                    plan.outline["agent_steps"].setdefault(agent, plan.stats.api_calls + len(plan.slots))
             first = not flags & (_META | _PROMPTED) and not task
-            said = MessageType.TASK if first else MessageType.USER_MESSAGE
-            if flags & _LISTED:
-                kinds_of = [("tool", MessageType.OBSERVATION)] * numbers[4 * place]
-                if flags & _SAID:
-                    kinds_of.append(("user", said))
-            else:
-                kinds_of = [("user", said)]
-            task = task or any(kind_of == MessageType.TASK for _, kind_of in kinds_of)
-            entries.extend(_Later(role, "", kind_of, _NOTHING, lines=lines, at=at, how="user", position=position,
-                                  first=first) for position, (role, kind_of) in enumerate(kinds_of))
+            results = figures[4 * row + 2] if flags & _LISTED else 0
+            for position in range(results):
+                append(_Later("tool", "", MessageType.OBSERVATION, _NOTHING, lines=lines, at=at, how="user",
+                              position=position, first=first))
+            if not flags & _LISTED or flags & _SAID:
+                append(_Later("user", "", MessageType.TASK if first else MessageType.USER_MESSAGE, _NOTHING,
+                              lines=lines, at=at, how="user", position=results, first=first))
+                task = task or first
         place += 1
     if snapshot is not None and not _system_first(entries):
         entries.insert(0, _Later("system", "", MessageType.SYSTEM, _NOTHING, lines=lines, at=snapshot, how="snapshot"))
+    if plan is not None:
+        plan.summed(columns)
     return entries
 
 
@@ -697,27 +745,24 @@ def _system_first(entries: list[chat.Entry]) -> bool:
     return bool(entries) and entries[0].kind == MessageType.SYSTEM
 
 
-def _blocks(message: Any) -> list[Any]:
-    content = _get(message, "content")
-    return content if isinstance(content, list) else []
+_CALLS = ("tool_use", "server_tool_use")
 
 
-def _shell(block: Any) -> bool:
-    """A tool call's block (its head, or the block whole) is a shell command's, as `_response` makes its action."""
-    arguments = _get(block, "input") or {}
-    if isinstance(arguments, _CallInput):
-        arguments = {key: value for key in ("command", "cmd")
-                     if (value := getattr(arguments, key)) is not msgspec.UNSET}
-    elif isinstance(arguments, str):  # as `chat.call` reads it
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return False
-    return chat.shell_command(str(_get(block, "name") or ""), arguments) is not None
+def _shell(block: _Block) -> bool:
+    """A tool call's block is a shell command's, as `_response` makes its action (`chat.call`)."""
+    arguments = block.input
+    if arguments is None:
+        return False
+    command = arguments.command if arguments.command is not msgspec.UNSET else \
+        arguments.cmd if arguments.cmd is not msgspec.UNSET else None
+    name = block.name if type(block.name) is str else str(block.name or "")
+    if type(command) is str:  # the usual call: its name alone decides
+        return _shell_tool(name)
+    return chat.shell_command(name, {"command": command}) is not None
 
 
-def _block_type(block: Any) -> Any:
-    return None if isinstance(block, str) else _get(block, "type")
+_shell_tool = functools.lru_cache(maxsize=256)(chat.shell_tool)
+"""`chat.shell_tool`, once per name (a session's tools are a handful, its calls a million)."""
 
 
 def _usage(usage: Any) -> Any:
@@ -730,15 +775,44 @@ def _usage(usage: Any) -> Any:
     return chat.usage(chat.count(usage.get("input_tokens")) + read + created, usage.get("output_tokens"), read, created)
 
 
-_NO_USAGE = (-1, 0, 0, 0)
+def _as_head(record: Mapping[str, Any]) -> _MainHead:
+    """A record read whole (it did not fit `_MainHead`: a field of another type) as the head
+    the plan reads (`_Columns.add`): each part of the wrong type read as missing."""
+    message, attachment, result = (mapping(record.get(key)) for key in ("message", "attachment", "toolUseResult"))
+    return _MainHead(type=record.get("type"), subtype=record.get("subtype"), isMeta=record.get("isMeta"),
+                     promptSource=record.get("promptSource"), renderedRole=record.get("renderedRole"),
+                     isCompactSummary=record.get("isCompactSummary"), compactMetadata=record.get("compactMetadata"),
+                     requestRef=record.get("requestRef"),
+                     attachment=_AttachmentHead(type=attachment.get("type"), cliPrefix=attachment.get("cliPrefix"))
+                     if attachment else None,
+                     toolUseResult=_ToolResultHead(agentId=result.get("agentId")) if result else None,
+                     message=_message_head(message) if message else None)
 
 
-def _usage_numbers(usage: Any) -> tuple[int, int, int, int]:
-    """`_usage(usage)` as the columns keep it: prompt, completion, cached, cache write (0: none);
-    a prompt of -1 for none."""
-    found = _usage(usage)
-    return _NO_USAGE if found is None else (found.prompt_tokens, found.completion_tokens, found.cached_tokens,
-                                            found.cache_write_tokens or 0)
+def _message_head(message: Mapping[str, Any]) -> _MessageHead:
+    usage, content = mapping(message.get("usage")), message.get("content")
+    counts = {name: chat.count(usage.get(name)) for name in _UsageHead.__struct_fields__}
+    return _MessageHead(id=message.get("id"), model=message.get("model"), stop_reason=message.get("stop_reason"),
+                        usage=_UsageHead(**counts) if usage else None,
+                        content=[_block_head(block) for block in content] if isinstance(content, list)
+                        else content if isinstance(content, str) else None)
+
+
+def _block_head(block: Any) -> _Block | str:
+    """A content block as `_Block` (a string stays one; anything else is a block of no type)."""
+    if isinstance(block, str):
+        return block
+    block = mapping(block)
+    arguments = block.get("input")
+    if isinstance(arguments, str):  # as `chat.call` reads it
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            arguments = None
+    arguments = mapping(arguments)
+    return _Block(type=block.get("type"), name=block.get("name"),
+                  input=_CallInput(**{key: arguments[key] for key in ("command", "cmd") if key in arguments})
+                  if arguments else None)
 
 
 def _parent(record: Mapping[str, Any]) -> str | None:
@@ -763,53 +837,60 @@ class _Tree:
         self.part = part
         self.parent = array("q")
         """Each record's parent's position, -1 for none."""
-        self.depth = array("q")
-        """Records from the root to each (parents come earlier: one pass, no walk per leaf)."""
         self.sidechain = bytearray()
         """1 for a record of a sidechain (a subagent's run inside the file)."""
         self.position: dict[str, int] = {}
         """Each uuid's latest position: what `PATH#uuid` opens."""
         self.implied = 0
         self.cut: set[int] = set()
-        self._continued = bytearray()
         self.leaves: list[int] = []
         """The records nothing continues from, in file order: the main line's end and each
         branch's (`done`)."""
+        self._depth: array[int] | None = None
 
     def add(self, record: Any) -> None:
-        """The next record's head (or the record): its place in the tree."""
-        index = len(self.parent)
+        """The next record's head (or the record): its place in the tree. (A million records: what
+        follows from the parents, the leaves and the depths, is found once they are all added.)"""
+        parents = self.parent
+        index = len(parents)
         if isinstance(record, _Head):
-            named = record.parentUuid
+            named, sidechain, uuid = record.parentUuid, record.isSidechain, record.uuid
             if named is None and record.subtype == "compact_boundary":
                 named = record.logicalParentUuid
-            named = named if isinstance(named, str) else None
-            sidechain = bool(record.isSidechain)
         else:
-            named = _parent(record)
-            sidechain = bool(record.get("isSidechain"))
-        parent = self.position.get(named, -2) if named is not None else -2
-        if parent >= 0:
-            pass
-        elif self.part and (named is not None or index == 0):
-            parent = -1
+            named, sidechain, uuid = _parent(record), record.get("isSidechain"), str(record["uuid"])
+        parent = self.position.get(named, -2) if type(named) is str else -2
+        if parent < 0:
+            parent = self._unlinked(index, type(named) is str, bool(sidechain))
+        parents.append(parent)
+        self.sidechain.append(1 if sidechain else 0)
+        self.position[uuid] = index
+
+    def _unlinked(self, index: int, named: bool, sidechain: bool) -> int:
+        """The parent of record `index`, which names none found before it (`named`: it names one)."""
+        if self.part and (named or index == 0):
             self.cut.add(index)
-        elif index == 0 or sidechain:
-            parent = -1
-        else:
-            parent = index - 1
-            self.implied += 1
-        self.parent.append(parent)
-        self.depth.append(1 if parent < 0 else self.depth[parent] + 1)
-        self.sidechain.append(sidechain)
-        self._continued.append(0)
-        if parent >= 0:
-            self._continued[parent] = 1
-        self.position[record.uuid if isinstance(record, _Head) else str(record["uuid"])] = index
+            return -1
+        if index == 0 or sidechain:
+            return -1
+        self.implied += 1
+        return index - 1
 
     def done(self) -> None:
         """Every record added: the leaves."""
-        self.leaves = [index for index, continued in enumerate(self._continued) if not continued]
+        continued = bytearray(len(self.parent))
+        for parent in self.parent:
+            if parent >= 0:
+                continued[parent] = 1
+        self.leaves = [index for index, child in enumerate(continued) if not child]
+
+    def depth(self, index: int) -> int:
+        """Records from the root to record `index` (parents come earlier: one pass, for all, when first asked)."""
+        if self._depth is None:
+            depth = self._depth = array("q")
+            for parent in self.parent:
+                depth.append(1 if parent < 0 else depth[parent] + 1)
+        return self._depth[index]
 
     def chain(self, leaf: int | None) -> list[int]:
         """The positions from the root to `leaf` (parents always come earlier: no cycle)."""
@@ -826,7 +907,7 @@ class _Tree:
         record = self.full(leaf)
         kind = "sidechain" if record.get("isSidechain") else "branch"
         words = " ".join(_words(mapping(record.get("message")).get("content")).split())[:60]
-        return f"{kind} of {self.depth[leaf]} records" + (f", ending {words!r}" if words else "")
+        return f"{kind} of {self.depth(leaf)} records" + (f", ending {words!r}" if words else "")
 
 
 def _words(content: Any) -> str:
