@@ -527,3 +527,35 @@ def write_inspect_eval(path: Path, steps: int, mean_output_chars: int) -> Path:
         archive.writestr("_journal/start.json", json.dumps({"version": 2, "eval": log["eval"], "plan": {}}))
         archive.writestr("samples/bench-1_epoch_1.json", json.dumps(sample))
     return path
+
+
+def write_tiny_steps(path: Path, steps: int) -> Path:
+    """A swedeck live file of `steps` steps as small as a step can be (issue 61: 2.5 million of
+    them, about 300 MB): a command and its one-character output each."""
+    header = {"role": "meta", "format": "swedeck-traj/1", "session": {"id": "tiny", "model": "m", "environment": "local"}}
+    answer = json.dumps({"role": "assistant", "content": "```bash\nls\n```"}, separators=(",", ":"))
+    output = json.dumps({"role": "user", "content": "<returncode>0</returncode><output>x</output>"}, separators=(",", ":"))
+    pair = f"{answer}\n{output}\n" * 1000
+    with open(path, "w", encoding="utf-8") as handle:
+        for line in (header, {"role": "system", "content": "sys"}, {"role": "user", "content": "task"}):
+            handle.write(json.dumps(line) + "\n")
+        for _ in range(steps // 1000):
+            handle.write(pair)
+        handle.write(f"{answer}\n{output}\n" * (steps % 1000))
+    return path
+
+
+def write_inspect_members(path: Path, members: int) -> Path:
+    """An Inspect `.eval` of `members` stored sample members (issue 61: 900,000): the first
+    and last three each a sample of three steps, the others empty objects."""
+    import zipfile
+    log = _inspect_log(3, 20)
+    sample = log.pop("samples")[0]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("header.json", json.dumps(log))
+        archive.writestr("_journal/start.json", json.dumps({"version": 2, "eval": log["eval"], "plan": {}}))
+        for number in range(members):
+            whole = number < 3 or number >= members - 3
+            archive.writestr(f"samples/s{number}_epoch_1.json",
+                             json.dumps({**sample, "id": f"s{number}"}) if whole else "{}")
+    return path

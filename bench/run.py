@@ -40,6 +40,7 @@ BENCHMARKS = {
     "B16": ("b16_live_stress", "live stress"),
     "B17": ("b17_acp_start", "ACP start-up"),
     "B18": ("b18_subagents", "subagents"),
+    "B19": ("b19_huge_inputs", "huge inputs"),
 }
 
 

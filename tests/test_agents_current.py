@@ -385,7 +385,7 @@ def test_a_model_without_a_price_is_named_never_summed_as_zero():
     usage = Usage(prompt_tokens=1000, completion_tokens=100, cached_tokens=400, cache_write_tokens=100)
     report = account([Call("main", "gpt-4o", usage, 1), Call("main", "no-such-model-x", usage, 2),
                       Call("side calls", "gpt-4o", None)], Prices())
-    assert report.unpriced == {"no-such-model-x": 1} and report.steps[2] is None and report.without_usage == 1
+    assert report.unpriced == {"no-such-model-x": 1} and report.steps.get(2) is None and report.without_usage == 1
     # gpt-4o in the pinned map: input 2.5e-06, output 1e-05, cache read 1.25e-06, no cache write price (input's)
     assert report.by_kind == pytest.approx({"input": 500 * 2.5e-6, "cache_read": 400 * 1.25e-6,
                                             "cache_write": 100 * 2.5e-6, "output": 100 * 1e-5})

@@ -44,12 +44,31 @@ def prompt_provenance(trajectory: Trajectory, number: int) -> Provenance:
     steps = trajectory.steps
     own = None if number > len(steps) else steps.provenance(number - 1) if isinstance(steps, StepList) \
         else steps[number - 1].provenance
-    if own:
-        return own
+    return own or _file_provenance(trajectory)
+
+
+def _file_provenance(trajectory: Trajectory) -> Provenance:
+    """How the file's prompts are known, where a step says nothing of its own."""
     if trajectory.fidelity is not None:
         return trajectory.fidelity.prompt
     known = _known(trajectory.format)
     return known.prompt if known is not None else "reconstructed"
+
+
+def provenance_counts(trajectory: Trajectory, steps: int) -> Counter[str]:
+    """`prompt_provenance` of steps 1 to `steps`, counted by kind (a million steps: their own
+    labels counted at C speed, then the recorded ones moved), not asked one by one."""
+    listed = trajectory.steps
+    own = listed.provenances() if isinstance(listed, StepList) else [step.provenance for step in listed]
+    counts: Counter[Any] = Counter(own[:steps])
+    counts[None] += steps - min(steps, len(own))
+    for number in trajectory.recorded_prompts:
+        if 1 <= number <= steps:
+            counts[own[number - 1] if number <= len(own) else None] -= 1
+            counts["recorded"] += 1
+    for label in [label for label in counts if not label]:  # no label of its own: the file's
+        counts[_file_provenance(trajectory)] += counts.pop(label)
+    return +counts
 
 
 def _usage(with_usage: int, estimated: int, steps: int) -> str:
@@ -71,8 +90,8 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     facts = trajectory.step_facts()
     if facts is not None:  # known from the records' heads: no step is built
         steps = len(facts)
-        tool_calls, shell_commands, with_usage = facts.totals()
-        by_step.update(prompt_provenance(trajectory, number) for number in range(1, steps + 1))
+        tool_calls, shell_commands, with_usage, estimated = facts.totals()
+        by_step = provenance_counts(trajectory, steps)
     for step in trajectory.steps if facts is None else ():
         steps += 1
         tool_calls += len(step.actions)

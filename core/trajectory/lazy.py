@@ -216,6 +216,10 @@ class StepList(LazySequence[Step]):
         """How step `index + 1`'s prompt is known, where the reader says, without building the step."""
         return self._provenance[index] if index < len(self._provenance) else None
 
+    def provenances(self) -> Sequence[Any]:
+        """Each step's `provenance`, as the reader gave them (fewer than the steps: None for the rest)."""
+        return self._provenance
+
     def _item(self, index: int) -> Step:
         step = self._built.get(index)
         return self._built.keep(index, self._step(index)) if step is None else step

@@ -121,17 +121,25 @@ class StepFacts:
     def __init__(self, prompt: array[int] | None = None, completion: array[int] | None = None,
                  cached: array[int] | None = None, written: array[int] | None = None,
                  tool_calls: array[int] | None = None, shell_commands: array[int] | None = None,
-                 models: array[int] | None = None, names: list[str | None] | None = None) -> None:
+                 models: array[int] | None = None, names: list[str | None] | None = None,
+                 estimated: bytearray | None = None) -> None:
         """Per step: its prompt, completion, cached and cache write (0: none) tokens, a prompt of
-        -1 for no usage; its tool calls and shell commands; its model (a number into `names`)."""
+        -1 for no usage (never another negative); its tool calls and shell commands; its model
+        (a number into `names`); 1 where its usage is swedeck's estimate and counts a prompt."""
         self._prompt, self._completion = prompt or array("q"), completion or array("q")
         self._cached, self._written = cached or array("q"), written or array("q")
         self._calls, self._shells = tool_calls or array("q"), shell_commands or array("q")
         self._models, self._names = models or array("q"), names or []
+        self._estimated = estimated or bytearray(len(self._models))
 
-    def totals(self) -> tuple[int, int, int]:
-        """Tool calls, shell commands, and the steps with a prompt's usage (the summary's)."""
-        return sum(self._calls), sum(self._shells), sum(1 for prompt in self._prompt if prompt > 0)
+    def totals(self) -> tuple[int, int, int, int]:
+        """Tool calls, shell commands, the steps whose usage counts a prompt, and those whose
+        usage is swedeck's estimate (the summary's), at C speed."""
+        with_usage = len(self._prompt) - self._prompt.count(-1) - self._prompt.count(0)
+        return sum(self._calls), sum(self._shells), with_usage, self._estimated.count(1)
+
+    def without_usage(self) -> int:
+        return self._prompt.count(-1)
 
     def __len__(self) -> int:
         return len(self._models)
@@ -147,14 +155,16 @@ class StepFacts:
         return self._names[self._models[index]]
 
     def rows(self, role: str, fallback: str | None, numbered: bool) -> Iterator[tuple[Any, ...]]:
-        """Each step as `cost.account_rows` reads a call: role, model (else `fallback`), step
-        (1-based, when `numbered`), prompt, completion, cached, cache write (a prompt of -1: no
-        usage). Made by C's loops (`zip`, `map`): a million steps."""
+        """Each step with usage as `cost.account_rows` reads a call (those without:
+        `without_usage`): role, model (else `fallback`), step (1-based, when `numbered`),
+        prompt, completion, cached, cache write. Made by C's loops (`zip`, `map`, `compress`):
+        a million steps."""
         count = len(self._models)
         models = map([name or fallback for name in self._names].__getitem__, self._models)
         steps = range(1, count + 1) if numbered else itertools.repeat(None, count)
-        return zip(itertools.repeat(role, count), models, steps, self._prompt, self._completion, self._cached,
+        rows = zip(itertools.repeat(role, count), models, steps, self._prompt, self._completion, self._cached,
                    self._written, strict=True)
+        return itertools.compress(rows, map((-1).__ne__, self._prompt)) if self.without_usage() else rows
 
     def tool_calls(self, index: int) -> int:
         return self._calls[index]

@@ -12,16 +12,19 @@ as the reader of smaller files does, so the warnings are the same.
 
 from __future__ import annotations
 
+import itertools
 import mmap
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
-from ...messages import Message, MessageType
+from ...actions import actions_of, text_action_count
+from ...messages import Message, MessageType, content_text
 from ..lazy import Kept
+from ..model import StepFacts
 from ..normalize import counts_as_step
 from ..parse import loads
 from .source import _GIVE_BACK, MAX_LINE_BYTES, Source, Stopped, _find_line_end, _give_back, too_long
@@ -32,14 +35,42 @@ WINDOW = 1 << 20
 _ROLES = frozenset(("system", "user", "assistant", "tool", "exit", "meta"))
 
 
-class _HeadExtra(msgspec.Struct):
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class _UsageHead(msgspec.Struct, gc=False):
+    """Of a message's usage, what its step's facts need: each a count (any other value, even one
+    `Usage` would take, reads the window line by line: `_slow`)."""
+
+    prompt_tokens: _Count = 0
+    completion_tokens: _Count = 0
+    cached_tokens: _Count = 0
+    cache_write_tokens: _Count | None = None
+    estimated: bool = False
+
+
+class _ActionHead(msgspec.Struct, gc=False):
+    shell: Any = True
+    """Kept in the action's `unknown` (`Action`): False for a call that is no shell command."""
+
+
+class _HeadExtra(msgspec.Struct, gc=False):
     message_type: Any = None
     is_demo: Any = None
+    usage: _UsageHead | None = None
+    model: str | None = None
+    actions: list[_ActionHead] | None = None
+
+
+_NO_EXTRA = _HeadExtra()
 
 
 class _Head(msgspec.Struct, gc=False):
     role: Any = None
     extra: _HeadExtra | None = None
+    tool_calls: list[msgspec.Raw] | None = None
+    content: msgspec.Raw = msgspec.Raw(b"null")
+    """Read when its step's commands are in its text (no actions or tool calls recorded)."""
 
 
 _heads = msgspec.json.Decoder(_Head).decode_lines
@@ -81,14 +112,106 @@ class Windows:
         return lines[index - self.first_message[window]]
 
 
+class Facts:
+    """Each step's facts (`model.StepFacts`: its model, usage, tool calls and shell commands,
+    what the summary and the cost read of every step) as the windows are read: from the head
+    of its answer's line (`heads`), or from its message where its window was read whole
+    (`message`); each what the step built says (`lazy.StepList`)."""
+
+    def __init__(self) -> None:
+        self.prompt, self.completion, self.cached, self.written = (array("q") for _ in range(4))
+        self.calls, self.shells, self.models = array("q"), array("q"), array("q")
+        self.estimated = bytearray()
+        self.names: list[str | None] = [None]
+        self._numbers: dict[str | None, int] = {None: 0}
+        self.whole = True
+        """False once a step's usage holds a figure the facts do not keep (a negative): its steps are read then."""
+
+    def _model(self, model: str | None) -> int:
+        number = self._numbers.get(model)
+        if number is None:
+            number = self._numbers[model] = len(self.names)
+            self.names.append(model)
+        return number
+
+    def heads(self, steps: list[_Head]) -> None:
+        """Steps of a window read by their heads, in order (2.5 million tiny steps: a window's at once where it can)."""
+        extras = [head.extra or _NO_EXTRA for head in steps]
+        usages = [extra.usage for extra in extras]
+        if usages.count(None) == len(usages):  # none recorded (as in a file written by hand)
+            self.prompt.extend(itertools.repeat(-1, len(steps)))
+            for column in (self.completion, self.cached, self.written):
+                column.extend(itertools.repeat(0, len(steps)))
+            self.estimated.extend(bytes(len(steps)))
+        else:
+            for usage in usages:
+                self._usage(usage)
+        models = [extra.model for extra in extras]
+        if models.count(models[0]) == len(models):
+            self.models.extend(itertools.repeat(self._model(models[0]), len(models)))
+        else:
+            self.models.extend(map(self._model, models))
+        actions = [extra.actions for extra in extras]
+        if not any(actions) and not any(head.tool_calls for head in steps):  # each step's commands fenced in its text
+            counts = [_fenced(head.content) for head in steps]
+            self.calls.extend(counts)
+            self.shells.extend(counts)
+            return
+        for head, listed in zip(steps, actions, strict=True):
+            if listed:
+                self.calls.append(len(listed))
+                self.shells.append(sum(1 for action in listed if action.shell))
+                continue
+            count = len(head.tool_calls) if head.tool_calls else _fenced(head.content)
+            self.calls.append(count)
+            self.shells.append(count)
+
+    def _usage(self, usage: Any) -> None:
+        if usage is None:
+            self.prompt.append(-1)
+            self.completion.append(0)
+            self.cached.append(0)
+            self.written.append(0)
+            self.estimated.append(0)
+            return
+        if min(usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, usage.cache_write_tokens or 0) < 0:
+            self.whole = False
+        self.prompt.append(usage.prompt_tokens)
+        self.completion.append(usage.completion_tokens)
+        self.cached.append(usage.cached_tokens)
+        self.written.append(usage.cache_write_tokens or 0)
+        self.estimated.append(1 if usage.estimated and usage.prompt_tokens else 0)
+
+    def message(self, message: Message) -> None:
+        """A step from its message (its window read line by line)."""
+        self._usage(message.extra.usage)
+        model = message.extra.model or message.extra.unknown.get("model")  # as `cost.answered_by` reads it
+        self.models.append(self._model(str(model) if model else None))
+        actions = actions_of(message)
+        self.calls.append(len(actions))
+        self.shells.append(sum(1 for action in actions if action.unknown.get("shell", True)))
+
+    def done(self) -> StepFacts | None:
+        return StepFacts(self.prompt, self.completion, self.cached, self.written, self.calls, self.shells,
+                         self.models, self.names, self.estimated) if self.whole else None
+
+
+def _fenced(content: msgspec.Raw) -> int:
+    """The commands fenced in a message's text (`actions.text_actions`), from its content's JSON."""
+    text = msgspec.json.decode(content)
+    return text_action_count(text if isinstance(text, str) else content_text(text if isinstance(text, list) else None))
+
+
 def read_windows(source: Source, meta: Callable[[Mapping[str, Any], int], None],
-                 warn: Callable[[str], None]) -> tuple[Windows, int, array[int]]:
-    """The file's windows, its message count, and the message index each step starts at;
+                 warn: Callable[[str], None]) -> tuple[Windows, int, array[int], StepFacts | None]:
+    """The file's windows, its message count, the message index each step starts at, and the
+    steps' facts (None where a step's usage holds a figure they do not keep);
     `meta(record, message_count)` is called for each `meta` event after the header, in order.
     `source.content` is the file's bytes (mapped)."""
     content: Any = source.content
     size = len(content)
     windows = Windows(content)
+    facts = Facts()
     starts: array[int] = array("q")
     messages, pos, line_number, given_back = 0, 0, 1, 0
     mapped = content if isinstance(content, mmap.mmap) else None
@@ -113,9 +236,9 @@ def read_windows(source: Source, meta: Callable[[Mapping[str, Any], int], None],
         lines_in_chunk = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
         heads = _fast(chunk, lines_in_chunk)
         if heads is None:
-            messages = _slow(chunk, pos, end, line_number, end == size, messages, windows, starts, meta, warn)
+            messages = _slow(chunk, pos, end, line_number, end == size, messages, windows, starts, meta, warn, facts)
         else:
-            messages = _heads_read(chunk, pos, end, heads, messages, windows, starts, meta)
+            messages = _heads_read(chunk, pos, end, heads, messages, windows, starts, meta, facts)
         line_number += lines_in_chunk
         pos = end
         if source.pace is not None:
@@ -123,7 +246,7 @@ def read_windows(source: Source, meta: Callable[[Mapping[str, Any], int], None],
         if mapped is not None and pos - given_back >= _GIVE_BACK:
             given_back = _give_back(mapped, given_back, pos)
     source.read_to = size
-    return windows, messages, starts
+    return windows, messages, starts, facts.done()
 
 
 def _fast(chunk: bytes, lines_in_chunk: int) -> list[_Head] | None:
@@ -143,12 +266,15 @@ def _marks(head: _Head) -> tuple[Any, bool]:
 
 
 def _heads_read(chunk: bytes, pos: int, end: int, heads: list[_Head], messages: int, windows: Windows,
-                starts: array[int], meta: Callable[[Mapping[str, Any], int], None]) -> int:
+                starts: array[int], meta: Callable[[Mapping[str, Any], int], None], facts: Facts) -> int:
     """A window whose every line's head msgspec read: steps from the heads, `meta` lines parsed whole."""
     first = 1 if pos == 0 else 0  # the header
     if not any(head.role == "meta" for head in heads[first:]):
-        starts.extend([messages + i for i, head in enumerate(heads[first:]) if head.role == "assistant"
-                       and counts_as_step("assistant", *_marks(head))])
+        stepped = [i for i, head in enumerate(heads[first:]) if head.role == "assistant"
+                   and counts_as_step("assistant", *_marks(head))]
+        starts.extend([messages + i for i in stepped])
+        if stepped:
+            facts.heads([heads[first + i] for i in stepped])
         windows.compactions.extend([messages + i for i, head in enumerate(heads[first:])
                                     if head.extra is not None and head.extra.message_type == "compaction"])
         windows.add(pos, end, messages, list(range(1, len(heads))) if first else None)
@@ -163,6 +289,7 @@ def _heads_read(chunk: bytes, pos: int, end: int, heads: list[_Head], messages: 
             continue
         if head.role == "assistant" and counts_as_step("assistant", *_marks(head)):
             starts.append(messages)
+            facts.heads([head])
         if head.extra is not None and head.extra.message_type == "compaction":
             windows.compactions.append(messages)
         picked.append(position)
@@ -172,7 +299,8 @@ def _heads_read(chunk: bytes, pos: int, end: int, heads: list[_Head], messages: 
 
 
 def _slow(chunk: bytes, pos: int, end: int, line_number: int, at_end: bool, messages: int, windows: Windows,
-          starts: array[int], meta: Callable[[Mapping[str, Any], int], None], warn: Callable[[str], None]) -> int:
+          starts: array[int], meta: Callable[[Mapping[str, Any], int], None], warn: Callable[[str], None],
+          facts: Facts) -> int:
     """A window read line by line, each line whole (the warnings of the reader of small files)."""
     picked: list[int] = []
     position = -1
@@ -202,6 +330,7 @@ def _slow(chunk: bytes, pos: int, end: int, line_number: int, at_end: bool, mess
             continue
         if counts_as_step(message.role, message.message_type, bool(message.extra.unknown.get("is_demo"))):
             starts.append(messages)
+            facts.message(message)
         if message.message_type == MessageType.COMPACTION:
             windows.compactions.append(messages)
         picked.append(position)

@@ -79,14 +79,15 @@ def read_in_windows(source: Source) -> Trajectory:
 
     info = header_info(source.first_line)
     events: list[MetaEvent] = []
-    windows, size, starts = read_windows(source, lambda record, count: events.append(meta_event(record, count)),
-                                         info.warnings.append)
+    windows, size, starts, facts = read_windows(source, lambda record, count: events.append(meta_event(record, count)),
+                                                info.warnings.append)
     apply_end(info, events)
     messages = MessageList(size, starts, build_block(windows), source.path)
     messages.compactions = windows.compactions
-    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages,
-                                        steps=StepList(messages, starts), info=info, meta_events=events,
-                                        processors=processors_of(events), recorded_prompts=recorded_requests(events)))
+    trajectory = Trajectory(path=source.path, format=FORMAT, messages=messages, steps=StepList(messages, starts),
+                            info=info, meta_events=events, processors=processors_of(events),
+                            recorded_prompts=recorded_requests(events), facts=facts)
+    return as_record(source, trajectory)
 
 
 def header_info(header: Mapping[str, Any]) -> TrajectoryInfo:
