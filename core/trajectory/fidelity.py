@@ -11,7 +11,7 @@ from typing import Any
 
 from ..messages import MessageType
 from . import readers
-from .compaction import sendable
+from .compaction import positions, sendable
 from .lazy import StepList
 from .model import Fidelity, Provenance, Trajectory
 
@@ -31,7 +31,7 @@ def fidelity_of(trajectory: Trajectory) -> Fidelity:
     known = _known(trajectory.format)
     fidelity = (Fidelity(prompt="reconstructed") if known is None
                 else Fidelity(prompt=known.prompt, parts=dict(known.parts), notes=list(known.notes)))
-    fidelity.compactions = sum(1 for message in trajectory.messages if message.message_type == MessageType.COMPACTION)
+    fidelity.compactions = len(positions(trajectory.messages))  # from the reader's table where it has one
     return fidelity
 
 

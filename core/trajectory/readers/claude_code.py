@@ -205,15 +205,20 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
                 continue
             head = record  # not the shape the head expects (a field of another type): read whole
         struct = isinstance(head, _Head)
-        kind = head.type if struct else head.get("type")
-        if kind in _CHAIN_TYPES and isinstance(head.uuid if struct else head.get("uuid"), str):
-            if not struct:
+        kind, uuid = (head.type, head.uuid) if struct else (head.get("type"), head.get("uuid"))
+        if kind in _CHAIN_TYPES and type(uuid) is str:
+            if struct:
+                named, sidechain = head.parentUuid, head.isSidechain
+                if named is None and head.subtype == "compact_boundary":
+                    named = head.logicalParentUuid
+            else:
+                named, sidechain = _parent(head), head.get("isSidechain")
                 lines.keep(len(starts), head)
             starts_append(line_start)  # its place (inline: a million lines)
             ends_append(end)
-            tree_add(head)
+            tree_add(named, sidechain, uuid)
             rows_append(-1 if type(head) is _Head else add(head))
-            main = not (head.isSidechain if struct else head.get("isSidechain"))
+            main = not sidechain
         elif kind == "summary":
             titles.append(str(head.get("summary") or ""))
             tally.skip("summary")
@@ -617,14 +622,10 @@ class _Plan(msgspec.Struct):
     models that answered, its first and last timestamps, how its last answer stopped, and the
     step whose call started each subagent (its result's `toolUseResult.agentId`)."""
 
-    def step(self, columns: _Columns, first: int, last: int, counts: int) -> None:
-        """A model call (rows `first` to `last` of its records): its request; its answer and
-        calls, summed when the plan is done (`summed`)."""
-        if columns.refs:
-            ref = columns.refs.get(first)
-            self.refs.append(self.requests[ref].id if ref is not None and ref in self.requests else ref)
-        self.slots.append(columns.rows[4 * last + 3])
-        self.counts.append(counts)
+    def request(self, columns: _Columns, first: int) -> None:
+        """A model call's request (its first record's, row `first`)."""
+        ref = columns.refs.get(first)
+        self.refs.append(self.requests[ref].id if ref is not None and ref in self.requests else ref)
 
     def summed(self, columns: _Columns) -> None:
         """Every step planned: the usage's totals, the models that answered, how the last answer
@@ -693,7 +694,10 @@ def _planned(lines: _Lines, chain: list[int], rows: array[int], columns: _Column
                 records = (*(records if isinstance(records, tuple) else (records,)), chain[place])
             called = counts & 0xFFFFFFFF
             if plan is not None:  # the step's request and usage, kept beside the entry (which holds neither: 200,000 steps)
-                plan.step(columns, first_row, row, counts)
+                if columns.refs:
+                    plan.request(columns, first_row)
+                plan.slots.append(figures[4 * row + 3])  # its answer, summed when all are planned (`_Plan.summed`)
+                plan.counts.append(counts)
             append(_Later("assistant", "", MessageType.ACTION if called else MessageType.ASSISTANT_MESSAGE,
                           _NOTHING, lines=lines, at=records))
         elif kind == _BOUNDARY:
@@ -848,17 +852,12 @@ class _Tree:
         branch's (`done`)."""
         self._depth: array[int] | None = None
 
-    def add(self, record: Any) -> None:
-        """The next record's head (or the record): its place in the tree. (A million records: what
-        follows from the parents, the leaves and the depths, is found once they are all added.)"""
+    def add(self, named: Any, sidechain: Any, uuid: str) -> None:
+        """The next record's place in the tree, from the uuid it names as its parent (`_parent`),
+        whether it is a sidechain's, and its own. (A million records: what follows from the
+        parents, the leaves and the depths, is found once they are all added.)"""
         parents = self.parent
         index = len(parents)
-        if isinstance(record, _Head):
-            named, sidechain, uuid = record.parentUuid, record.isSidechain, record.uuid
-            if named is None and record.subtype == "compact_boundary":
-                named = record.logicalParentUuid
-        else:
-            named, sidechain, uuid = _parent(record), record.get("isSidechain"), str(record["uuid"])
         parent = self.position.get(named, -2) if type(named) is str else -2
         if parent < 0:
             parent = self._unlinked(index, type(named) is str, bool(sidechain))
