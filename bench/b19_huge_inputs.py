@@ -1,6 +1,6 @@
 """B19 huge inputs (issue 61): a run's last step from files far larger than the replay's
 others, as `swedeck replay FILE --print --step -1` prints it (the whole file read: its
-summary and its cost count every step), from process start, and the process's peak RSS:
+summary and its cost count every step), from process start, and the process's peak RSS (its own `VmHWM`):
 
 - a swedeck `.traj.jsonl` of 2.5 million tiny steps (about 300 MB, `generate.write_tiny_steps`);
 - a Claude Code session of 1 million records (about 610 MB, `generate.write_claude_code`);
@@ -14,7 +14,7 @@ no reader of every line goes under); the ratio is the one to compare across mach
 
 from __future__ import annotations
 
-import os
+import json
 import statistics
 import subprocess
 import sys
@@ -41,27 +41,25 @@ with open(sys.argv[1], "rb") as handle:
 """
 
 
-def _timed(args: list[str]) -> tuple[float, float]:
-    """Seconds and peak RSS (MB) of a fresh process running `args`, its output thrown away."""
+def _seconds(args: list[str]) -> tuple[float, str]:
+    """Seconds of a fresh process running `args`, from its start to its end, and its stdout."""
     start = time.perf_counter()
-    child = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=600)
     seconds = time.perf_counter() - start
-    error = child.stderr.read().decode(errors="replace") if child.stderr is not None else ""
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise ProbeFailed(f"{' '.join(args[-4:])} exited {child.returncode}: {error.strip()[-300:]}")
-    return seconds, round(usage.ru_maxrss / 1024, 1)
+    if done.returncode != 0:
+        raise ProbeFailed(f"{' '.join(args[-3:])} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    return seconds, done.stdout
 
 
 def _measured(name: str, path: Path, runs: int, floor: bool) -> dict[str, float]:
-    made = [_timed([sys.executable, "-m", "swedeck", "replay", str(path), "--print", "--step", "-1"])
-            for _ in range(runs)]
+    """The last step printed (`probes/print_step.py`: the command line in a process of its own,
+    which says its own peak RSS: `getrusage` of a child counts its parent's size, kept across `exec`)."""
+    made = [_seconds([sys.executable, "-m", "bench.probes.print_step", str(path)]) for _ in range(runs)]
     seconds = statistics.median(run[0] for run in made)
     figures = {f"{name}_mb": round(path.stat().st_size / 1e6, 1), f"{name}_last_step_ms": ms(seconds),
-               f"{name}_peak_rss_mb": max(run[1] for run in made)}
+               f"{name}_peak_rss_mb": max(json.loads(run[1].strip().splitlines()[-1])["peak_rss_mb"] for run in made)}
     if floor:
-        under = statistics.median(_timed([sys.executable, "-c", _FLOOR, str(path)])[0] for _ in range(runs))
+        under = statistics.median(_seconds([sys.executable, "-c", _FLOOR, str(path)])[0] for _ in range(runs))
         figures[f"{name}_decode_floor_ms"] = ms(under)
         figures[f"{name}_ratio_to_floor"] = round(seconds / under, 2)
     return figures

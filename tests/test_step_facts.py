@@ -4,7 +4,8 @@ The summary and the cost report read every step's model, usage and commands from
 reader keeps while it reads (issue 61: 2.5 million tiny steps, a million Claude Code records,
 no step built). Here each is checked against the same trajectory with its facts taken away,
 so every step is built: the fidelity summary, the cost report (two price sets), each step's
-cost. A swedeck live file is mapped (read a window at a time) whatever its size.
+cost. A swedeck live file is read both ways: in memory, and mapped (a window at a time)
+whatever its size.
 """
 
 from __future__ import annotations
@@ -89,12 +90,13 @@ def _without_facts(path: Path) -> dict[str, Any]:
     return _everything(trajectory)
 
 
+@pytest.mark.parametrize("read", ["mapped", "in memory"])
 @pytest.mark.parametrize("shape", SHAPES)
-def test_a_mapped_swedeck_files_facts_say_what_its_steps_say(tmp_path, monkeypatch, shape):
+def test_a_swedeck_files_facts_say_what_its_steps_say(tmp_path, monkeypatch, shape, read):
     path = _swedeck_file(tmp_path / "run.traj.jsonl", SHAPES[shape])
-    mapped = _mapped(monkeypatch)
+    mapped = _mapped(monkeypatch) if read == "mapped" else []
     trajectory = load_trajectory(path, lazy=True)
-    assert mapped and isinstance(mapped[0], mmap.mmap)
+    assert bool(mapped and isinstance(mapped[0], mmap.mmap)) == (read == "mapped")
     if shape == "negative usage":  # a figure the facts do not keep: the steps are read
         assert trajectory.step_facts() is None
         return

@@ -13,7 +13,7 @@ from typing import Any
 from ...messages import Message
 from ..coerce import mapping
 from ..lazy import MessageList, StepList
-from ..model import Fidelity, MetaEvent, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Fidelity, MetaEvent, StepFacts, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..normalize import build_steps
 from ..parse import loads
 from .common import model_name
@@ -67,9 +67,21 @@ def read(source: Source) -> Trajectory:
                 info.warnings.append(f"line {number} is damaged ({_short(error)}); skipped")
             continue
     apply_end(info, events)
-    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages, steps=build_steps(messages),
-                                        info=info, meta_events=events, processors=processors_of(events),
-                                        recorded_prompts=recorded_requests(events)))
+    steps = build_steps(messages)
+    return as_record(source, Trajectory(path=source.path, format=FORMAT, messages=messages, steps=steps, info=info,
+                                        meta_events=events, processors=processors_of(events),
+                                        recorded_prompts=recorded_requests(events), facts=step_facts(messages, steps)))
+
+
+def step_facts(messages: list[Message], steps: StepList) -> StepFacts | None:
+    """Each step's facts, from its answer's message (the summary and the cost build no step:
+    a file of half a million tiny steps under `MAP_BYTES`)."""
+    from .jsonl_windows import Facts
+
+    facts = Facts()
+    for start in steps.starts:
+        facts.message(messages[start])
+    return facts.done()
 
 
 def read_in_windows(source: Source) -> Trajectory:
