@@ -150,3 +150,54 @@ def test_the_commands_counted_in_a_text_are_those_read_from_it(text):
     from swedeck.core.actions import text_action_count, text_actions
 
     assert text_action_count(text) == len(text_actions(text))
+
+
+def _reference_parents(records: list[dict[str, Any]]) -> list[int]:
+    """Claude Code's tree as its reader's docstring says it: a record's parent is the latest
+    record before it with the uuid it names; one that names none found continues the record
+    before it, but the first record and a sidechain's first, which start a run."""
+    position: dict[str, int] = {}
+    parents = []
+    for index, record in enumerate(records):
+        named = record.get("parentUuid")
+        if named is None and record.get("subtype") == "compact_boundary":
+            named = record.get("logicalParentUuid")
+        parent = position.get(named, -1) if isinstance(named, str) else -1
+        if parent < 0 and index and not record.get("isSidechain"):
+            parent = index - 1
+        parents.append(parent)
+        position[record["uuid"]] = index
+    return parents
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_claude_codes_tree_finds_each_records_parent(tmp_path, seed):
+    """Random sessions: chains, branches, records naming none or one after them or themselves,
+    compact boundaries, sidechains, and (half the seeds) uuids that repeat, as a resumed session
+    copies its records: the tree built in one pass at the end says what the reference says."""
+    import random
+
+    from swedeck.core.trajectory.model import TrajectoryInfo
+    from swedeck.core.trajectory.readers import chat, claude_code
+    from swedeck.core.trajectory.readers.source import Source
+
+    rng = random.Random(seed)
+    records: list[dict[str, Any]] = []
+    for index in range(400):
+        uuid = f"u{rng.randrange(150)}" if seed % 2 and rng.random() < 0.3 else f"u{index}-{seed}"
+        roll = rng.random()
+        named = (records[-1]["uuid"] if records and roll < 0.6 else
+                 rng.choice(records)["uuid"] if records and roll < 0.8 else
+                 None if roll < 0.9 else uuid if roll < 0.95 else f"u{index + 1}-{seed}")
+        record = {"type": rng.choice(["user", "assistant"]), "uuid": uuid, "parentUuid": named, "sessionId": "s",
+                  "isSidechain": rng.random() < 0.1, "message": {"role": "user", "content": "x"}}
+        if rng.random() < 0.05:
+            record.update(type="system", subtype="compact_boundary", parentUuid=None, logicalParentUuid=named)
+        records.append(record)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    tree, _ = claude_code._scan(Source(path=path, content=path.read_bytes()), TrajectoryInfo(), chat.Tally(),
+                                claude_code._Requests(), [])
+    assert list(tree.parent) == _reference_parents(records)
+    assert tree.position == {record["uuid"]: index for index, record in enumerate(records)}
+    assert (len(tree.position) < len(records)) == bool(seed % 2)

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import mmap
+import operator
 import re
 import sys
 from array import array
@@ -170,6 +172,10 @@ class _Lines:
         self._full[index] = record
 
 
+_NONE_BEFORE = object()
+"""What the record before the first is named (nothing is)."""
+
+
 def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Requests,
           titles: list[str], start: int = 0, part: bool = False) -> tuple[_Tree, _Lines]:
     """One pass over the lines (from `start`, where a line starts): the tree of the message
@@ -185,8 +191,10 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
     # shows only once it is read: records come in runs, so each is read as the one before was.
     every = len(source.content) < ROWS_OF_ALL
     main = True
-    starts, starts_append, ends_append, tree_add = lines.starts, lines.starts.append, lines.ends.append, tree.add
+    starts, starts_append, ends_append = lines.starts, lines.starts.append, lines.ends.append
+    named_append, uuids_append, sidechain_append = tree.named.append, tree.uuids.append, tree.sidechain.append
     rows_append, add = columns.row_of.append, columns.add
+    last: Any = _NONE_BEFORE
     for number, line_start, line in source.lines(start):
         if isinstance(line, ValueError):  # too long to parse
             chat.skip_damaged(number, line, info, tally)
@@ -214,9 +222,12 @@ def _scan(source: Source, info: TrajectoryInfo, tally: chat.Tally, requests: _Re
             else:
                 named, sidechain = _parent(head), head.get("isSidechain")
                 lines.keep(len(starts), head)
-            starts_append(line_start)  # its place (inline: a million lines)
+            starts_append(line_start)  # its place and its tree's (inline: a million lines)
             ends_append(end)
-            tree_add(named, sidechain, uuid)
+            named_append(True if named == last else named)
+            uuids_append(uuid)
+            sidechain_append(1 if sidechain else 0)
+            last = uuid
             rows_append(-1 if type(head) is _Head else add(head))
             main = not sidechain
         elif kind == "summary":
@@ -839,10 +850,16 @@ class _Tree:
         self.full = full
         """A record read whole, by position (a branch's label reads its last one)."""
         self.part = part
-        self.parent = array("q")
-        """Each record's parent's position, -1 for none."""
+        self.named: list[Any] = []
+        """What each record names as its parent (`_parent`), as the scan appends it: `True`
+        for the record before it (the usual chain: no string kept), else what it names (a
+        uuid, or None). Read by `done`, then let go."""
+        self.uuids: list[str] = []
+        """Each record's uuid, as the scan appends it; let go by `done` (`position` has them)."""
         self.sidechain = bytearray()
         """1 for a record of a sidechain (a subagent's run inside the file)."""
+        self.parent = array("q")
+        """Each record's parent's position, -1 for none (`done`)."""
         self.position: dict[str, int] = {}
         """Each uuid's latest position: what `PATH#uuid` opens."""
         self.implied = 0
@@ -852,18 +869,12 @@ class _Tree:
         branch's (`done`)."""
         self._depth: array[int] | None = None
 
-    def add(self, named: Any, sidechain: Any, uuid: str) -> None:
-        """The next record's place in the tree, from the uuid it names as its parent (`_parent`),
-        whether it is a sidechain's, and its own. (A million records: what follows from the
-        parents, the leaves and the depths, is found once they are all added.)"""
-        parents = self.parent
-        index = len(parents)
-        parent = self.position.get(named, -2) if type(named) is str else -2
-        if parent < 0:
-            parent = self._unlinked(index, type(named) is str, bool(sidechain))
-        parents.append(parent)
-        self.sidechain.append(1 if sidechain else 0)
-        self.position[uuid] = index
+
+    def _found(self, index: int, named: Any, position: Mapping[str, int]) -> int:
+        """The parent of record `index`, which names `named`: the record `position` has of that
+        uuid, if it is before it."""
+        parent = position.get(named, -1) if type(named) is str else -1
+        return parent if 0 <= parent < index else self._unlinked(index, type(named) is str, bool(self.sidechain[index]))
 
     def _unlinked(self, index: int, named: bool, sidechain: bool) -> int:
         """The parent of record `index`, which names none found before it (`named`: it names one)."""
@@ -876,8 +887,22 @@ class _Tree:
         return index - 1
 
     def done(self) -> None:
-        """Every record added: the leaves."""
-        continued = bytearray(len(self.parent))
+        """Every record added (`named`, `uuids`, `sidechain`, appended by the scan: a million
+        records, no call each): each one's parent, the latest record before it with the uuid it
+        names; each uuid's latest position; the leaves."""
+        named, count = self.named, len(self.uuids)
+        self.position = dict(zip(self.uuids, range(count), strict=True))
+        if len(self.position) == count:  # no uuid repeats: each parent the record before, or the one its uuid names
+            self.parent = array("q", range(-1, count - 1))
+            for index in itertools.compress(range(count), map(operator.is_not, named, itertools.repeat(True))):
+                self.parent[index] = self._found(index, named[index], self.position)
+        else:  # a resumed session copies records: each one's parent the latest before it of that uuid
+            self.position.clear()
+            for index, (name, uuid) in enumerate(zip(named, self.uuids, strict=True)):
+                self.parent.append(index - 1 if name is True else self._found(index, name, self.position))
+                self.position[uuid] = index
+        self.named, self.uuids = [], []
+        continued = bytearray(count)
         for parent in self.parent:
             if parent >= 0:
                 continued[parent] = 1
