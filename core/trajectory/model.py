@@ -6,11 +6,13 @@ import itertools
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import msgspec
 
 from ..messages import Action, ContextInfo, Message, ModelStats, Usage
+
+_V = TypeVar("_V")
 
 TrajectoryFormat = str
 """A reader's `FORMAT` (`readers.FORMATS` lists them: `swedeck-jsonl`, `claude-code`, ...)."""
@@ -110,6 +112,22 @@ class Step(msgspec.Struct, frozen=True):
     @property
     def commands(self) -> list[str]:
         return [action.command for action in self.actions]
+
+
+class Numbered(Generic[_V]):
+    """Values that repeat (a run's models, stop reasons, subtypes) kept once, each known by its
+    number: columns of a million records hold the number."""
+
+    def __init__(self, *first: _V) -> None:
+        self.values: list[_V] = list(first)
+        self._numbers: dict[_V, int] = {value: number for number, value in enumerate(first)}
+
+    def number(self, value: _V) -> int:
+        number = self._numbers.get(value)
+        if number is None:
+            number = self._numbers[value] = len(self.values)
+            self.values.append(value)
+        return number
 
 
 class StepFacts:

@@ -39,7 +39,7 @@ from ...messages import MessageType, ModelStats
 from ..coerce import mapping, optional_str
 from ..files import inside_folder
 from ..lazy import OnDemand
-from ..model import Branch, Fidelity, StepFacts, Trajectory, TrajectoryFormat, TrajectoryInfo
+from ..model import Branch, Fidelity, Numbered, StepFacts, Trajectory, TrajectoryFormat, TrajectoryInfo
 from ..parse import loads
 from . import chat
 from .source import Source, part_bounds, sniff_lines, span
@@ -459,10 +459,8 @@ class _Columns:
         self.answers = array("q")
         """Five per slot: prompt, completion, cached, cache write tokens (a prompt of -1: no
         usage), and its model and stop reason (a number into `pairs`)."""
-        self.words: list[str | None] = [None]
-        self._words: dict[str | None, int] = {None: 0}
-        self.pairs: list[tuple[str | None, str | None]] = []
-        self._pairs: dict[tuple[str | None, str | None], int] = {}
+        self.words: Numbered[str | None] = Numbered(None)
+        self.pairs: Numbered[tuple[str | None, str | None]] = Numbered()
         self.refs: dict[int, str] = {}
         self.agents: dict[int, str] = {}
         self.pre_tokens: dict[int, int] = {}
@@ -471,20 +469,13 @@ class _Columns:
         return self.rows[4 * row] & 255
 
     def label(self, row: int) -> str | None:
-        return self.words[self.rows[4 * row] >> 16]
+        return self.words.values[self.rows[4 * row] >> 16]
 
     def answer(self, row: int) -> tuple[tuple[int, int, int, int], str | None, str | None]:
         """An assistant record's usage figures (`answers`), model and stop reason."""
         slot = self.rows[4 * row + 3]
         prompt, completion, cached, written, pair = self.answers[5 * slot:5 * slot + 5]
-        return (prompt, completion, cached, written), *self.pairs[pair]
-
-    def _word(self, word: str | None) -> int:
-        number = self._words.get(word)
-        if number is None:
-            number = self._words[word] = len(self.words)
-            self.words.append(word)
-        return number
+        return (prompt, completion, cached, written), *self.pairs.values[pair]
 
     def add(self, head: Any) -> int:
         """A record's row, from its head (a `_MainHead`; a record read whole is read as one first)."""
@@ -511,10 +502,7 @@ class _Columns:
             model, stop = message.model, message.stop_reason
             answer = (model if type(model) is str else optional_str(model),
                       stop if type(stop) is str else optional_str(stop))
-            pair = self._pairs.get(answer)
-            if pair is None:
-                pair = self._pairs[answer] = len(self.pairs)
-                self.pairs.append(answer)
+            pair = self.pairs.number(answer)
             slot = len(self.answers) // 5
             usage = message.usage
             if usage is None:
@@ -536,7 +524,7 @@ class _Columns:
                 pre = metadata.get("preTokens") if isinstance(metadata, Mapping) else None
                 self.pre_tokens[row] = pre if isinstance(pre, int) else 0
             else:
-                label = self._word(str(head.subtype or "message"))
+                label = self.words.number(str(head.subtype or "message"))
         elif kind == "attachment":
             attachment, role = head.attachment, head.renderedRole
             if role == "system":
@@ -548,7 +536,7 @@ class _Columns:
                 flags = _PREFIXED if attachment.cliPrefix else 0
             else:
                 code = _ATTACHMENT
-                label = self._word(str(attachment.type if attachment is not None and attachment.type else "unknown"))
+                label = self.words.number(str(attachment.type if attachment is not None and attachment.type else "unknown"))
         elif head.isCompactSummary:
             code = _SUMMARY
         else:
@@ -650,7 +638,7 @@ class _Plan(msgspec.Struct):
         stats.completion_tokens += sum(completion)
         outline["cached_tokens"] += sum(cached)
         outline["cache_write_tokens"] += sum(written)
-        models, stops = [model for model, _ in columns.pairs], [stop for _, stop in columns.pairs]
+        models, stops = [model for model, _ in columns.pairs.values], [stop for _, stop in columns.pairs.values]
         outline["models"] += [model for model in dict.fromkeys(map(models.__getitem__, pair)) if model]
         outline["stop"] = next((stop for stop in map(stops.__getitem__, reversed(pair)) if stop), None)
         if not columns.refs:

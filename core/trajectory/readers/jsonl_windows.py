@@ -24,7 +24,7 @@ import msgspec
 from ...actions import actions_of, text_action_count
 from ...messages import Message, MessageType, content_text
 from ..lazy import Kept
-from ..model import StepFacts
+from ..model import Numbered, StepFacts
 from ..normalize import counts_as_step
 from ..parse import loads
 from .source import _GIVE_BACK, MAX_LINE_BYTES, Source, Stopped, _find_line_end, _give_back, too_long
@@ -122,17 +122,9 @@ class Facts:
         self.prompt, self.completion, self.cached, self.written = (array("q") for _ in range(4))
         self.calls, self.shells, self.models = array("q"), array("q"), array("q")
         self.estimated = bytearray()
-        self.names: list[str | None] = [None]
-        self._numbers: dict[str | None, int] = {None: 0}
+        self.names: Numbered[str | None] = Numbered(None)
         self.whole = True
         """False once a step's usage holds a figure the facts do not keep (a negative): its steps are read then."""
-
-    def _model(self, model: str | None) -> int:
-        number = self._numbers.get(model)
-        if number is None:
-            number = self._numbers[model] = len(self.names)
-            self.names.append(model)
-        return number
 
     def heads(self, steps: list[_Head]) -> None:
         """Steps of a window read by their heads, in order (2.5 million tiny steps: a window's at once where it can)."""
@@ -148,9 +140,9 @@ class Facts:
                 self._usage(usage)
         models = [extra.model for extra in extras]
         if models.count(models[0]) == len(models):
-            self.models.extend(itertools.repeat(self._model(models[0]), len(models)))
+            self.models.extend(itertools.repeat(self.names.number(models[0]), len(models)))
         else:
-            self.models.extend(map(self._model, models))
+            self.models.extend(map(self.names.number, models))
         actions = [extra.actions for extra in extras]
         if not any(actions) and not any(head.tool_calls for head in steps):  # each step's commands fenced in its text
             counts = [_fenced(head.content) for head in steps]
@@ -186,14 +178,14 @@ class Facts:
         """A step from its message (its window read line by line)."""
         self._usage(message.extra.usage)
         model = message.extra.model or message.extra.unknown.get("model")  # as `cost.answered_by` reads it
-        self.models.append(self._model(str(model) if model else None))
+        self.models.append(self.names.number(str(model) if model else None))
         actions = actions_of(message)
         self.calls.append(len(actions))
         self.shells.append(sum(1 for action in actions if action.unknown.get("shell", True)))
 
     def done(self) -> StepFacts | None:
         return StepFacts(self.prompt, self.completion, self.cached, self.written, self.calls, self.shells,
-                         self.models, self.names, self.estimated) if self.whole else None
+                         self.models, self.names.values, self.estimated) if self.whole else None
 
 
 def _fenced(content: msgspec.Raw) -> int:
