@@ -147,6 +147,12 @@ def _call_action(call: ToolCall) -> Action:
     return Action(command=f"{call.function.name} {rendered}".strip(), tool_call_id=call.id)
 
 
+def is_shell(action: Action) -> bool:
+    """Whether a recorded action is a shell command: unless its file says it is not (a Claude
+    Code `Read`, an MCP tool's call: `unknown.shell` False)."""
+    return bool(action.unknown.get("shell", True))
+
+
 def actions_of(message: Message) -> tuple[Action, ...]:
     """A recorded answer's commands: as the file lists them, else read from its tool calls or text."""
     if message.extra.actions:

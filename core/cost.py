@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .messages import Message, Usage
+from .messages import Usage, answered_by
 from .trajectory.model import Trajectory
 
 KINDS = ("input", "cache_read", "cache_write", "output")
@@ -49,8 +49,7 @@ class Price:
 
     def split(self, prompt: int, completion: int, cached: int, written: int) -> tuple[float, float, float, float]:
         """A call's dollars by kind (`KINDS`), from its usage's figures."""
-        plain = prompt - cached - written
-        return (plain * self.input if plain > 0 else 0 * self.input,
+        return (max(0, prompt - cached - written) * self.input,
                 cached * (self.cache_read if self.cache_read is not None else self.input),
                 written * (self.cache_write if self.cache_write is not None else self.input),
                 completion * self.output)
@@ -161,12 +160,6 @@ def counted(usage: Usage | None) -> bool:
     return usage is not None and bool(usage.prompt_tokens or usage.completion_tokens)
 
 
-def answered_by(message: Message, fallback: str | None) -> str | None:
-    """The model an answer names, else `fallback` (the file's)."""
-    model = message.extra.model or message.extra.unknown.get("model") or fallback
-    return str(model) if model else None
-
-
 def call_dollars(call: Call, prices: Prices) -> float | None:
     """A call's dollars; None when it has no usage or its model no price (unpriced, never 0)."""
     if call.usage is None or not counted(call.usage):
@@ -274,12 +267,8 @@ def account_rows(rows: Iterable[Row], prices: Prices, without_usage: int = 0) ->
 
 
 def trajectory_calls(trajectory: Trajectory, role: str = "main") -> list[Call]:
-    """The model calls of a trajectory's steps, each with the model its answer names (else the file's)."""
-    facts = trajectory.step_facts()
-    if facts is not None:  # known from the records' heads: no step is built
-        fallback = trajectory.info.model_name
-        return [Call(role, facts.model(index) or fallback, facts.usage(index), index + 1 if role == "main" else None)
-                for index in range(len(facts))]
+    """The model calls of a trajectory's steps, each with the model its answer names (else the
+    file's), every step built (`trajectory_rows` reads a reader's facts instead, where it has them)."""
     calls = []
     for step in trajectory.steps:
         model = answered_by(trajectory.messages[step.message_index], trajectory.info.model_name)

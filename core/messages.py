@@ -356,6 +356,12 @@ def valid_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
+def answered_by(message: Message, fallback: str | None) -> str | None:
+    """The model an answer names, else `fallback` (the file's)."""
+    model = message.extra.model or message.extra.unknown.get("model") or fallback
+    return str(model) if model else None
+
+
 def content_text(content: str | list[dict[str, Any]] | None) -> str:
     if content is None:
         return ""

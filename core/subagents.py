@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .cost import Call, CostReport, Prices, account, call_dollars, money, trajectory_calls
+from .cost import Call, CostReport, Prices, account_rows, call_dollars, money, trajectory_rows
 from .messages import Usage
 from .trajectory.errors import TrajectoryError
 from .trajectory.model import Trajectory
@@ -107,8 +107,8 @@ def summed(trajectory: Trajectory, prices: Prices, name: str, target: str, paren
         node.duration_s = _seconds(outline.get("first_at"), outline.get("last_at"))
         node.ended = node.ended or outline.get("stop")
         return node
-    calls = trajectory_calls(trajectory)  # every step read
-    report = account(calls, prices)
+    rows, without_usage = trajectory_rows(trajectory)  # every step's, from the reader's facts where it has them
+    report = account_rows(rows, prices, without_usage)
     node.prompt_tokens, node.completion_tokens = report.tokens["prompt_tokens"], report.tokens["completion_tokens"]
     node.cost_usd = report.total_usd if report.total_usd or not report.unpriced else None
     node.unpriced = sorted(report.unpriced)

@@ -17,8 +17,7 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Any
 
-from ..cost import answered_by
-from ..messages import Message, MessageType
+from ..messages import Message, MessageType, answered_by
 from ..trajectory.model import Trajectory
 from .align import Alignment, RunTotals, align, step_key, totals
 

@@ -10,8 +10,7 @@ from collections.abc import Iterator
 
 import msgspec
 
-from ..cost import answered_by
-from ..messages import Usage
+from ..messages import Usage, answered_by
 from ..tokens import count_message
 from .document import ReplayDocument
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..actions import is_shell
 from ..shell_split import split_command
 from .model import RuleSet, Verdict
 
@@ -132,7 +133,7 @@ def dry_run(rules: RuleSet, paths: list[Path], progress: Callable[[int, int], No
 def _commands(trajectory: Any) -> Iterator[tuple[int, str]]:
     for step in trajectory.steps:
         for action in step.actions:
-            if action.command and action.unknown.get("shell", True):
+            if action.command and is_shell(action):
                 yield step.index, action.command
 
 

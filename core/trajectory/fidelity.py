@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ..actions import is_shell
 from ..messages import MessageType
 from . import readers
 from .compaction import positions, sendable
@@ -95,7 +96,7 @@ def summary(trajectory: Trajectory) -> dict[str, Any]:
     for step in trajectory.steps if facts is None else ():
         steps += 1
         tool_calls += len(step.actions)
-        shell_commands += sum(1 for action in step.actions if action.unknown.get("shell", True))
+        shell_commands += sum(map(is_shell, step.actions))
         by_step[prompt_provenance(trajectory, step.index)] += 1
         if step.usage is not None and step.usage.prompt_tokens:
             with_usage += 1

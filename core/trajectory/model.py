@@ -162,16 +162,6 @@ class StepFacts:
     def __len__(self) -> int:
         return len(self._models)
 
-    def usage(self, index: int) -> Usage | None:
-        prompt = self._prompt[index]
-        if prompt < 0:
-            return None
-        return Usage(prompt_tokens=prompt, completion_tokens=self._completion[index], cached_tokens=self._cached[index],
-                     cache_write_tokens=self._written[index] or None)
-
-    def model(self, index: int) -> str | None:
-        return self._names[self._models[index]]
-
     def rows(self, role: str, fallback: str | None, numbered: bool) -> Iterator[tuple[Any, ...]]:
         """Each step with usage as `cost.account_rows` reads a call (those without:
         `without_usage`): role, model (else `fallback`), step (1-based, when `numbered`),
@@ -183,12 +173,6 @@ class StepFacts:
         rows = zip(itertools.repeat(role, count), models, steps, self._prompt, self._completion, self._cached,
                    self._written, strict=True)
         return itertools.compress(rows, map((-1).__ne__, self._prompt)) if self.without_usage() else rows
-
-    def tool_calls(self, index: int) -> int:
-        return self._calls[index]
-
-    def shell_commands(self, index: int) -> int:
-        return self._shells[index]
 
 
 class Trajectory(msgspec.Struct):

@@ -21,8 +21,8 @@ from typing import Annotated, Any
 
 import msgspec
 
-from ...actions import actions_of, text_action_count
-from ...messages import Message, MessageType, content_text
+from ...actions import actions_of, is_shell, text_action_count
+from ...messages import Message, MessageType, answered_by, content_text
 from ..lazy import Kept
 from ..model import Numbered, StepFacts
 from ..normalize import counts_as_step
@@ -177,11 +177,10 @@ class Facts:
     def message(self, message: Message) -> None:
         """A step from its message (its window read line by line)."""
         self._usage(message.extra.usage)
-        model = message.extra.model or message.extra.unknown.get("model")  # as `cost.answered_by` reads it
-        self.models.append(self.names.number(str(model) if model else None))
+        self.models.append(self.names.number(answered_by(message, None)))
         actions = actions_of(message)
         self.calls.append(len(actions))
-        self.shells.append(sum(1 for action in actions if action.unknown.get("shell", True)))
+        self.shells.append(sum(map(is_shell, actions)))
 
     def done(self) -> StepFacts | None:
         return StepFacts(self.prompt, self.completion, self.cached, self.written, self.calls, self.shells,
